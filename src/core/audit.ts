@@ -1,0 +1,86 @@
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import type { JsonValue } from './json.ts';
+
+export type AuditKind =
+  | 'request.raised'
+  | 'request.decided'
+  | 'request.auto-approved'
+  | 'request.expired'
+  | 'request.moved-on'
+  | 'execution.started'
+  | 'execution.finished'
+  | 'execution.reconciled'
+  | 'tamper.ignored'
+  | 'tamper.refused'
+  | 'session.imported';
+
+export interface AuditEvent {
+  kind: AuditKind;
+  session: string | null;
+  requestId: string | null;
+  actor: string;
+  data: { [key: string]: JsonValue };
+}
+
+export interface AuditEntry extends AuditEvent {
+  seq: number;
+  at: string;
+  prevHash: string;
+  hash: string;
+}
+
+export const AUDIT_GENESIS = '0'.repeat(64);
+
+/** The chain link: any edit, deletion or reordering of an entry breaks every later hash. */
+export function auditHash(prevHash: string, entry: Omit<AuditEntry, 'hash' | 'prevHash'>): string {
+  return sha256Hex(
+    `${prevHash}\n${canonicalJson({
+      seq: entry.seq,
+      at: entry.at,
+      kind: entry.kind,
+      session: entry.session,
+      requestId: entry.requestId,
+      actor: entry.actor,
+      data: entry.data,
+    })}`,
+  );
+}
+
+export type AuditVerification =
+  | { ok: true; entries: number }
+  | { ok: false; entries: number; brokenAt: number; problem: string };
+
+/** Walks the chain in seq order; reports the first entry whose link does not hold. */
+export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerification {
+  let prev = AUDIT_GENESIS;
+  let expectedSeq = 1;
+  for (const entry of entries) {
+    if (entry.seq !== expectedSeq) {
+      return {
+        ok: false,
+        entries: entries.length,
+        brokenAt: entry.seq,
+        problem: `expected entry ${expectedSeq} but found ${entry.seq}: an entry was deleted or reordered`,
+      };
+    }
+    if (entry.prevHash !== prev) {
+      return {
+        ok: false,
+        entries: entries.length,
+        brokenAt: entry.seq,
+        problem: `entry ${entry.seq} does not link to the entry before it`,
+      };
+    }
+    if (auditHash(prev, entry) !== entry.hash) {
+      return {
+        ok: false,
+        entries: entries.length,
+        brokenAt: entry.seq,
+        problem: `entry ${entry.seq} was edited after it was written`,
+      };
+    }
+    prev = entry.hash;
+    expectedSeq += 1;
+  }
+  return { ok: true, entries: entries.length };
+}

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import type { JsonValue } from './json.ts';
+
+/**
+ * Canonical JSON (sorted keys, no whitespace, JSON.stringify's escaping of strings and
+ * numbers). Two calls with the same arguments in any key order get the same text and
+ * therefore the same hash — the hash is what a decision is bound to.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new TypeError('canonicalJson: non-finite numbers have no JSON form');
+    }
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') {
+      throw new TypeError(`canonicalJson: ${typeof value} has no JSON form`);
+    }
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) {
+    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** The pair stored with every approval request: the exact text shown and its digest. */
+export function bindArgs(args: JsonValue): { argsJson: string; argsHash: string } {
+  const argsJson = canonicalJson(args);
+  return { argsJson, argsHash: sha256Hex(argsJson) };
+}
+
+/**
+ * JSON for people: non-ASCII kept readable, but line breaks and other control characters
+ * escaped so an argument can never start a line of its own on a console or in a log.
+ */
+export function readableJson(value: unknown): string {
+  return canonicalJson(value).replace(/[\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16)}`);
+}

@@ -1,0 +1,20 @@
+import { InvalidInputError } from './errors/invalid-input-error.ts';
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `2s`, `15m`, `24h`, `7d`, `500ms` or a plain number of milliseconds. */
+export function parseDuration(text: string | number, what = 'duration'): number {
+  if (typeof text === 'number') {
+    if (Number.isFinite(text) && text > 0) return text;
+    throw new InvalidInputError(`${what} must be a positive number of milliseconds, got ${text}.`);
+  }
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) {
+    throw new InvalidInputError(`${what} "${text}" is not a duration.`, {
+      hint: 'Use a number with a unit: 500ms, 2s, 15m, 24h or 7d.',
+    });
+  }
+  const value = Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1);
+  if (value <= 0) throw new InvalidInputError(`${what} must be longer than zero.`);
+  return value;
+}

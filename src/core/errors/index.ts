@@ -1,0 +1,14 @@
+export { AlreadyDecidedError } from './already-decided-error.ts';
+export { ConfigError } from './config-error.ts';
+export { CorruptDataError } from './corrupt-data-error.ts';
+export { CountersignError, type ErrorCode } from './countersign-error.ts';
+export { ExpiredError } from './expired-error.ts';
+export { ForbiddenError } from './forbidden-error.ts';
+export { IntegrityViolationError } from './integrity-violation-error.ts';
+export { InvalidInputError } from './invalid-input-error.ts';
+export { ModelCallError } from './model-call-error.ts';
+export { NotFoundError } from './not-found-error.ts';
+export { OutcomeUnknownError } from './outcome-unknown-error.ts';
+export { SessionBusyError } from './session-busy-error.ts';
+export { StepLimitError } from './step-limit-error.ts';
+export { StoreUnavailableError } from './store-unavailable-error.ts';

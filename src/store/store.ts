@@ -1,0 +1,132 @@
+import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import type { AuditEntry, AuditEvent } from '../core/audit.ts';
+import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { Message, StoredMessage } from '../core/messages.ts';
+import type { OpenBatch, SessionRecord } from '../core/session.ts';
+
+/**
+ * Everything one step of a run writes, committed in one transaction. The write is
+ * proportional to the step (new messages, new requests), never to the whole history.
+ */
+export interface StepCommit {
+  session: string;
+  /** Fencing: the commit fails with SESSION_BUSY unless this owner still holds the lease. */
+  leaseOwner: string;
+  /** The session's messageCount this step was computed against (optimistic check). */
+  expectedMessageCount: number;
+  append: Message[];
+  /** `undefined` leaves the open batch as it is; `null` clears it. */
+  batch?: OpenBatch | null;
+  approvals?: ApprovalRequest[];
+  audit?: AuditEvent[];
+  at: string;
+}
+
+export interface ApprovalFilter {
+  status?: ApprovalStatus;
+  session?: string;
+  tool?: string;
+}
+
+/** Result of the decision compare-and-set: either we won, or here is what is there. */
+export type DecideResult =
+  | { won: true; request: ApprovalRequest }
+  | { won: false; request: ApprovalRequest | null };
+
+export interface ExecutionStart {
+  requestId: string;
+  session: string;
+  callId: string;
+  tool: string;
+  args: JsonValue;
+  idempotencyKey: string;
+  at: string;
+}
+
+/** `created` is false when a ledger row for this request already existed (a retry or a crash). */
+export interface ExecutionStartResult {
+  created: boolean;
+  record: ExecutionRecord;
+}
+
+export interface ExecutionFinish {
+  status: Exclude<ExecutionStatus, 'started'>;
+  result: JsonValue | null;
+  at: string;
+  audit?: AuditEvent[];
+}
+
+/** A whole session, as exported and imported between stores. */
+export interface SessionSnapshot {
+  session: SessionRecord;
+  messages: StoredMessage[];
+  approvals: ApprovalRequest[];
+  executions: ExecutionRecord[];
+}
+
+export interface LeaseRequest {
+  session: string;
+  owner: string;
+  untilMs: number;
+  nowMs: number;
+  /** Take the lease over from this owner even if it has not expired (the owner is known dead). */
+  takeOverFrom?: string;
+}
+
+export interface LeaseInfo {
+  owner: string | null;
+  untilMs: number;
+}
+
+/**
+ * The one persistence port. Every backend (memory, SQLite, later Postgres) implements it
+ * and passes the shared conformance suite in `conformance/`.
+ */
+export interface Store {
+  readonly kind: string;
+
+  // sessions and messages
+  /** Creates the session if absent; returns the stored record either way. */
+  ensureSession(input: { id: string; agent: string; principal: string | null; at: string }): Promise<SessionRecord>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  listSessions(): Promise<SessionRecord[]>;
+  loadMessages(session: string): Promise<StoredMessage[]>;
+  commitStep(step: StepCommit): Promise<SessionRecord>;
+
+  // one run per session at a time
+  acquireLease(request: LeaseRequest): Promise<boolean>;
+  releaseLease(session: string, owner: string): Promise<void>;
+  getLease(session: string): Promise<LeaseInfo | null>;
+
+  // approvals
+  getApproval(id: string): Promise<ApprovalRequest | null>;
+  listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
+  /**
+   * The compare-and-set: pending → decision.verdict, only if still pending and, for an
+   * approval, not past its expiry at `decision.at`. Audit events commit with it.
+   */
+  decide(id: string, decision: Decision, audit?: AuditEvent[]): Promise<DecideResult>;
+
+  // execution ledger
+  startExecution(start: ExecutionStart, audit?: AuditEvent[]): Promise<ExecutionStartResult>;
+  /** Marks a started (or unknown) execution as finished. Returns the updated record. */
+  finishExecution(requestId: string, finish: ExecutionFinish): Promise<ExecutionRecord>;
+  getExecution(requestId: string): Promise<ExecutionRecord | null>;
+  listExecutions(filter?: { session?: string; status?: ExecutionStatus }): Promise<ExecutionRecord[]>;
+
+  // audit trail (hash-chained; the store assigns seq, prevHash and hash inside the write)
+  appendAudit(events: AuditEvent[], at: string): Promise<void>;
+  listAudit(filter?: { session?: string }): Promise<AuditEntry[]>;
+
+  // application state of the tools (e.g. the bookstore's orders), namespaced key/value
+  getState(namespace: string, key: string): Promise<JsonValue | undefined>;
+  setState(namespace: string, key: string, value: JsonValue): Promise<void>;
+
+  // moving sessions between stores
+  exportSession(id: string): Promise<SessionSnapshot | null>;
+  /** Fails with INVALID_INPUT if the session id already exists in this store. */
+  importSession(snapshot: SessionSnapshot, audit?: AuditEvent[]): Promise<void>;
+
+  close(): Promise<void>;
+}
