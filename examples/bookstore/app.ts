@@ -1,0 +1,15 @@
+import { createAgent } from '../../src/index.ts';
+import { addToCart, cancelOrder, getOrderStatus, searchBooks } from './tools.ts';
+
+export const bookstoreAgent = createAgent({
+  name: 'bookstore',
+  instructions:
+    'You are the support agent of a small online bookstore. Help the signed-in customer with their orders ' +
+    'and with finding books. Cancelling an order needs a person from the support team to approve it; when a ' +
+    'call is rejected, tell the customer why and do not propose the same call again.',
+  tools: [searchBooks, getOrderStatus, addToCart, cancelOrder],
+});
+
+export const agents = [bookstoreAgent];
+/** The customer `npm start` signs in as. */
+export const demoPrincipal = 'c-100';

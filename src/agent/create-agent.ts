@@ -1,0 +1,233 @@
+import type { Decision } from '../core/approval.ts';
+import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
+import { parseDuration } from '../core/duration.ts';
+import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
+import { ConfigError } from '../core/errors/config-error.ts';
+import { ExpiredError } from '../core/errors/expired-error.ts';
+import { ForbiddenError } from '../core/errors/forbidden-error.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
+import { userIdPattern } from '../core/ids.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { AnyLanguageModel } from '../model/language-model.ts';
+import { toModelTools } from '../model/to-model-prompt.ts';
+import type { Store } from '../store/store.ts';
+import type { Tool, ToolState } from '../tools/define-tool.ts';
+import { faultPoint } from './fault-point.ts';
+import { acquireSessionLease, newLeaseOwner } from './lease.ts';
+import type { AgentRuntime } from './runtime.ts';
+import { expireRequest, SessionRun } from './session-run.ts';
+import type { TurnResult } from './views.ts';
+
+export interface AgentOptions {
+  name: string;
+  /** The system prompt. */
+  instructions: string;
+  tools: Tool[];
+  /** Any AI SDK language model (specification v3 or v4). Can also be given later with `with`. */
+  model?: AnyLanguageModel;
+  store?: Store;
+  /** Cap on model steps in one turn (default 12). */
+  maxSteps?: number;
+  /** How long a request waits for a decision: '2s', '15m', '24h' (default COUNTERSIGN_APPROVAL_TTL or 24h). */
+  approvalTtl?: string | number;
+  /** How long a run may hold its session before another process may take it over (default 60s). */
+  leaseMs?: number;
+  /** How long a second run waits for a busy session before SESSION_BUSY (default 15s). */
+  busyWaitMs?: number;
+  /** The clock; tests move it to exercise expiry. */
+  now?: () => Date;
+}
+
+export interface DecideInput {
+  approved: boolean;
+  /** Sent to the model on rejection. Think of two readers: the model and the customer. */
+  reason?: string;
+  /** Who decided. The server sets it from the authenticated approver, never from input. */
+  by?: string;
+}
+
+export interface Agent {
+  readonly name: string;
+  readonly tools: readonly Tool[];
+  readonly options: Readonly<AgentOptions>;
+  /** The same agent bound to another model or store. */
+  with(runtime: { model?: AnyLanguageModel; store?: Store }): Agent;
+  /** Send a user message. Any request still waiting is answered "moved on" first. */
+  chat(session: string, text: string, options?: { principal?: string | null }): Promise<TurnResult>;
+  /** Decide a waiting request by id; the stored call runs, then the session continues. */
+  decide(requestId: string, input: DecideInput): Promise<TurnResult>;
+  approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
+  reject(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
+  /** Continue a session after a failed or interrupted run, without a new message. */
+  resume(session: string): Promise<TurnResult>;
+  /** Settle an approved call whose outcome is unknown, then continue its session. */
+  reconcile(
+    requestId: string,
+    input: { outcome: 'succeeded' | 'failed'; result?: JsonValue; by?: string },
+  ): Promise<TurnResult>;
+}
+
+export function createAgent(options: AgentOptions): Agent {
+  if (!userIdPattern.test(options.name)) {
+    throw new ConfigError(`Agent name "${options.name}" must use letters, digits and . _ : @ - only.`);
+  }
+  const seen = new Set<string>();
+  for (const tool of options.tools) {
+    if (seen.has(tool.name)) throw new ConfigError(`Agent ${options.name} has two tools named ${tool.name}.`);
+    seen.add(tool.name);
+  }
+  let runtime: AgentRuntime | undefined;
+
+  const getRuntime = (): AgentRuntime => {
+    if (runtime) return runtime;
+    const { model, store } = options;
+    if (!model) throw new ConfigError(`Agent ${options.name} has no model.`, { hint: 'Pass `model` to createAgent or use agent.with({ model }).' });
+    if (!store) throw new ConfigError(`Agent ${options.name} has no store.`, { hint: 'Pass `store` to createAgent or use agent.with({ store }).' });
+    runtime = {
+      agentName: options.name,
+      instructions: options.instructions,
+      model,
+      store,
+      toolsByName: new Map(options.tools.map((tool) => [tool.name, tool])),
+      modelTools: toModelTools(options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema }))),
+      state: stateOf(store, options.name),
+      maxSteps: options.maxSteps ?? 12,
+      approvalTtlMs: parseDuration(options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h', 'approval TTL'),
+      leaseMs: options.leaseMs ?? 60_000,
+      busyWaitMs: options.busyWaitMs ?? 15_000,
+      now: options.now ?? (() => new Date()),
+    };
+    return runtime;
+  };
+
+  /** Runs the session under its lease; loads the history once per run. */
+  const runSession = async (sessionId: string, text: string | undefined): Promise<TurnResult> => {
+    const rt = getRuntime();
+    const owner = newLeaseOwner();
+    await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
+    try {
+      const session = await rt.store.getSession(sessionId);
+      if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
+      const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
+      return await new SessionRun(rt, owner, session, messages).run(text);
+    } finally {
+      await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
+    }
+  };
+
+  const agent: Agent = {
+    name: options.name,
+    tools: options.tools,
+    options,
+    with: (overrides) => createAgent({ ...options, ...overrides }),
+
+    async chat(sessionId, text, chatOptions = {}) {
+      const rt = getRuntime();
+      if (!userIdPattern.test(sessionId)) {
+        throw new InvalidInputError(`Session id "${sessionId}" is not valid.`, { hint: 'Use 1-128 letters, digits and . _ : @ - characters.' });
+      }
+      if (typeof text !== 'string' || text.trim() === '') {
+        throw new InvalidInputError('The message is empty.', { hint: 'Type what you want the agent to do.' });
+      }
+      const principal = chatOptions.principal ?? null;
+      const session = await rt.store.ensureSession({ id: sessionId, agent: rt.agentName, principal, at: rt.now().toISOString() });
+      if (session.agent !== rt.agentName) {
+        throw new InvalidInputError(`Session ${sessionId} belongs to agent ${session.agent}, not ${rt.agentName}.`);
+      }
+      if (chatOptions.principal !== undefined && session.principal !== principal) {
+        throw new ForbiddenError(`Session ${sessionId} belongs to ${session.principal ?? 'no signed-in user'}, not ${principal ?? 'no signed-in user'}.`, {
+          hint: 'Use a new session id for a different customer.',
+        });
+      }
+      return runSession(sessionId, text);
+    },
+
+    async decide(requestId, input) {
+      const rt = getRuntime();
+      const request = await rt.store.getApproval(requestId);
+      if (!request) throw new NotFoundError(`No approval request ${requestId}.`, { hint: 'List waiting requests with `countersign pending`.' });
+      if (request.agent !== rt.agentName) throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      const at = rt.now().toISOString();
+      if (request.status === 'pending' && request.expiresAt <= at) {
+        await expireRequest(rt.store, request, at);
+        throw expiredError(requestId, request.expiresAt);
+      }
+      const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
+      const decision: Decision = {
+        verdict: input.approved ? 'approved' : 'rejected',
+        by: input.by?.trim() || 'unknown',
+        reason,
+        at,
+        kind: 'person',
+      };
+      const outcome = await rt.store.decide(requestId, decision, [
+        {
+          kind: 'request.decided',
+          session: request.session,
+          requestId,
+          actor: decision.by,
+          data: { verdict: decision.verdict, reason, tool: request.tool, args: request.argsJson, argsHash: request.argsHash },
+        },
+      ]);
+      if (!outcome.won) {
+        const current = outcome.request ?? request;
+        if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
+          throw expiredError(requestId, current.expiresAt);
+        }
+        if (current.decision) throw new AlreadyDecidedError(requestId, current.decision);
+        throw new AlreadyDecidedError(requestId, { verdict: current.status === 'pending' ? 'rejected' : current.status, by: 'unknown', reason: null, at, kind: 'person' });
+      }
+      faultPoint('after-decision');
+      return runSession(request.session, undefined);
+    },
+
+    approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),
+    reject: (requestId, opts = {}) => agent.decide(requestId, { approved: false, ...opts }),
+
+    async resume(sessionId) {
+      const rt = getRuntime();
+      const session = await rt.store.getSession(sessionId);
+      if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
+      return runSession(sessionId, undefined);
+    },
+
+    async reconcile(requestId, input) {
+      const rt = getRuntime();
+      const execution = await rt.store.getExecution(requestId);
+      if (!execution) throw new NotFoundError(`No execution for request ${requestId}.`, { hint: 'List them with `countersign executions`.' });
+      if (execution.status === 'succeeded' || execution.status === 'failed') {
+        throw new AlreadyDecidedError(requestId, {
+          verdict: 'approved',
+          by: 'ledger',
+          reason: `execution already ${execution.status}`,
+          at: execution.finishedAt ?? execution.startedAt,
+          kind: 'person',
+        });
+      }
+      const by = input.by?.trim() || 'unknown';
+      const result = input.result ?? (input.outcome === 'succeeded' ? 'Done (confirmed by a person).' : 'Not done (confirmed by a person).');
+      await rt.store.finishExecution(requestId, {
+        status: input.outcome,
+        result,
+        at: rt.now().toISOString(),
+        audit: [{ kind: 'execution.reconciled', session: execution.session, requestId, actor: by, data: { outcome: input.outcome, result } }],
+      });
+      return runSession(execution.session, undefined);
+    },
+  };
+  return agent;
+}
+
+function expiredError(requestId: string, expiresAt: string): ExpiredError {
+  return new ExpiredError(`Request ${requestId} expired at ${expiresAt} and can no longer be decided.`, {
+    hint: 'The agent was told it expired; ask the customer to request it again if it is still wanted.',
+  });
+}
+
+function stateOf(store: Store, namespace: string): ToolState {
+  return {
+    get: async <T extends JsonValue = JsonValue>(key: string) => (await store.getState(namespace, key)) as T | undefined,
+    set: (key, value) => store.setState(namespace, key, value),
+  };
+}

@@ -1,0 +1,45 @@
+import { verifyAuditChain } from '../core/audit.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
+import type { ExecutionStatus } from '../core/execution.ts';
+import type { ApprovalFilter, Store } from '../store/store.ts';
+import { expireRequest } from './session-run.ts';
+import { type ApprovalView, toApprovalView, toExecutionView } from './views.ts';
+
+/** Waiting requests, oldest first. Requests past their expiry are never listed as waiting. */
+export async function listPending(
+  store: Store,
+  filter: Omit<ApprovalFilter, 'status'> = {},
+  now = new Date(),
+): Promise<ApprovalView[]> {
+  const at = now.toISOString();
+  const rows = await store.listApprovals({ ...filter, status: 'pending' });
+  return rows.filter((row) => row.expiresAt > at).map((row) => toApprovalView(row, at));
+}
+
+export async function showRequest(store: Store, id: string, now = new Date()): Promise<ApprovalView> {
+  const request = await store.getApproval(id);
+  if (!request) throw new NotFoundError(`No approval request ${id}.`, { hint: 'List waiting requests with `countersign pending`.' });
+  return toApprovalView(request, now.toISOString());
+}
+
+export async function listExecutions(store: Store, filter: { session?: string; status?: ExecutionStatus } = {}) {
+  return (await store.listExecutions(filter)).map(toExecutionView);
+}
+
+/** Marks every overdue request expired (with its audit entry). Returns how many it expired. */
+export async function sweepExpired(store: Store, now = new Date()): Promise<string[]> {
+  const at = now.toISOString();
+  const expired: string[] = [];
+  for (const request of await store.listApprovals({ status: 'pending' })) {
+    if (request.expiresAt <= at && (await expireRequest(store, request, at))) expired.push(request.id);
+  }
+  return expired;
+}
+
+export async function auditTrail(store: Store, filter: { session?: string } = {}) {
+  return store.listAudit(filter);
+}
+
+export async function verifyAudit(store: Store) {
+  return verifyAuditChain(await store.listAudit());
+}

@@ -1,0 +1,20 @@
+import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
+import type { AnyLanguageModel } from '../model/language-model.ts';
+import type { Store } from '../store/store.ts';
+import type { Tool, ToolState } from '../tools/define-tool.ts';
+
+/** What a SessionRun needs, resolved once per agent rather than once per step. */
+export interface AgentRuntime {
+  agentName: string;
+  instructions: string;
+  model: AnyLanguageModel;
+  store: Store;
+  toolsByName: Map<string, Tool>;
+  modelTools: LanguageModelV4FunctionTool[];
+  state: ToolState;
+  maxSteps: number;
+  approvalTtlMs: number;
+  leaseMs: number;
+  busyWaitMs: number;
+  now: () => Date;
+}

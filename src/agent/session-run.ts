@@ -1,0 +1,440 @@
+import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import {
+  type ApprovalRequest,
+  type Decision,
+  EXPIRED_REASON,
+  MOVED_ON_REASON,
+} from '../core/approval.ts';
+import type { AuditEvent } from '../core/audit.ts';
+import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
+import { ModelCallError } from '../core/errors/model-call-error.ts';
+import { StepLimitError } from '../core/errors/step-limit-error.ts';
+import { newId } from '../core/ids.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
+import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
+import { fromModelResult } from '../model/from-model-result.ts';
+import { toModelMessage, toModelPrompt } from '../model/to-model-prompt.ts';
+import type { StepCommit, Store } from '../store/store.ts';
+import type { Tool, ToolContext } from '../tools/define-tool.ts';
+import { validateArgs } from '../tools/validate-args.ts';
+import { faultPoint } from './fault-point.ts';
+import type { AgentRuntime } from './runtime.ts';
+import { type ExecutionView, type TurnResult, toApprovalView, toExecutionView } from './views.ts';
+
+/**
+ * One run of one session, under its lease: it loads the history once, then appends — the
+ * prompt is extended per message, never rebuilt, so a step costs the same at step 1000 as
+ * at step 1. Every step commits before the next model call.
+ */
+export class SessionRun {
+  private readonly runtime: AgentRuntime;
+  private readonly store: Store;
+  private readonly owner: string;
+  private session: SessionRecord;
+  private readonly prompt: LanguageModelV4Prompt;
+  private lastReply: string | null = null;
+  private leaseRenewedAt = Date.now();
+
+  constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
+    this.runtime = runtime;
+    this.store = runtime.store;
+    this.owner = owner;
+    this.session = session;
+    this.prompt = toModelPrompt(runtime.instructions, messages);
+    const last = messages.at(-1);
+    if (last?.role === 'assistant' && !last.calls?.length) this.lastReply = last.text;
+  }
+
+  /** Continue the session: settle what waits, add the new message, run the model to a stop. */
+  async run(userText: string | undefined): Promise<TurnResult> {
+    await this.expireOverdue();
+    if (userText !== undefined && this.session.batch) await this.moveOn();
+
+    const append: Message[] = [];
+    if (this.session.batch) {
+      const settled = await this.settleBatch(this.session.batch);
+      if (settled.kind !== 'results') return this.result(settled.kind);
+      append.push({ role: 'tool', results: settled.results });
+    }
+    if (userText !== undefined) append.push({ role: 'user', text: userText });
+    if (append.length > 0) {
+      await this.commit({ append, batch: this.session.batch ? null : undefined });
+      faultPoint('after-results-commit');
+    }
+    if (this.needsModel()) await this.modelLoop();
+    return this.result(this.session.batch ? 'awaiting_approval' : 'completed');
+  }
+
+  private needsModel(): boolean {
+    const last = this.prompt.at(-1);
+    return last !== undefined && last.role !== 'assistant' && last.role !== 'system';
+  }
+
+  private async modelLoop(): Promise<void> {
+    const { maxSteps } = this.runtime;
+    for (let step = 1; step <= maxSteps; step++) {
+      const { text, calls, unparseable } = await this.callModel();
+      if (text) this.lastReply = text;
+      const assistant: Message = calls.length ? { role: 'assistant', text, calls } : { role: 'assistant', text };
+      if (calls.length === 0) {
+        await this.commit({ append: [assistant] });
+        return;
+      }
+      const messageSeq = this.session.messageCount;
+      const { batch, approvals, audit } = await this.classify(messageSeq, calls, unparseable);
+      if (approvals.length > 0) {
+        await this.commit({ append: [assistant], batch, approvals, audit });
+        return;
+      }
+      const settled = await this.settleBatch(batch);
+      if (settled.kind !== 'results') throw new Error('unreachable: a batch without approvals settles at once');
+      await this.commit({ append: [assistant, { role: 'tool', results: settled.results }] });
+    }
+    throw new StepLimitError(`The agent took ${maxSteps} model steps in one turn without finishing.`, {
+      hint: 'Everything done so far is saved. Send a new message to continue, or raise maxSteps.',
+    });
+  }
+
+  private async callModel(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
+    let result: Awaited<ReturnType<AgentRuntime['model']['doGenerate']>>;
+    try {
+      result = await this.runtime.model.doGenerate({
+        prompt: this.prompt,
+        tools: this.runtime.modelTools,
+        toolChoice: { type: 'auto' },
+      } as Parameters<AgentRuntime['model']['doGenerate']>[0]);
+    } catch (cause) {
+      const detail = cause instanceof Error ? cause.message : String(cause);
+      throw new ModelCallError(`The model call failed: ${detail}`, {
+        hint: `Everything decided and executed so far is saved. Run \`countersign resume ${this.session.id}\` (or send the next message) to continue.`,
+        cause,
+      });
+    }
+    const parsed = fromModelResult(result);
+    const calls: ToolCall[] = [...parsed.calls];
+    // Unparseable arguments still become calls, so the model gets a readable error back.
+    for (const bad of parsed.invalid) calls.push({ id: bad.id, tool: bad.tool, args: bad.raw });
+    return { text: parsed.text, calls, unparseable: new Set(parsed.invalid.map((bad) => bad.id)) };
+  }
+
+  /** Decide per call whether it runs, errs back to the model, or waits for a person. */
+  private async classify(
+    messageSeq: number,
+    calls: ToolCall[],
+    unparseable: Set<string>,
+  ): Promise<{ batch: OpenBatch; approvals: ApprovalRequest[]; audit: AuditEvent[] }> {
+    const batchCalls: BatchCall[] = [];
+    const approvals: ApprovalRequest[] = [];
+    const audit: AuditEvent[] = [];
+    const now = this.runtime.now();
+    for (const call of calls) {
+      const tool = this.runtime.toolsByName.get(call.tool);
+      const base = { callId: call.id, tool: call.tool, args: call.args };
+      if (!tool) {
+        const known = [...this.runtime.toolsByName.keys()].join(', ');
+        batchCalls.push({
+          ...base,
+          disposition: { kind: 'error', output: `Unknown tool "${call.tool}". Available tools: ${known}.` },
+        });
+        continue;
+      }
+      const checked = unparseable.has(call.id)
+        ? { ok: false as const, error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.` }
+        : validateArgs(tool, call.args);
+      if (!checked.ok) {
+        batchCalls.push({ ...base, disposition: { kind: 'error', output: checked.error } });
+        continue;
+      }
+      const args = toJson(checked.args);
+      const context = this.toolContext(call.id, null);
+      const allowed = await tool.authorize(checked.args, context);
+      if (allowed !== true) {
+        batchCalls.push({ ...base, args, disposition: { kind: 'error', output: `Not allowed: ${allowed}` } });
+        continue;
+      }
+      if (!(await tool.needsApproval(checked.args, context))) {
+        batchCalls.push({ ...base, args, disposition: { kind: 'run' } });
+        continue;
+      }
+      const request = await this.raiseRequest(tool, call.id, args, checked.args, now);
+      approvals.push(request);
+      audit.push({
+        kind: 'request.raised',
+        session: this.session.id,
+        requestId: request.id,
+        actor: this.runtime.agentName,
+        data: { tool: tool.name, toolIdentity: tool.identity, args: request.argsJson, argsHash: request.argsHash, effect: request.effect, expiresAt: request.expiresAt },
+      });
+      batchCalls.push({ ...base, args, disposition: { kind: 'approval', approvalId: request.id } });
+    }
+    return { batch: { messageSeq, calls: batchCalls }, approvals, audit };
+  }
+
+  private async raiseRequest(
+    tool: Tool,
+    callId: string,
+    args: JsonValue,
+    parsedArgs: unknown,
+    now: Date,
+  ): Promise<ApprovalRequest> {
+    const id = newId('apr');
+    const effect = await tool.effect(parsedArgs, this.toolContext(callId, id));
+    const ttl = tool.ttlMs ?? this.runtime.approvalTtlMs;
+    return {
+      id,
+      session: this.session.id,
+      agent: this.runtime.agentName,
+      callId,
+      tool: tool.name,
+      args,
+      ...bindArgs(args),
+      effect,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + ttl).toISOString(),
+      status: 'pending',
+      decision: null,
+    };
+  }
+
+  /**
+   * Produces the tool results of a batch once every request in it is decided, or says why
+   * it cannot yet: a request still waits, or an approved call's outcome is unknown.
+   */
+  private async settleBatch(
+    batch: OpenBatch,
+  ): Promise<{ kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }> {
+    const requests = new Map<string, ApprovalRequest>();
+    for (const call of batch.calls) {
+      if (call.disposition.kind !== 'approval') continue;
+      const request = await this.store.getApproval(call.disposition.approvalId);
+      if (!request) throw new IntegrityViolationError(`Request ${call.disposition.approvalId} of session ${this.session.id} is missing from the store.`);
+      if (request.status === 'pending') return { kind: 'awaiting_approval' };
+      requests.set(request.id, request);
+    }
+    const results: ToolResult[] = [];
+    let unknown = false;
+    let integrity: IntegrityViolationError | null = null;
+    for (const call of batch.calls) {
+      const { disposition } = call;
+      if (disposition.kind === 'error') {
+        results.push({ callId: call.callId, tool: call.tool, output: disposition.output, isError: true });
+      } else if (disposition.kind === 'run') {
+        results.push(await this.runDirect(call));
+      } else {
+        const request = requests.get(disposition.approvalId)!;
+        if (request.status !== 'approved') {
+          results.push(rejectionResult(call, request.decision));
+          continue;
+        }
+        const outcome = await this.runApproved(call, request);
+        if (outcome.kind === 'unknown') unknown = true;
+        else {
+          if (outcome.kind === 'integrity') integrity = outcome.error;
+          results.push(outcome.result);
+        }
+      }
+    }
+    if (unknown) return { kind: 'awaiting_reconciliation' };
+    if (integrity) {
+      // Commit what we have so the session moves on, then surface the refusal.
+      await this.commit({ append: [{ role: 'tool', results }], batch: null });
+      throw integrity;
+    }
+    return { kind: 'results', results };
+  }
+
+  /** Calls that need no approval run without a ledger: reads and reversible writes. */
+  private async runDirect(call: BatchCall): Promise<ToolResult> {
+    const tool = this.runtime.toolsByName.get(call.tool)!;
+    const context = this.toolContext(call.callId, null);
+    try {
+      const allowed = await tool.authorize(call.args, context);
+      if (allowed !== true) return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
+      return { callId: call.callId, tool: call.tool, output: await tool.execute(call.args, context) };
+    } catch (error) {
+      return { callId: call.callId, tool: call.tool, output: `The tool failed: ${errorText(error)}`, isError: true };
+    }
+  }
+
+  /**
+   * The stored call, exactly once: ledger row before, result after. A row found in
+   * `started` means an earlier process died mid-call; only idempotent tools run again.
+   */
+  private async runApproved(
+    call: BatchCall,
+    request: ApprovalRequest,
+  ): Promise<
+    | { kind: 'result'; result: ToolResult }
+    | { kind: 'unknown' }
+    | { kind: 'integrity'; result: ToolResult; error: IntegrityViolationError }
+  > {
+    const tool = this.runtime.toolsByName.get(request.tool);
+    const now = () => this.runtime.now().toISOString();
+    const key = `countersign:${request.id}`;
+    const base = { callId: call.callId, tool: request.tool };
+    const storedJson = canonicalJson(request.args);
+    const problem = !tool
+      ? `tool ${request.tool} is no longer registered`
+      : sha256Hex(storedJson) !== request.argsHash || storedJson !== request.argsJson
+        ? 'the stored arguments no longer match the hash of what was approved'
+        : canonicalJson(call.args) !== request.argsJson
+          ? 'the call in the session differs from the approved request'
+          : null;
+    if (problem || !tool) {
+      const existing = await this.store.getExecution(request.id);
+      if (existing && existing.status !== 'started') return { kind: 'result', result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' } };
+      const error = new IntegrityViolationError(`Refused to run request ${request.id}: ${problem}.`, {
+        hint: 'Nothing was run. Inspect the store for tampering; the agent was told the call did not run.',
+      });
+      await this.store.startExecution(
+        { requestId: request.id, session: this.session.id, callId: call.callId, tool: request.tool, args: request.args, idempotencyKey: key, at: now() },
+        [{ kind: 'tamper.refused', session: this.session.id, requestId: request.id, actor: 'countersign', data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash } }],
+      );
+      await this.store.finishExecution(request.id, { status: 'failed', result: `Refused: ${problem}`, at: now() });
+      return { kind: 'integrity', error, result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true } };
+    }
+
+    const started = await this.store.startExecution(
+      { requestId: request.id, session: this.session.id, callId: call.callId, tool: tool.name, args: request.args, idempotencyKey: key, at: now() },
+      [{ kind: 'execution.started', session: this.session.id, requestId: request.id, actor: this.runtime.agentName, data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key } }],
+    );
+    if (!started.created) {
+      const record = started.record;
+      if (record.status === 'succeeded' || record.status === 'failed') {
+        return { kind: 'result', result: { ...base, output: record.result, isError: record.status === 'failed' } };
+      }
+      if (!tool.idempotent) {
+        if (record.status !== 'unknown') {
+          await this.store.finishExecution(request.id, { status: 'unknown', result: null, at: now() });
+        }
+        return { kind: 'unknown' };
+      }
+      // Idempotent: the same key makes a second run a no-op at the tool's side.
+    }
+    faultPoint('after-started');
+    const context = this.toolContext(call.callId, request.id);
+    let status: 'succeeded' | 'failed' = 'succeeded';
+    let output: JsonValue;
+    try {
+      const allowed = await tool.authorize(request.args, context);
+      if (allowed !== true) {
+        status = 'failed';
+        output = `Not allowed: ${allowed}`;
+      } else {
+        output = await tool.execute(request.args, context);
+      }
+    } catch (error) {
+      status = 'failed';
+      output = `The tool failed: ${errorText(error)}`;
+    }
+    faultPoint('after-tool');
+    await this.store.finishExecution(request.id, {
+      status,
+      result: output,
+      at: now(),
+      audit: [{ kind: 'execution.finished', session: this.session.id, requestId: request.id, actor: this.runtime.agentName, data: { status, resultHash: sha256Hex(canonicalJson(output)) } }],
+    });
+    faultPoint('after-result');
+    return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
+  }
+
+  /** Requests past their expiry are answered as expired before anything else happens. */
+  private async expireOverdue(): Promise<void> {
+    const batch = this.session.batch;
+    if (!batch) return;
+    const now = this.runtime.now().toISOString();
+    for (const call of batch.calls) {
+      if (call.disposition.kind !== 'approval') continue;
+      const request = await this.store.getApproval(call.disposition.approvalId);
+      if (request?.status === 'pending' && request.expiresAt <= now) {
+        await expireRequest(this.store, request, now);
+      }
+    }
+  }
+
+  /** A new message answers every waiting request with "moved on", in the same run. */
+  private async moveOn(): Promise<void> {
+    const batch = this.session.batch;
+    if (!batch) return;
+    const at = this.runtime.now().toISOString();
+    for (const call of batch.calls) {
+      if (call.disposition.kind !== 'approval') continue;
+      const id = call.disposition.approvalId;
+      const decision: Decision = { verdict: 'rejected', by: 'countersign', reason: MOVED_ON_REASON, at, kind: 'moved-on' };
+      // Losing this compare-and-set is fine: a person decided first, and their decision stands.
+      await this.store.decide(id, decision, [
+        { kind: 'request.moved-on', session: this.session.id, requestId: id, actor: 'countersign', data: { reason: MOVED_ON_REASON } },
+      ]);
+    }
+  }
+
+  private async commit(step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>): Promise<void> {
+    await this.renewLeaseIfOld();
+    this.session = await this.store.commitStep({
+      session: this.session.id,
+      leaseOwner: this.owner,
+      expectedMessageCount: this.session.messageCount,
+      at: this.runtime.now().toISOString(),
+      ...step,
+    });
+    for (const message of step.append) this.prompt.push(toModelMessage(message) as LanguageModelV4Message);
+  }
+
+  private async renewLeaseIfOld(): Promise<void> {
+    const now = Date.now();
+    if (now - this.leaseRenewedAt < this.runtime.leaseMs / 3) return;
+    await this.store.acquireLease({ session: this.session.id, owner: this.owner, untilMs: now + this.runtime.leaseMs, nowMs: now });
+    this.leaseRenewedAt = now;
+  }
+
+  private toolContext(callId: string, requestId: string | null): ToolContext {
+    return {
+      session: this.session.id,
+      agent: this.runtime.agentName,
+      principal: this.session.principal,
+      idempotencyKey: requestId ? `countersign:${requestId}` : `countersign:${this.session.id}:${callId}`,
+      requestId,
+      state: this.runtime.state,
+    };
+  }
+
+  private async result(status: TurnResult['status']): Promise<TurnResult> {
+    const now = this.runtime.now().toISOString();
+    const approvals = [];
+    const unknown: ExecutionView[] = [];
+    for (const call of this.session.batch?.calls ?? []) {
+      if (call.disposition.kind !== 'approval') continue;
+      const request = await this.store.getApproval(call.disposition.approvalId);
+      if (request?.status === 'pending') approvals.push(toApprovalView(request, now));
+      const execution = await this.store.getExecution(call.disposition.approvalId);
+      if (execution?.status === 'unknown') unknown.push(toExecutionView(execution));
+    }
+    return { session: this.session.id, status, reply: this.lastReply, approvals, unknown };
+  }
+}
+
+export async function expireRequest(store: Store, request: ApprovalRequest, at: string): Promise<boolean> {
+  const decision: Decision = { verdict: 'expired', by: 'countersign', reason: EXPIRED_REASON, at, kind: 'expiry' };
+  const outcome = await store.decide(request.id, decision, [
+    { kind: 'request.expired', session: request.session, requestId: request.id, actor: 'countersign', data: { expiresAt: request.expiresAt } },
+  ]);
+  return outcome.won;
+}
+
+function rejectionResult(call: BatchCall, decision: Decision | null): ToolResult {
+  const reason = decision?.reason ?? EXPIRED_REASON;
+  const lead =
+    decision?.kind === 'expiry' ? 'Expired, not done' : decision?.kind === 'moved-on' ? 'Not done' : 'Rejected by the reviewer, not done';
+  return { callId: call.callId, tool: call.tool, output: `${lead}. Reason: ${reason}`, isError: true };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Zod output is plain data for JSON-schema'd inputs; this drops undefined and checks that. */
+function toJson(value: unknown): JsonValue {
+  return JSON.parse(canonicalJson(value)) as JsonValue;
+}

@@ -1,0 +1,73 @@
+import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import type { ExecutionRecord } from '../core/execution.ts';
+import type { JsonValue } from '../core/json.ts';
+
+/** The public, stable shape of a request: what the CLI prints and a person reviews. */
+export interface ApprovalView {
+  id: string;
+  session: string;
+  tool: string;
+  args: JsonValue;
+  argsHash: string;
+  effect: string;
+  createdAt: string;
+  expiresAt: string;
+  status: ApprovalStatus;
+  decision: Decision | null;
+}
+
+export function toApprovalView(request: ApprovalRequest, now: string): ApprovalView {
+  // A pending request past its expiry is expired for every reader, even before a sweep writes it.
+  const overdue = request.status === 'pending' && request.expiresAt <= now;
+  return {
+    id: request.id,
+    session: request.session,
+    tool: request.tool,
+    args: request.args,
+    argsHash: request.argsHash,
+    effect: request.effect,
+    createdAt: request.createdAt,
+    expiresAt: request.expiresAt,
+    status: overdue ? 'expired' : request.status,
+    decision: request.decision,
+  };
+}
+
+export type TurnStatus = 'completed' | 'awaiting_approval' | 'awaiting_reconciliation';
+
+export interface TurnResult {
+  session: string;
+  status: TurnStatus;
+  /** The agent's last words in this run; null when it is waiting without having spoken. */
+  reply: string | null;
+  /** Requests of this session still waiting for a person. */
+  approvals: ApprovalView[];
+  /** Approved calls whose outcome is unknown after a crash; a person must reconcile them. */
+  unknown: ExecutionView[];
+}
+
+export interface ExecutionView {
+  requestId: string;
+  session: string;
+  tool: string;
+  args: JsonValue;
+  status: ExecutionRecord['status'];
+  result: JsonValue | null;
+  idempotencyKey: string;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export function toExecutionView(record: ExecutionRecord): ExecutionView {
+  return {
+    requestId: record.requestId,
+    session: record.session,
+    tool: record.tool,
+    args: record.args,
+    status: record.status,
+    result: record.result,
+    idempotencyKey: record.idempotencyKey,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+  };
+}

@@ -1,0 +1,42 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Agent } from '../agent/create-agent.ts';
+import { ConfigError } from '../core/errors/config-error.ts';
+
+/** What an application module (COUNTERSIGN_APP) exports. */
+export interface AppModule {
+  agents: Agent[];
+  /** The customer the interactive demo signs in as, if the app has one. */
+  demoPrincipal?: string;
+}
+
+const builtIn: Record<string, string> = {
+  bookstore: '../../examples/bookstore/app.ts',
+  kitchen: '../../examples/kitchen/app.ts',
+};
+
+/** `bookstore` (default), `kitchen`, or a path to a module exporting `agents`. */
+export async function loadApp(spec = process.env.COUNTERSIGN_APP || 'bookstore', cwd = process.cwd()): Promise<AppModule> {
+  const builtInPath = builtIn[spec];
+  const url = builtInPath
+    ? new URL(builtInPath, import.meta.url).href
+    : pathToFileURL(isAbsolute(spec) ? spec : resolve(cwd, spec)).href;
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(url)) as Record<string, unknown>;
+  } catch (cause) {
+    throw new ConfigError(`Cannot load the app "${spec}": ${cause instanceof Error ? cause.message : String(cause)}`, {
+      hint: 'Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports `agents`.',
+      cause,
+    });
+  }
+  const source = (loaded.default && typeof loaded.default === 'object' ? loaded.default : loaded) as Record<string, unknown>;
+  const agents = source.agents;
+  if (!Array.isArray(agents) || agents.length === 0) {
+    throw new ConfigError(`The app "${spec}" exports no agents.`, { hint: 'Export `agents`: an array of createAgent(...) results.' });
+  }
+  return {
+    agents: agents as Agent[],
+    ...(typeof source.demoPrincipal === 'string' ? { demoPrincipal: source.demoPrincipal } : {}),
+  };
+}

@@ -1,0 +1,61 @@
+import type { ApprovalView, ExecutionView, TurnResult } from '../agent/views.ts';
+import type { AuditEntry } from '../core/audit.ts';
+import { readableJson } from '../core/canonical-json.ts';
+
+/** Human-readable durations for expiry countdowns: 23h 59m, 4m 10s, 3s. */
+export function formatRemaining(untilIso: string, now = Date.now()): string {
+  const ms = Date.parse(untilIso) - now;
+  if (ms <= 0) return 'expired';
+  const s = Math.floor(ms / 1000);
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${m}m`;
+  if (m > 0) return `${m}m ${s % 60}s`;
+  return `${s}s`;
+}
+
+/** Every argument in full: a person approves what the arguments say, not a summary. */
+export function formatApproval(view: ApprovalView): string {
+  const lines = [
+    `Approval needed: ${view.id}`,
+    `  tool:    ${view.tool}`,
+    `  args:    ${readableJson(view.args)}`,
+    `  effect:  ${oneLine(view.effect)}`,
+    `  session: ${view.session}   expires in ${formatRemaining(view.expiresAt)}`,
+  ];
+  if (view.decision) {
+    const d = view.decision;
+    lines.push(`  decided: ${d.verdict} by ${d.by} at ${d.at}${d.reason ? ` — ${oneLine(d.reason)}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatTurn(result: TurnResult): string {
+  const parts: string[] = [];
+  if (result.reply) parts.push(`agent: ${result.reply}`);
+  for (const approval of result.approvals) parts.push(formatApproval(approval));
+  for (const execution of result.unknown) {
+    parts.push(
+      `Outcome unknown: ${execution.tool} ${readableJson(execution.args)} (request ${execution.requestId}) may or may not have run.\n` +
+        `  Check, then settle it: countersign reconcile ${execution.requestId} --succeeded|--failed [--result TEXT]`,
+    );
+  }
+  if (parts.length === 0) parts.push(`(session ${result.session}: ${result.status})`);
+  return parts.join('\n');
+}
+
+export function formatExecution(view: ExecutionView): string {
+  return `${view.requestId}  ${view.status.padEnd(9)} ${view.tool} ${readableJson(view.args)}  ${view.result === null ? '' : `→ ${oneLine(readableJson(view.result))}`}`;
+}
+
+export function formatAudit(entry: AuditEntry): string {
+  const subject = entry.requestId ?? entry.session ?? '';
+  return `#${entry.seq} ${entry.at} ${entry.kind.padEnd(22)} ${subject} by ${entry.actor} ${oneLine(readableJson(entry.data))}`;
+}
+
+/** Escapes line breaks so nothing a model or customer wrote can forge a line of output. */
+export function oneLine(text: string): string {
+  return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+}

@@ -1,0 +1,83 @@
+/**
+ * Schema history, applied in order; `PRAGMA user_version` records how many have run.
+ * A published migration is never edited: a change to the schema is a new entry.
+ *
+ * Sizes matter (a step's write must stay close to the bytes it logically adds): message
+ * bodies are stored once, indexes never cover payload columns, hashes are 32-byte blobs,
+ * and `approvals.args_json` is the only copy of a request's arguments.
+ */
+export const migrations: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    principal TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    batch TEXT,
+    lease_owner TEXT,
+    lease_until INTEGER NOT NULL DEFAULT 0
+  );
+
+  CREATE TABLE messages (
+    session TEXT NOT NULL REFERENCES sessions(id),
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+  );
+
+  CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    session TEXT NOT NULL REFERENCES sessions(id),
+    agent TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_json TEXT NOT NULL,
+    args_hash TEXT NOT NULL,
+    effect TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decision TEXT
+  );
+  CREATE INDEX approvals_by_status ON approvals (status, created_at);
+  CREATE INDEX approvals_by_session ON approvals (session);
+
+  CREATE TABLE executions (
+    request_id TEXT PRIMARY KEY,
+    session TEXT NOT NULL REFERENCES sessions(id),
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    attempts INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT
+  );
+  CREATE INDEX executions_by_session ON executions (session);
+
+  CREATE TABLE audit (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    session TEXT,
+    request_id TEXT,
+    actor TEXT NOT NULL,
+    data TEXT NOT NULL,
+    prev_hash BLOB NOT NULL,
+    hash BLOB NOT NULL
+  );
+  CREATE INDEX audit_by_session ON audit (session);
+
+  CREATE TABLE state (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (namespace, key)
+  ) WITHOUT ROWID;
+  `,
+];

@@ -1,0 +1,52 @@
+import type { ExecutionStatus } from '../core/execution.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
+import { SessionBusyError } from '../core/errors/session-busy-error.ts';
+
+// Shared by every backend so the same failure reads the same whichever store is configured.
+
+export function sessionNotFound(id: string): NotFoundError {
+  return new NotFoundError(`Session ${id} does not exist.`, {
+    hint: 'Create it first (ensureSession), or check the session id.',
+  });
+}
+
+export function leaseLost(session: string, holder: string | null, owner: string): SessionBusyError {
+  return new SessionBusyError(
+    `Session ${session} is held by ${holder === null ? 'no run' : `run ${holder}`}, not by ${owner}; the step was not saved.`,
+    { hint: 'Another run took the session over; load it again before continuing.' },
+  );
+}
+
+export function staleStep(session: string, stored: number, expected: number): SessionBusyError {
+  return new SessionBusyError(
+    `Session ${session} has ${stored} messages but the step was computed against ${expected}; the step was not saved.`,
+    { hint: 'Another writer changed the session; load it again before continuing.' },
+  );
+}
+
+export function approvalExists(id: string): InvalidInputError {
+  return new InvalidInputError(`Approval request ${id} already exists.`);
+}
+
+export function approvalOutsideSession(id: string, owner: string, session: string): InvalidInputError {
+  return new InvalidInputError(`Approval request ${id} belongs to session ${owner}, not ${session}.`);
+}
+
+export function executionNotFound(requestId: string): NotFoundError {
+  return new NotFoundError(`No execution was started for request ${requestId}.`, {
+    hint: 'Start it (startExecution) before finishing it.',
+  });
+}
+
+export function executionAlreadyFinished(requestId: string, status: ExecutionStatus): InvalidInputError {
+  return new InvalidInputError(`The execution of request ${requestId} already finished as ${status}.`, {
+    hint: 'A finished execution is final; nothing was changed.',
+  });
+}
+
+export function sessionExists(id: string): InvalidInputError {
+  return new InvalidInputError(`Session ${id} already exists in this store.`, {
+    hint: 'Import into a store that does not have it, or delete it there first.',
+  });
+}
