@@ -10,7 +10,7 @@ import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
-import { toModelTools } from '../model/to-model-prompt.ts';
+import { toModelTools } from '../model/to-model-tools.ts';
 import type { Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
 import { faultPoint } from './fault-point.ts';

@@ -1,4 +1,3 @@
-import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import {
   type ApprovalRequest,
   type Decision,
@@ -15,6 +14,7 @@ import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { fromModelResult } from '../model/from-model-result.ts';
+import type { AnyGenerateResult, ModelPrompt } from '../model/language-model.ts';
 import { toModelMessage, toModelPrompt } from '../model/to-model-prompt.ts';
 import type { StepCommit, Store } from '../store/store.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
@@ -33,7 +33,7 @@ export class SessionRun {
   private readonly store: Store;
   private readonly owner: string;
   private session: SessionRecord;
-  private readonly prompt: LanguageModelV4Prompt;
+  private readonly prompt: ModelPrompt;
   private lastReply: string | null = null;
   private leaseRenewedAt = Date.now();
 
@@ -98,13 +98,13 @@ export class SessionRun {
   }
 
   private async callModel(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
-    let result: Awaited<ReturnType<AgentRuntime['model']['doGenerate']>>;
+    let result: AnyGenerateResult;
     try {
       result = await this.runtime.model.doGenerate({
         prompt: this.prompt,
         tools: this.runtime.modelTools,
         toolChoice: { type: 'auto' },
-      } as Parameters<AgentRuntime['model']['doGenerate']>[0]);
+      });
     } catch (cause) {
       const detail = cause instanceof Error ? cause.message : String(cause);
       throw new ModelCallError(`The model call failed: ${detail}`, {
@@ -379,7 +379,7 @@ export class SessionRun {
       at: this.runtime.now().toISOString(),
       ...step,
     });
-    for (const message of step.append) this.prompt.push(toModelMessage(message) as LanguageModelV4Message);
+    for (const message of step.append) this.prompt.push(toModelMessage(message));
   }
 
   private async renewLeaseIfOld(): Promise<void> {

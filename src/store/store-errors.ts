@@ -33,6 +33,10 @@ export function approvalOutsideSession(id: string, owner: string, session: strin
   return new InvalidInputError(`Approval request ${id} belongs to session ${owner}, not ${session}.`);
 }
 
+export function executionExists(requestId: string): InvalidInputError {
+  return new InvalidInputError(`An execution of request ${requestId} is already in the ledger.`);
+}
+
 export function executionNotFound(requestId: string): NotFoundError {
   return new NotFoundError(`No execution was started for request ${requestId}.`, {
     hint: 'Start it (startExecution) before finishing it.',

@@ -138,6 +138,12 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
   };
 }
 
+/** The chain's last link, read at the start of every audit append. */
+export function toAuditTail(row: Row): { seq: number; hash: string } {
+  const where = `audit(seq=${String(row.seq)})`;
+  return { seq: int(row, 'seq', where), hash: hex(row, 'hash', where) };
+}
+
 export function toStateValue(codec: PayloadCodec, row: Row, namespace: string, key: string): JsonValue {
   return payload(codec, row, 'value', `state(namespace=${namespace}, key=${key})`) as JsonValue;
 }

@@ -1,0 +1,193 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { auditTrail, listExecutions, listPending, showRequest, sweepExpired, verifyAudit } from '../agent/queries.ts';
+import { exportSession, importSession } from '../agent/session-transfer.ts';
+import type { TurnResult } from '../agent/views.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { ExecutionStatus } from '../core/execution.ts';
+import type { CliContext } from './context.ts';
+import { requireArg } from './context.ts';
+import { formatApproval, formatAudit, formatExecution, formatTurn } from './format.ts';
+import { interactiveChat } from './interactive-chat.ts';
+import type { CliValues } from './main.ts';
+import type { Output } from './output.ts';
+
+export interface CommandInput {
+  args: string[];
+  values: CliValues;
+  context: CliContext;
+  out: Output;
+}
+
+type Command = (input: CommandInput) => Promise<number | undefined>;
+
+export const usage = `countersign — tool calls that wait for a person and run exactly as approved
+
+Usage: countersign <command> [options]        (every command takes --json)
+
+  chat SESSION [MESSAGE] [--user ID]      send a message (no MESSAGE: interactive console)
+  pending [--session S] [--tool T]        requests waiting for a decision, oldest first
+  show REQUEST                            one request, with its decision if any
+  approve REQUEST [--as NAME] [--reason TEXT]
+  reject REQUEST --reason TEXT [--as NAME]
+  executions [--session S] [--status unknown]
+  reconcile REQUEST --succeeded|--failed [--result TEXT] [--as NAME]
+  resume SESSION                          continue after a failed or interrupted run
+  expire                                  answer every overdue request as expired
+  audit [--session S] [--verify]          the hash-chained decision trail
+  session export SESSION [--out FILE]
+  session import FILE
+
+Environment: COUNTERSIGN_STORE (sqlite:PATH | memory:; default ./.countersign/countersign.db),
+COUNTERSIGN_MODEL (demo | openai-compatible:MODEL | openai:MODEL | anthropic:MODEL),
+COUNTERSIGN_APP (bookstore | kitchen | path to a module exporting agents),
+COUNTERSIGN_APPROVAL_TTL (e.g. 2s, 15m, 24h; default 24h).`;
+
+function printTurn(out: Output, result: TurnResult): number {
+  if (out.json) out.data(result);
+  else out.print(formatTurn(result));
+  return 0;
+}
+
+function decider(values: CliValues): string {
+  return values.as ?? process.env.COUNTERSIGN_APPROVER ?? process.env.USER ?? 'cli';
+}
+
+export const commands: Record<string, Command> = {
+  async chat({ args, values, context, out }) {
+    const session = requireArg(args[0], 'countersign chat SESSION [MESSAGE] [--user ID]');
+    const agent = await context.agent(values.agent);
+    const principal = values.user;
+    if (args.length < 2) {
+      return interactiveChat({ agent, session, principal, out, by: decider(values), store: await context.store() });
+    }
+    const result = await agent.chat(session, args.slice(1).join(' '), principal === undefined ? {} : { principal });
+    return printTurn(out, result);
+  },
+
+  async pending({ values, context, out }) {
+    const filter = { ...(values.session ? { session: values.session } : {}), ...(values.tool ? { tool: values.tool } : {}) };
+    const list = await listPending(await context.store(), filter);
+    if (out.json) out.data(list);
+    else out.print(list.length ? list.map(formatApproval).join('\n\n') : 'No requests are waiting.');
+    return 0;
+  },
+
+  async show({ args, context, out }) {
+    const view = await showRequest(await context.store(), requireArg(args[0], 'countersign show REQUEST'));
+    if (out.json) out.data(view);
+    else out.print(`${formatApproval(view)}\n  status:  ${view.status}`);
+    return 0;
+  },
+
+  async approve({ args, values, context, out }) {
+    const id = requireArg(args[0], 'countersign approve REQUEST [--as NAME]');
+    const agent = await context.agentForRequest(id);
+    const reason = values.reason;
+    return printTurn(out, await agent.approve(id, { by: decider(values), ...(reason ? { reason } : {}) }));
+  },
+
+  async reject({ args, values, context, out }) {
+    const id = requireArg(args[0], 'countersign reject REQUEST --reason TEXT');
+    if (!values.reason?.trim()) {
+      throw new InvalidInputError('A rejection needs a reason: the model reads it and tells the customer.', {
+        hint: 'Add --reason "…", e.g. --reason "Support must call the customer first. Do not retry."',
+      });
+    }
+    const agent = await context.agentForRequest(id);
+    return printTurn(out, await agent.reject(id, { by: decider(values), reason: values.reason }));
+  },
+
+  async executions({ values, context, out }) {
+    const status = values.status as ExecutionStatus | undefined;
+    if (status && !['started', 'succeeded', 'failed', 'unknown'].includes(status)) {
+      throw new InvalidInputError(`--status must be started, succeeded, failed or unknown, not ${status}.`);
+    }
+    const list = await listExecutions(await context.store(), {
+      ...(values.session ? { session: values.session } : {}),
+      ...(status ? { status } : {}),
+    });
+    if (out.json) out.data(list);
+    else out.print(list.length ? list.map(formatExecution).join('\n') : 'No executions yet.');
+    return 0;
+  },
+
+  async reconcile({ args, values, context, out }) {
+    const id = requireArg(args[0], 'countersign reconcile REQUEST --succeeded|--failed [--result TEXT]');
+    if (Boolean(values.succeeded) === Boolean(values.failed)) {
+      throw new InvalidInputError('Say what happened: exactly one of --succeeded or --failed.');
+    }
+    const execution = await (await context.store()).getExecution(id);
+    const agent = execution ? await context.agentForSession(execution.session) : await context.agentForRequest(id);
+    const result = await agent.reconcile(id, {
+      outcome: values.succeeded ? 'succeeded' : 'failed',
+      by: decider(values),
+      ...(values.result !== undefined ? { result: values.result } : {}),
+    });
+    return printTurn(out, result);
+  },
+
+  async resume({ args, context, out }) {
+    const session = requireArg(args[0], 'countersign resume SESSION');
+    const agent = await context.agentForSession(session);
+    return printTurn(out, await agent.resume(session));
+  },
+
+  async expire({ context, out }) {
+    const expired = await sweepExpired(await context.store());
+    if (out.json) out.data({ expired });
+    else out.print(expired.length ? `Expired ${expired.length}: ${expired.join(', ')}` : 'Nothing was overdue.');
+    return 0;
+  },
+
+  async audit({ values, context, out }) {
+    const store = await context.store();
+    if (values.verify) {
+      const verdict = await verifyAudit(store);
+      if (out.json) out.data(verdict);
+      else out.print(verdict.ok ? `Audit chain intact: ${verdict.entries} entries.` : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`);
+      return verdict.ok ? 0 : 3;
+    }
+    const entries = await auditTrail(store, values.session ? { session: values.session } : {});
+    if (out.json) out.data(entries);
+    else out.print(entries.length ? entries.map(formatAudit).join('\n') : 'The audit trail is empty.');
+    return 0;
+  },
+
+  async session({ args, values, context, out }) {
+    const [action, target] = args;
+    const store = await context.store();
+    if (action === 'export') {
+      const id = requireArg(target, 'countersign session export SESSION [--out FILE]');
+      const text = JSON.stringify(await exportSession(store, id));
+      if (values.out) {
+        await writeFile(values.out, `${text}\n`);
+        if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text) });
+        else out.print(`Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes).`);
+      } else {
+        process.stdout.write(`${text}\n`);
+      }
+      return 0;
+    }
+    if (action === 'import') {
+      const file = requireArg(target, 'countersign session import FILE');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(await readFile(file, 'utf8'));
+      } catch (cause) {
+        throw new InvalidInputError(`Cannot import ${file}: ${(cause as Error).message}.`, {
+          hint: 'Give the path of a file written by `countersign session export`.',
+        });
+      }
+      const snapshot = await importSession(store, parsed, decider(values));
+      const summary = {
+        session: snapshot.session.id,
+        messages: snapshot.messages.length,
+        pending: snapshot.approvals.filter((approval) => approval.status === 'pending').map((approval) => approval.id),
+      };
+      if (out.json) out.data(summary);
+      else out.print(`Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`);
+      return 0;
+    }
+    throw new InvalidInputError('Usage: countersign session export SESSION | session import FILE');
+  },
+};

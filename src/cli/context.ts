@@ -1,0 +1,72 @@
+import type { Agent } from '../agent/create-agent.ts';
+import { type AppModule, loadApp } from '../app/load-app.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
+import type { AnyLanguageModel } from '../model/language-model.ts';
+import { resolveModel } from '../model/resolve-model.ts';
+import { openStore } from '../store/open-store.ts';
+import type { Store } from '../store/store.ts';
+
+/**
+ * What a command needs, opened lazily: listing pending requests touches neither the app's
+ * tools nor the model, so it starts without loading either.
+ */
+export class CliContext {
+  private storePromise: Promise<Store> | undefined;
+  private appPromise: Promise<AppModule> | undefined;
+  private modelPromise: Promise<AnyLanguageModel> | undefined;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(env: NodeJS.ProcessEnv = process.env) {
+    this.env = env;
+  }
+
+  store(): Promise<Store> {
+    this.storePromise ??= openStore(this.env.COUNTERSIGN_STORE);
+    return this.storePromise;
+  }
+
+  app(): Promise<AppModule> {
+    this.appPromise ??= loadApp(this.env.COUNTERSIGN_APP || 'bookstore');
+    return this.appPromise;
+  }
+
+  model(): Promise<AnyLanguageModel> {
+    this.modelPromise ??= resolveModel(this.env.COUNTERSIGN_MODEL || 'demo', this.env);
+    return this.modelPromise;
+  }
+
+  /** The app's agent bound to this store and model: by name, or the app's first agent. */
+  async agent(name?: string): Promise<Agent> {
+    const app = await this.app();
+    const agent = name ? app.agents.find((candidate) => candidate.name === name) : app.agents[0];
+    if (!agent) {
+      throw new NotFoundError(`The app has no agent named ${name}.`, {
+        hint: `Its agents: ${app.agents.map((candidate) => candidate.name).join(', ')}.`,
+      });
+    }
+    return agent.with({ store: await this.store(), model: await this.model() });
+  }
+
+  /** The agent that owns a request, so a decision continues the right session. */
+  async agentForRequest(requestId: string): Promise<Agent> {
+    const request = await (await this.store()).getApproval(requestId);
+    if (!request) throw new NotFoundError(`No approval request ${requestId}.`, { hint: 'List waiting requests with `countersign pending`.' });
+    return this.agent(request.agent);
+  }
+
+  async agentForSession(sessionId: string): Promise<Agent> {
+    const session = await (await this.store()).getSession(sessionId);
+    if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
+    return this.agent(session.agent);
+  }
+
+  async close(): Promise<void> {
+    if (this.storePromise) await (await this.storePromise).close();
+  }
+}
+
+export function requireArg(value: string | undefined, usage: string): string {
+  if (value === undefined || value === '') throw new InvalidInputError(`Missing argument. Usage: ${usage}`);
+  return value;
+}

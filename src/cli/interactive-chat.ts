@@ -1,0 +1,90 @@
+import { createInterface } from 'node:readline';
+import type { Agent } from '../agent/create-agent.ts';
+import { listPending } from '../agent/queries.ts';
+import type { TurnResult } from '../agent/views.ts';
+import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
+import { CountersignError } from '../core/errors/countersign-error.ts';
+import type { Store } from '../store/store.ts';
+import { formatApproval, formatTurn } from './format.ts';
+import type { Output } from './output.ts';
+
+interface ChatOptions {
+  agent: Agent;
+  session: string;
+  principal: string | undefined;
+  store: Store;
+  by: string;
+  out: Output;
+}
+
+/**
+ * The console chat. The question lives here, in the caller, never inside a tool: the same
+ * requests can be answered from another process (`countersign approve`) while this one waits.
+ */
+export async function interactiveChat(options: ChatOptions): Promise<number> {
+  const { agent, session, principal, store, out } = options;
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (prompt: string): Promise<string | null> => {
+    process.stdout.write(prompt);
+    const next = await lines.next();
+    return next.done ? null : String(next.value).trim();
+  };
+
+  out.print(`countersign — chatting as ${principal ?? 'no signed-in user'} on session "${session}" with agent ${agent.name}.`);
+  out.print('Type a message; an empty line or "exit" quits. Waiting requests survive quitting.');
+  let waiting = await listPending(store, { session });
+  try {
+    for (;;) {
+      let result: TurnResult | null = null;
+      if (waiting.length > 0) {
+        for (const approval of waiting) out.print(formatApproval(approval));
+        const answer = await ask('Approve? y = approve, n = reject, or type a new message: ');
+        if (answer === null || answer === '' || answer.toLowerCase() === 'exit') break;
+        const lower = answer.toLowerCase();
+        if (lower === 'y' || lower === 'yes') {
+          result = await decideAll(waiting.map((a) => a.id), (id) => agent.approve(id, { by: options.by }));
+        } else if (lower === 'n' || lower === 'no') {
+          const reason = await ask('Reason for the agent (Enter for the default): ');
+          result = await decideAll(waiting.map((a) => a.id), (id) =>
+            agent.reject(id, { by: options.by, reason: reason || DEFAULT_REJECTION_REASON }),
+          );
+        } else {
+          // Anything else is the person moving on: the waiting calls are rejected as such.
+          result = await guarded(() => agent.chat(session, answer, principal === undefined ? {} : { principal }));
+        }
+      } else {
+        const text = await ask('you: ');
+        if (text === null || text === '' || text.toLowerCase() === 'exit') break;
+        result = await guarded(() => agent.chat(session, text, principal === undefined ? {} : { principal }));
+      }
+      if (result) out.print(formatTurn({ ...result, approvals: [] }));
+      waiting = result ? result.approvals : await listPending(store, { session });
+    }
+  } finally {
+    rl.close();
+  }
+  const left = await listPending(store, { session });
+  if (left.length > 0) {
+    out.print(`${left.length} request(s) still waiting. Decide later with: npx countersign approve ${left[0]!.id}`);
+  }
+  return 0;
+}
+
+/** Decides each request; the last successful turn is the one the person sees. */
+async function decideAll(ids: string[], decide: (id: string) => Promise<TurnResult>): Promise<TurnResult | null> {
+  let last: TurnResult | null = null;
+  for (const id of ids) last = (await guarded(() => decide(id))) ?? last;
+  return last;
+}
+
+/** An error (say, decided elsewhere first) is shown and the chat goes on. */
+async function guarded(run: () => Promise<TurnResult>): Promise<TurnResult | null> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!CountersignError.is(error)) throw error;
+    process.stdout.write(`! ${error.code}: ${error.message}\n`);
+    return null;
+  }
+}

@@ -1,0 +1,78 @@
+import type { ApprovalRequest, Decision } from '../../core/approval.ts';
+import type { AuditEvent } from '../../core/audit.ts';
+import { bindArgs } from '../../core/canonical-json.ts';
+import type { JsonValue } from '../../core/json.ts';
+import type { Message } from '../../core/messages.ts';
+import type { Store } from '../store.ts';
+
+export type StoreFactory = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
+
+export interface ConformanceContext {
+  /** The store of the current test, fresh for every `it`. */
+  store(): Store;
+  /** Another empty store of the same backend (for export/import); cleaned up by the caller. */
+  fresh: StoreFactory;
+}
+
+const epoch = Date.UTC(2030, 0, 1);
+
+/** Fixed, well-separated timestamps: `at(5)` is five seconds after a fixed epoch. */
+export function at(seconds: number): string {
+  return new Date(epoch + seconds * 1000).toISOString();
+}
+
+export function atMs(seconds: number): number {
+  return epoch + seconds * 1000;
+}
+
+export const user = (text: string): Message => ({ role: 'user', text });
+
+export function assistantCalling(callId: string, tool: string, args: JsonValue): Message {
+  return { role: 'assistant', text: '', calls: [{ id: callId, tool, args }] };
+}
+
+export function request(overrides: Partial<ApprovalRequest> & { id: string; session: string }): ApprovalRequest {
+  const args = overrides.args ?? { isbn: '978-0', quantity: 2, note: 'gift wrap' };
+  return {
+    agent: 'bookstore',
+    callId: `call-${overrides.id}`,
+    tool: 'place_order',
+    effect: 'Orders 2 copies.',
+    createdAt: at(10),
+    expiresAt: at(100),
+    status: 'pending',
+    decision: null,
+    ...overrides,
+    args,
+    ...bindArgs(args),
+  };
+}
+
+export function byPerson(verdict: 'approved' | 'rejected', seconds: number, by = 'alice'): Decision {
+  return { verdict, by, reason: verdict === 'rejected' ? 'not today' : null, at: at(seconds), kind: 'person' };
+}
+
+export function event(kind: AuditEvent['kind'], session: string | null, requestId: string | null = null): AuditEvent {
+  return { kind, session, requestId, actor: 'tester', data: { note: `${kind} for ${session ?? 'none'}` } };
+}
+
+/** A session with the lease held by `owner`, ready for commitStep. */
+export async function leasedSession(store: Store, id: string, owner = 'run-1'): Promise<void> {
+  await store.ensureSession({ id, agent: 'bookstore', principal: 'alice', at: at(0) });
+  const acquired = await store.acquireLease({ session: id, owner, untilMs: atMs(1000), nowMs: atMs(0) });
+  if (!acquired) throw new Error(`test setup could not lease ${id}`);
+}
+
+/** Commits approvals in a step of their own, the way a run raises them. */
+export async function raise(store: Store, session: string, approvals: ApprovalRequest[], owner = 'run-1') {
+  const current = await store.getSession(session);
+  if (current === null) throw new Error(`test setup: no session ${session}`);
+  return store.commitStep({
+    session,
+    leaseOwner: owner,
+    expectedMessageCount: current.messageCount,
+    append: approvals.map((approval) => assistantCalling(approval.callId, approval.tool, approval.args)),
+    approvals,
+    at: at(10),
+  });
+}

@@ -1,0 +1,324 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
+import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
+import type { JsonValue } from '../../core/json.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import type { SessionRecord } from '../../core/session.ts';
+import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import {
+  approvalExists,
+  approvalOutsideSession,
+  executionAlreadyFinished,
+  executionExists,
+  executionNotFound,
+  leaseLost,
+  sessionExists,
+  sessionNotFound,
+  staleStep,
+} from '../store-errors.ts';
+import type { Store } from '../store.ts';
+
+interface SessionEntry {
+  record: SessionRecord;
+  messages: StoredMessage[];
+  leaseOwner: string | null;
+  leaseUntil: number;
+}
+
+// Every value is cloned on the way in and out, so a caller holding a returned object can
+// never change what the store holds, just as with a real database.
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Orders like SQL's `ORDER BY first, second` on text columns. */
+function orderBy<T>(keys: (item: T) => readonly [string, string]): (a: T, b: T) => number {
+  return (a, b) => {
+    const [a1, a2] = keys(a);
+    const [b1, b2] = keys(b);
+    if (a1 !== b1) return a1 < b1 ? -1 : 1;
+    if (a2 !== b2) return a2 < b2 ? -1 : 1;
+    return 0;
+  };
+}
+
+const byCreated = orderBy((request: ApprovalRequest) => [request.createdAt, request.id]);
+const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record.requestId]);
+const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
+
+/**
+ * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
+ * everything before changing anything, which makes it as all-or-nothing as a transaction
+ * (JavaScript runs it without interleaving).
+ */
+export function createMemoryStore(): Store {
+  const sessions = new Map<string, SessionEntry>();
+  const approvals = new Map<string, ApprovalRequest>();
+  const executions = new Map<string, ExecutionRecord>();
+  const audit: AuditEntry[] = [];
+  const state = new Map<string, Map<string, JsonValue>>();
+
+  function requireSession(id: string): SessionEntry {
+    const entry = sessions.get(id);
+    if (entry === undefined) throw sessionNotFound(id);
+    return entry;
+  }
+
+  function appendAuditEntries(events: readonly AuditEvent[] | undefined, at: string): void {
+    let prevHash = audit.at(-1)?.hash ?? AUDIT_GENESIS;
+    for (const event of events ?? []) {
+      const base = {
+        seq: audit.length + 1,
+        at,
+        kind: event.kind,
+        session: event.session,
+        requestId: event.requestId,
+        actor: event.actor,
+        data: copy(event.data),
+      };
+      const hash = auditHash(prevHash, base);
+      audit.push({ ...base, prevHash, hash });
+      prevHash = hash;
+    }
+  }
+
+  return {
+    kind: 'memory',
+
+    async ensureSession(input) {
+      let entry = sessions.get(input.id);
+      if (entry === undefined) {
+        entry = {
+          record: {
+            id: input.id,
+            agent: input.agent,
+            principal: input.principal,
+            createdAt: input.at,
+            updatedAt: input.at,
+            messageCount: 0,
+            batch: null,
+          },
+          messages: [],
+          leaseOwner: null,
+          leaseUntil: 0,
+        };
+        sessions.set(input.id, entry);
+      }
+      return copy(entry.record);
+    },
+
+    async getSession(id) {
+      const entry = sessions.get(id);
+      return entry === undefined ? null : copy(entry.record);
+    },
+
+    async listSessions() {
+      return [...sessions.values()].map((entry) => copy(entry.record)).sort(bySessionCreated);
+    },
+
+    async loadMessages(session) {
+      return copy(sessions.get(session)?.messages ?? []);
+    },
+
+    async commitStep(step) {
+      const entry = requireSession(step.session);
+      if (entry.leaseOwner !== step.leaseOwner) throw leaseLost(step.session, entry.leaseOwner, step.leaseOwner);
+      if (entry.record.messageCount !== step.expectedMessageCount) {
+        throw staleStep(step.session, entry.record.messageCount, step.expectedMessageCount);
+      }
+      const newApprovals = step.approvals ?? [];
+      const seen = new Set<string>();
+      for (const request of newApprovals) {
+        if (request.session !== step.session) throw approvalOutsideSession(request.id, request.session, step.session);
+        if (approvals.has(request.id) || seen.has(request.id)) throw approvalExists(request.id);
+        assertArgsBound(request);
+        seen.add(request.id);
+      }
+      let seq = entry.record.messageCount;
+      for (const message of step.append) {
+        entry.messages.push({ seq, at: step.at, message: copy(message) });
+        seq += 1;
+      }
+      for (const request of newApprovals) approvals.set(request.id, copy(request));
+      entry.record = {
+        ...entry.record,
+        messageCount: seq,
+        updatedAt: step.at,
+        batch: step.batch === undefined ? entry.record.batch : copy(step.batch),
+      };
+      appendAuditEntries(step.audit, step.at);
+      return copy(entry.record);
+    },
+
+    async acquireLease(request) {
+      const entry = sessions.get(request.session);
+      if (entry === undefined) return false;
+      const free =
+        entry.leaseOwner === null ||
+        entry.leaseUntil < request.nowMs ||
+        entry.leaseOwner === request.owner ||
+        entry.leaseOwner === request.takeOverFrom;
+      if (!free) return false;
+      entry.leaseOwner = request.owner;
+      entry.leaseUntil = request.untilMs;
+      return true;
+    },
+
+    async releaseLease(session, owner) {
+      const entry = sessions.get(session);
+      if (entry === undefined || entry.leaseOwner !== owner) return;
+      entry.leaseOwner = null;
+      entry.leaseUntil = 0;
+    },
+
+    async getLease(session) {
+      const entry = sessions.get(session);
+      return entry === undefined ? null : { owner: entry.leaseOwner, untilMs: entry.leaseUntil };
+    },
+
+    async getApproval(id) {
+      const request = approvals.get(id);
+      return request === undefined ? null : copy(request);
+    },
+
+    async listApprovals(filter = {}) {
+      return [...approvals.values()]
+        .filter(
+          (request) =>
+            (filter.status === undefined || request.status === filter.status) &&
+            (filter.session === undefined || request.session === filter.session) &&
+            (filter.tool === undefined || request.tool === filter.tool),
+        )
+        .sort(byCreated)
+        .map(copy);
+    },
+
+    async decide(id, decision, events) {
+      const request = approvals.get(id);
+      if (
+        request === undefined ||
+        request.status !== 'pending' ||
+        (decisionNeedsUnexpired(decision) && !(request.expiresAt > decision.at))
+      ) {
+        return { won: false, request: request === undefined ? null : copy(request) };
+      }
+      const decided: ApprovalRequest = { ...request, status: decision.verdict, decision: copy(decision) };
+      approvals.set(id, decided);
+      appendAuditEntries(events, decision.at);
+      return { won: true, request: copy(decided) };
+    },
+
+    async startExecution(start, events) {
+      const existing = executions.get(start.requestId);
+      if (existing !== undefined) return { created: false, record: copy(existing) };
+      requireSession(start.session);
+      const record: ExecutionRecord = {
+        requestId: start.requestId,
+        session: start.session,
+        callId: start.callId,
+        tool: start.tool,
+        args: copy(start.args),
+        idempotencyKey: start.idempotencyKey,
+        status: 'started',
+        result: null,
+        attempts: 1,
+        startedAt: start.at,
+        finishedAt: null,
+      };
+      executions.set(record.requestId, record);
+      appendAuditEntries(events, start.at);
+      return { created: true, record: copy(record) };
+    },
+
+    async finishExecution(requestId, finish) {
+      const existing = executions.get(requestId);
+      if (existing === undefined) throw executionNotFound(requestId);
+      if (existing.status !== 'started' && existing.status !== 'unknown') {
+        throw executionAlreadyFinished(requestId, existing.status);
+      }
+      const record: ExecutionRecord = {
+        ...existing,
+        status: finish.status,
+        result: copy(finish.result),
+        finishedAt: finish.at,
+      };
+      executions.set(requestId, record);
+      appendAuditEntries(finish.audit, finish.at);
+      return copy(record);
+    },
+
+    async getExecution(requestId) {
+      const record = executions.get(requestId);
+      return record === undefined ? null : copy(record);
+    },
+
+    async listExecutions(filter = {}) {
+      return [...executions.values()]
+        .filter(
+          (record) =>
+            (filter.session === undefined || record.session === filter.session) &&
+            (filter.status === undefined || record.status === filter.status),
+        )
+        .sort(byStarted)
+        .map(copy);
+    },
+
+    async appendAudit(events, at) {
+      appendAuditEntries(events, at);
+    },
+
+    async listAudit(filter = {}) {
+      return audit.filter((entry) => filter.session === undefined || entry.session === filter.session).map(copy);
+    },
+
+    async getState(namespace, key) {
+      const value = state.get(namespace)?.get(key);
+      return value === undefined ? undefined : copy(value);
+    },
+
+    async setState(namespace, key, value) {
+      let space = state.get(namespace);
+      if (space === undefined) {
+        space = new Map();
+        state.set(namespace, space);
+      }
+      space.set(key, copy(value));
+    },
+
+    async exportSession(id) {
+      const entry = sessions.get(id);
+      if (entry === undefined) return null;
+      return copy({
+        session: entry.record,
+        messages: entry.messages,
+        approvals: [...approvals.values()].filter((request) => request.session === id).sort(byCreated),
+        executions: [...executions.values()].filter((record) => record.session === id).sort(byStarted),
+      });
+    },
+
+    async importSession(snapshot, events) {
+      assertSnapshotConsistent(snapshot);
+      const id = snapshot.session.id;
+      if (sessions.has(id)) throw sessionExists(id);
+      const seenApprovals = new Set<string>();
+      for (const request of snapshot.approvals) {
+        if (approvals.has(request.id) || seenApprovals.has(request.id)) throw approvalExists(request.id);
+        assertArgsBound(request);
+        seenApprovals.add(request.id);
+      }
+      const seenExecutions = new Set<string>();
+      for (const record of snapshot.executions) {
+        if (executions.has(record.requestId) || seenExecutions.has(record.requestId)) {
+          throw executionExists(record.requestId);
+        }
+        seenExecutions.add(record.requestId);
+      }
+      const imported = copy(snapshot);
+      sessions.set(id, { record: imported.session, messages: imported.messages, leaseOwner: null, leaseUntil: 0 });
+      for (const request of imported.approvals) approvals.set(request.id, request);
+      for (const record of imported.executions) executions.set(record.requestId, record);
+      appendAuditEntries(events, new Date().toISOString());
+    },
+
+    async close() {},
+  };
+}

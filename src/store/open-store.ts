@@ -1,0 +1,46 @@
+import { resolve } from 'node:path';
+import { ConfigError } from '../core/errors/config-error.ts';
+import type { Store } from './store.ts';
+
+export const DEFAULT_SQLITE_PATH = '.countersign/countersign.db';
+
+const SUPPORTED =
+  'Supported now: sqlite:PATH (a SQLite file, relative to the working directory), memory: (nothing is kept ' +
+  `after the process exits), or leave COUNTERSIGN_STORE unset for sqlite:${DEFAULT_SQLITE_PATH}.`;
+
+/**
+ * Opens the store a COUNTERSIGN_STORE-style spec names. Backends are imported only when
+ * chosen, so commands that never touch a store do not pay for loading one.
+ */
+export async function openStore(spec?: string, options: { cwd?: string } = {}): Promise<Store> {
+  const cwd = options.cwd ?? process.cwd();
+  const trimmed = spec?.trim() ?? '';
+  if (trimmed === '') return openSqlite(resolve(cwd, DEFAULT_SQLITE_PATH));
+  if (trimmed === 'memory:') {
+    const { createMemoryStore } = await import('./memory/memory-store.ts');
+    return createMemoryStore();
+  }
+  if (trimmed.startsWith('sqlite:')) {
+    const path = trimmed.slice('sqlite:'.length);
+    if (path === '') throw new ConfigError('COUNTERSIGN_STORE is "sqlite:" without a file path.', { hint: SUPPORTED });
+    // A URL-style "sqlite://x" would silently resolve to "/x"; say so instead of guessing.
+    if (path.startsWith('//')) {
+      throw new ConfigError(`COUNTERSIGN_STORE "${trimmed}" is URL-style; write sqlite:PATH without "//".`, {
+        hint: SUPPORTED,
+      });
+    }
+    return openSqlite(resolve(cwd, path));
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)?.[1];
+  throw new ConfigError(
+    scheme === undefined
+      ? `COUNTERSIGN_STORE "${trimmed}" does not name a store.`
+      : `COUNTERSIGN_STORE uses "${scheme}:", which this version of countersign does not support.`,
+    { hint: SUPPORTED },
+  );
+}
+
+async function openSqlite(path: string): Promise<Store> {
+  const { createSqliteStore } = await import('./sqlite/sqlite-store.ts');
+  return createSqliteStore({ path });
+}

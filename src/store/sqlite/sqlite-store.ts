@@ -1,0 +1,520 @@
+import { resolve } from 'node:path';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { ApprovalRequest, Decision } from '../../core/approval.ts';
+import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
+import type { JsonValue } from '../../core/json.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import type { SessionRecord } from '../../core/session.ts';
+import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import {
+  approvalExists,
+  approvalOutsideSession,
+  executionAlreadyFinished,
+  executionExists,
+  executionNotFound,
+  leaseLost,
+  sessionExists,
+  sessionNotFound,
+  staleStep,
+} from '../store-errors.ts';
+import type {
+  ApprovalFilter,
+  DecideResult,
+  ExecutionFinish,
+  ExecutionStart,
+  ExecutionStartResult,
+  LeaseInfo,
+  LeaseRequest,
+  SessionSnapshot,
+  StepCommit,
+  Store,
+} from '../store.ts';
+import { openDatabase } from './open-database.ts';
+import {
+  type Row,
+  toApproval,
+  toAuditEntry,
+  toAuditTail,
+  toExecution,
+  toMessage,
+  toSession,
+  toStateValue,
+} from './rows.ts';
+import { translateSqliteError } from './sqlite-errors.ts';
+
+export interface SqliteStoreOptions {
+  path: string;
+  codec?: PayloadCodec;
+  busyTimeoutMs?: number;
+}
+
+export interface SqliteStore extends Store {
+  readonly kind: 'sqlite';
+  /** Absolute path of the database file. */
+  readonly path: string;
+  /** Folds the WAL back into the main file and truncates it, so file sizes mean something. */
+  checkpoint(): Promise<void>;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
+const APPROVAL_COLUMNS =
+  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision';
+const EXECUTION_COLUMNS =
+  'request_id, session, call_id, tool, args, idempotency_key, status, result, attempts, started_at, finished_at';
+const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';
+
+/**
+ * The Store on one SQLite file shared by any number of processes. Every write is a
+ * BEGIN IMMEDIATE transaction, so the write lock is taken up front (waiting up to the busy
+ * timeout) instead of failing half-way when a read would have to be upgraded.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const path = resolve(options.path);
+  const codec = options.codec ?? jsonCodec;
+  const db: DatabaseSync = openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+  const statements = new Map<string, StatementSync>();
+
+  function sql(text: string): StatementSync {
+    let statement = statements.get(text);
+    if (statement === undefined) {
+      statement = db.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  function run<T>(work: () => T): T {
+    if (!db.isOpen) {
+      throw new StoreUnavailableError(`The store at ${path} is closed.`, {
+        hint: 'Open the store again; a closed store cannot be reused.',
+      });
+    }
+    try {
+      return work();
+    } catch (error) {
+      throw translateSqliteError(error, path);
+    }
+  }
+
+  function transaction<T>(begin: 'BEGIN IMMEDIATE' | 'BEGIN', work: () => T): T {
+    return run(() => {
+      db.exec(begin);
+      try {
+        const result = work();
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.isTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  const write = <T>(work: () => T): T => transaction('BEGIN IMMEDIATE', work);
+  // A deferred transaction gives multi-statement reads one consistent snapshot.
+  const snapshotRead = <T>(work: () => T): T => transaction('BEGIN', work);
+
+  function sessionById(id: string): SessionRecord | null {
+    const row = sql(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get(id);
+    return row === undefined ? null : toSession(codec, row);
+  }
+
+  function requireSession(id: string): SessionRecord {
+    const session = sessionById(id);
+    if (session === null) throw sessionNotFound(id);
+    return session;
+  }
+
+  function approvalById(id: string): ApprovalRequest | null {
+    const row = sql(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = ?`).get(id);
+    return row === undefined ? null : toApproval(codec, row);
+  }
+
+  function executionById(requestId: string): ExecutionRecord | null {
+    const row = sql(`SELECT ${EXECUTION_COLUMNS} FROM executions WHERE request_id = ?`).get(requestId);
+    return row === undefined ? null : toExecution(codec, row);
+  }
+
+  function messagesOf(session: string): StoredMessage[] {
+    return sql('SELECT session, seq, at, body FROM messages WHERE session = ? ORDER BY seq')
+      .all(session)
+      .map((row) => toMessage(codec, row));
+  }
+
+  function insertMessage(session: string, message: StoredMessage): void {
+    sql('INSERT INTO messages (session, seq, at, body) VALUES (?, ?, ?, ?)').run(
+      session,
+      message.seq,
+      message.at,
+      codec.encode(message.message),
+    );
+  }
+
+  function insertApproval(request: ApprovalRequest): void {
+    assertArgsBound(request);
+    if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
+      throw approvalExists(request.id);
+    }
+    // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
+    // codec the column holds exactly the text that was shown and hashed.
+    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      request.id,
+      request.session,
+      request.agent,
+      request.callId,
+      request.tool,
+      codec.encode(JSON.parse(request.argsJson)),
+      request.argsHash,
+      request.effect,
+      request.createdAt,
+      request.expiresAt,
+      request.status,
+      request.decision === null ? null : codec.encode(request.decision),
+    );
+  }
+
+  function insertExecution(record: ExecutionRecord): void {
+    sql(`INSERT INTO executions (${EXECUTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      record.requestId,
+      record.session,
+      record.callId,
+      record.tool,
+      codec.encode(record.args),
+      record.idempotencyKey,
+      record.status,
+      record.result === null ? null : codec.encode(record.result),
+      record.attempts,
+      record.startedAt,
+      record.finishedAt,
+    );
+  }
+
+  /** Must run inside a write transaction: the chain's tail cannot move under us there. */
+  function appendAuditRows(events: readonly AuditEvent[] | undefined, at: string): void {
+    if (events === undefined || events.length === 0) return;
+    const tail = sql('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get();
+    let { seq, hash: prevHash } = tail === undefined ? { seq: 0, hash: AUDIT_GENESIS } : toAuditTail(tail);
+    const insert = sql(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const event of events) {
+      seq += 1;
+      const hash = auditHash(prevHash, { ...event, seq, at });
+      insert.run(
+        seq,
+        at,
+        event.kind,
+        event.session,
+        event.requestId,
+        event.actor,
+        codec.encode(event.data),
+        Buffer.from(prevHash, 'hex'),
+        Buffer.from(hash, 'hex'),
+      );
+      prevHash = hash;
+    }
+  }
+
+  function filtered(
+    columns: string,
+    table: string,
+    conditions: ReadonlyArray<[column: string, value: string | undefined]>,
+    order: string,
+  ): Row[] {
+    const used = conditions.filter((entry): entry is [string, string] => entry[1] !== undefined);
+    const where = used.length === 0 ? '' : ` WHERE ${used.map(([column]) => `${column} = ?`).join(' AND ')}`;
+    const values: SQLInputValue[] = used.map(([, value]) => value);
+    return sql(`SELECT ${columns} FROM ${table}${where} ORDER BY ${order}`).all(...values);
+  }
+
+  const store: SqliteStore = {
+    kind: 'sqlite',
+    path,
+
+    async ensureSession(input) {
+      return write(() => {
+        sql(
+          `INSERT INTO sessions (id, agent, principal, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        ).run(input.id, input.agent, input.principal, input.at, input.at);
+        return requireSession(input.id);
+      });
+    },
+
+    async getSession(id) {
+      return run(() => sessionById(id));
+    },
+
+    async listSessions() {
+      return run(() =>
+        sql(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at, id`)
+          .all()
+          .map((row) => toSession(codec, row)),
+      );
+    },
+
+    async loadMessages(session) {
+      return run(() => messagesOf(session));
+    },
+
+    async commitStep(step: StepCommit) {
+      return write(() => {
+        const row = sql('SELECT message_count, lease_owner FROM sessions WHERE id = ?').get(step.session);
+        if (row === undefined) throw sessionNotFound(step.session);
+        const holder = typeof row.lease_owner === 'string' ? row.lease_owner : null;
+        if (holder !== step.leaseOwner) throw leaseLost(step.session, holder, step.leaseOwner);
+        if (row.message_count !== step.expectedMessageCount) {
+          throw staleStep(step.session, Number(row.message_count), step.expectedMessageCount);
+        }
+        let seq = step.expectedMessageCount;
+        for (const message of step.append) {
+          insertMessage(step.session, { seq, at: step.at, message });
+          seq += 1;
+        }
+        for (const request of step.approvals ?? []) {
+          if (request.session !== step.session) throw approvalOutsideSession(request.id, request.session, step.session);
+          insertApproval(request);
+        }
+        if (step.batch === undefined) {
+          sql('UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?').run(seq, step.at, step.session);
+        } else {
+          sql('UPDATE sessions SET message_count = ?, updated_at = ?, batch = ? WHERE id = ?').run(
+            seq,
+            step.at,
+            step.batch === null ? null : codec.encode(step.batch),
+            step.session,
+          );
+        }
+        appendAuditRows(step.audit, step.at);
+        return requireSession(step.session);
+      });
+    },
+
+    async acquireLease(request: LeaseRequest) {
+      return write(() => {
+        const result = sql(
+          `UPDATE sessions SET lease_owner = ?, lease_until = ?
+           WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
+        ).run(
+          request.owner,
+          request.untilMs,
+          request.session,
+          request.nowMs,
+          request.owner,
+          request.takeOverFrom ?? null,
+        );
+        return result.changes > 0;
+      });
+    },
+
+    async releaseLease(session, owner) {
+      write(() => {
+        sql('UPDATE sessions SET lease_owner = NULL, lease_until = 0 WHERE id = ? AND lease_owner = ?').run(
+          session,
+          owner,
+        );
+      });
+    },
+
+    async getLease(session): Promise<LeaseInfo | null> {
+      return run(() => {
+        const row = sql('SELECT lease_owner, lease_until FROM sessions WHERE id = ?').get(session);
+        if (row === undefined) return null;
+        return {
+          owner: typeof row.lease_owner === 'string' ? row.lease_owner : null,
+          untilMs: Number(row.lease_until),
+        };
+      });
+    },
+
+    async getApproval(id) {
+      return run(() => approvalById(id));
+    },
+
+    async listApprovals(filter: ApprovalFilter = {}) {
+      return run(() =>
+        filtered(
+          APPROVAL_COLUMNS,
+          'approvals',
+          [
+            ['status', filter.status],
+            ['session', filter.session],
+            ['tool', filter.tool],
+          ],
+          'created_at, id',
+        ).map((row) => toApproval(codec, row)),
+      );
+    },
+
+    async decide(id, decision: Decision, audit): Promise<DecideResult> {
+      return write(() => {
+        const encoded = codec.encode(decision);
+        const result = decisionNeedsUnexpired(decision)
+          ? sql(
+              `UPDATE approvals SET status = ?, decision = ?
+               WHERE id = ? AND status = 'pending' AND expires_at > ?`,
+            ).run(decision.verdict, encoded, id, decision.at)
+          : sql(`UPDATE approvals SET status = ?, decision = ? WHERE id = ? AND status = 'pending'`).run(
+              decision.verdict,
+              encoded,
+              id,
+            );
+        if (result.changes === 0) return { won: false, request: approvalById(id) };
+        appendAuditRows(audit, decision.at);
+        const request = approvalById(id);
+        if (request === null) throw new Error(`approval ${id} vanished inside its own transaction`);
+        return { won: true, request };
+      });
+    },
+
+    async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
+      return write(() => {
+        const existing = executionById(start.requestId);
+        if (existing !== null) return { created: false, record: existing };
+        requireSession(start.session);
+        const record: ExecutionRecord = {
+          requestId: start.requestId,
+          session: start.session,
+          callId: start.callId,
+          tool: start.tool,
+          args: start.args,
+          idempotencyKey: start.idempotencyKey,
+          status: 'started',
+          result: null,
+          attempts: 1,
+          startedAt: start.at,
+          finishedAt: null,
+        };
+        insertExecution(record);
+        appendAuditRows(audit, start.at);
+        return { created: true, record: executionById(start.requestId) ?? record };
+      });
+    },
+
+    async finishExecution(requestId, finish: ExecutionFinish) {
+      return write(() => {
+        const existing = executionById(requestId);
+        if (existing === null) throw executionNotFound(requestId);
+        if (existing.status !== 'started' && existing.status !== 'unknown') {
+          throw executionAlreadyFinished(requestId, existing.status);
+        }
+        sql('UPDATE executions SET status = ?, result = ?, finished_at = ? WHERE request_id = ?').run(
+          finish.status,
+          finish.result === null ? null : codec.encode(finish.result),
+          finish.at,
+          requestId,
+        );
+        appendAuditRows(finish.audit, finish.at);
+        const record = executionById(requestId);
+        if (record === null) throw executionNotFound(requestId);
+        return record;
+      });
+    },
+
+    async getExecution(requestId) {
+      return run(() => executionById(requestId));
+    },
+
+    async listExecutions(filter: { session?: string; status?: ExecutionStatus } = {}) {
+      return run(() =>
+        filtered(
+          EXECUTION_COLUMNS,
+          'executions',
+          [
+            ['session', filter.session],
+            ['status', filter.status],
+          ],
+          'started_at, request_id',
+        ).map((row) => toExecution(codec, row)),
+      );
+    },
+
+    async appendAudit(events, at) {
+      write(() => appendAuditRows(events, at));
+    },
+
+    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
+      return run(() =>
+        filtered(AUDIT_COLUMNS, 'audit', [['session', filter.session]], 'seq').map((row) => toAuditEntry(codec, row)),
+      );
+    },
+
+    async getState(namespace, key) {
+      return run(() => {
+        const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
+        return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
+      });
+    },
+
+    async setState(namespace, key, value: JsonValue) {
+      write(() => {
+        sql(
+          `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
+           ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
+        ).run(namespace, key, codec.encode(value));
+      });
+    },
+
+    async exportSession(id): Promise<SessionSnapshot | null> {
+      return snapshotRead(() => {
+        const session = sessionById(id);
+        if (session === null) return null;
+        return {
+          session,
+          messages: messagesOf(id),
+          approvals: sql(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE session = ? ORDER BY created_at, id`)
+            .all(id)
+            .map((row) => toApproval(codec, row)),
+          executions: sql(
+            `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE session = ? ORDER BY started_at, request_id`,
+          )
+            .all(id)
+            .map((row) => toExecution(codec, row)),
+        };
+      });
+    },
+
+    async importSession(snapshot: SessionSnapshot, audit) {
+      assertSnapshotConsistent(snapshot);
+      write(() => {
+        const { session } = snapshot;
+        if (sessionById(session.id) !== null) throw sessionExists(session.id);
+        sql(
+          `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          session.id,
+          session.agent,
+          session.principal,
+          session.createdAt,
+          session.updatedAt,
+          session.messageCount,
+          session.batch === null ? null : codec.encode(session.batch),
+        );
+        for (const message of snapshot.messages) insertMessage(session.id, message);
+        for (const request of snapshot.approvals) insertApproval(request);
+        for (const record of snapshot.executions) {
+          if (executionById(record.requestId) !== null) throw executionExists(record.requestId);
+          insertExecution(record);
+        }
+        appendAuditRows(audit, new Date().toISOString());
+      });
+    },
+
+    async checkpoint() {
+      run(() => {
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      });
+    },
+
+    async close() {
+      if (!db.isOpen) return;
+      statements.clear();
+      db.close();
+    },
+  };
+  return store;
+}
