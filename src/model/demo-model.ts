@@ -42,7 +42,10 @@ function generate(options: LanguageModelV4CallOptions): LanguageModelV4GenerateR
   const content = toContent(reply, view.calls.length);
   return {
     content,
-    finishReason: reply.calls.length > 0 ? { unified: 'tool-calls', raw: 'tool_calls' } : { unified: 'stop', raw: 'stop' },
+    finishReason:
+      reply.calls.length > 0
+        ? { unified: 'tool-calls', raw: 'tool_calls' }
+        : { unified: 'stop', raw: 'stop' },
     usage: usage(JSON.stringify(options.prompt), JSON.stringify(content)),
     response: { modelId: DEMO_MODEL_ID },
     warnings: [],
@@ -78,7 +81,10 @@ function toStream(result: LanguageModelV4GenerateResult): ReadableStream<Languag
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
   for (const part of result.content) {
     if (part.type === 'text') {
-      parts.push({ type: 'text-start', id: 'text-1' }, { type: 'text-delta', id: 'text-1', delta: part.text });
+      parts.push(
+        { type: 'text-start', id: 'text-1' },
+        { type: 'text-delta', id: 'text-1', delta: part.text },
+      );
       parts.push({ type: 'text-end', id: 'text-1' });
     } else if (part.type === 'tool-call') {
       parts.push({ type: 'tool-input-start', id: part.toolCallId, toolName: part.toolName });

@@ -56,11 +56,13 @@ async function openAICompatible(modelId: string, env: Env): Promise<AnyLanguageM
   const baseURL = env.OPENAI_BASE_URL?.trim();
   if (!baseURL) {
     throw new ConfigError('openai-compatible models need OPENAI_BASE_URL.', {
-      hint: 'Set it to the server\'s base URL, e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama (OPENAI_API_KEY is optional).',
+      hint: "Set it to the server's base URL, e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama (OPENAI_API_KEY is optional).",
     });
   }
   const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-  return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: env.OPENAI_API_KEY }).chatModel(modelId);
+  return createOpenAICompatible({ name: 'openai-compatible', baseURL, apiKey: env.OPENAI_API_KEY }).chatModel(
+    modelId,
+  );
 }
 
 async function openAI(modelId: string, env: Env): Promise<AnyLanguageModel> {

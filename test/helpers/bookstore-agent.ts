@@ -1,13 +1,15 @@
+import { bookstoreAgent } from '../../examples/bookstore/app.ts';
 import type { Agent } from '../../src/agent/create-agent.ts';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import type { AnyLanguageModel } from '../../src/model/language-model.ts';
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
 import type { Store } from '../../src/store/store.ts';
-import { bookstoreAgent } from '../../examples/bookstore/app.ts';
 
 /** The bookstore agent on a fresh memory store and the demo model, for in-process tests. */
-export function bookstore(overrides: { store?: Store; model?: AnyLanguageModel; now?: () => Date; approvalTtl?: string } = {}): {
+export function bookstore(
+  overrides: { store?: Store; model?: AnyLanguageModel; now?: () => Date; approvalTtl?: string } = {},
+): {
   agent: Agent;
   store: Store;
 } {

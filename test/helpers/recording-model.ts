@@ -1,7 +1,9 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 
 /** Wraps a model and keeps every prompt it was given, so tests can see what the model read. */
-export function recordingModel(inner: LanguageModelV4): LanguageModelV4 & { calls: LanguageModelV4CallOptions[] } {
+export function recordingModel(
+  inner: LanguageModelV4,
+): LanguageModelV4 & { calls: LanguageModelV4CallOptions[] } {
   const calls: LanguageModelV4CallOptions[] = [];
   return {
     specificationVersion: 'v4',

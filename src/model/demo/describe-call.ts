@@ -5,11 +5,17 @@ export function describeCall(tool: string, args: JsonObject): { done: string; no
   const arg = (key: string) => show(args[key]);
   switch (tool) {
     case 'cancel_order':
-      return { done: `Cancelled order ${arg('orderId')}`, notDone: `I did not cancel order ${arg('orderId')}` };
+      return {
+        done: `Cancelled order ${arg('orderId')}`,
+        notDone: `I did not cancel order ${arg('orderId')}`,
+      };
     case 'get_order_status':
       return { done: `Order ${arg('orderId')}`, notDone: `I could not check order ${arg('orderId')}` };
     case 'search_books':
-      return { done: `Books about "${arg('query')}"`, notDone: `I did not search for books about "${arg('query')}"` };
+      return {
+        done: `Books about "${arg('query')}"`,
+        notDone: `I did not search for books about "${arg('query')}"`,
+      };
     case 'add_to_cart':
       return {
         done: `Added ${arg('bookId')} (quantity ${arg('quantity')}) to your cart`,

@@ -17,7 +17,10 @@ const readTools = new Set(['get_order_status', 'search_books', 'get_shopping_lis
 
 const orderNumber = String.raw`(?:my\s+|the\s+|this\s+|that\s+)?(?:order\s*)?(?:number\s*|no\.?\s*)?#?\s*(\d+)`;
 const statusPatterns = [
-  new RegExp(String.raw`\b(?:status\s+(?:of|for|on)|where(?:'s|\s+is)|track|check\s+(?:on\s+)?)\s*${orderNumber}`, 'gi'),
+  new RegExp(
+    String.raw`\b(?:status\s+(?:of|for|on)|where(?:'s|\s+is)|track|check\s+(?:on\s+)?)\s*${orderNumber}`,
+    'gi',
+  ),
   /\border\s*#?\s*(\d+)(?:'s)?\s+status\b/gi,
 ];
 const cancelPattern = new RegExp(String.raw`\bcancel(?:l?ing)?\s+${orderNumber}`, 'gi');
@@ -29,8 +32,11 @@ const cartPattern = new RegExp(
 const listReadPattern =
   /\bwhat(?:'s|\s+is)\s+on\s+(?:my|the|our)\s+(?:shopping\s+)?list\b|\b(?:show|read)\s+(?:me\s+)?(?:my|the|our)\s+(?:shopping\s+)?list\b/gi;
 const listTail = String.raw`\s+(?:on|to)\s+(?:my\s+|the\s+|our\s+)?(?:shopping\s+)?list\b`;
-const item = String.raw`([a-z][a-z' -]*?)`;
-const listAddWithQuantity = new RegExp(String.raw`\b(?:add|put)\s+(${quantitySource})\s+(?:of\s+)?${item}${listTail}`, 'i');
+const item = "([a-z][a-z' -]*?)";
+const listAddWithQuantity = new RegExp(
+  String.raw`\b(?:add|put)\s+(${quantitySource})\s+(?:of\s+)?${item}${listTail}`,
+  'i',
+);
 const listAddPlain = new RegExp(String.raw`\b(?:add|put)\s+(?:some\s+(?:more\s+)?)?${item}${listTail}`, 'i');
 const listAddVerb = new RegExp(String.raw`\b(?:add|put)\b[^.?!]*?${listTail}`, 'i');
 const outOf = new RegExp(
@@ -61,7 +67,8 @@ export function parseRequest(raw: string, history: PromptCall[]): ParsedRequest 
     const quantity = Number(match[1] ? parseQuantity(match[1]) : 1);
     add(match.index, { tool: 'add_to_cart', args: { bookId: (match[2] ?? '').toLowerCase(), quantity } });
   }
-  for (const match of text.matchAll(listReadPattern)) add(match.index, { tool: 'get_shopping_list', args: {} });
+  for (const match of text.matchAll(listReadPattern))
+    add(match.index, { tool: 'get_shopping_list', args: {} });
 
   const listItem = parseListAddition(text);
   if (listItem) add(listItem.at, { tool: 'add_to_shopping_list', args: listItem.args });
@@ -75,7 +82,10 @@ export function parseRequest(raw: string, history: PromptCall[]): ParsedRequest 
 
   const ordered = dedupe(found.sort((a, b) => a.at - b.at).map((entry) => entry.call));
   return {
-    calls: [...ordered.filter((call) => readTools.has(call.tool)), ...ordered.filter((call) => !readTools.has(call.tool))],
+    calls: [
+      ...ordered.filter((call) => readTools.has(call.tool)),
+      ...ordered.filter((call) => !readTools.has(call.tool)),
+    ],
     notes,
   };
 }
@@ -87,7 +97,10 @@ function order(tool: string, digits: string | undefined): DemoCall {
 function parseListAddition(text: string): { at: number; args: JsonObject } | undefined {
   const explicit = listAddWithQuantity.exec(text);
   if (explicit?.[1] && explicit[2]) {
-    return { at: explicit.index, args: { item: cleanItem(explicit[2]), quantity: parseQuantity(explicit[1]) ?? '1' } };
+    return {
+      at: explicit.index,
+      args: { item: cleanItem(explicit[2]), quantity: parseQuantity(explicit[1]) ?? '1' },
+    };
   }
   const needed = outOf.exec(text);
   const verb = listAddVerb.exec(text);
@@ -105,10 +118,13 @@ function changeLastProposal(
   quantity: string | undefined,
   history: PromptCall[],
 ): { call: DemoCall } | { note: string } {
-  const last = history.findLast((call) => call.tool === 'add_to_shopping_list' || call.tool === 'add_to_cart');
+  const last = history.findLast(
+    (call) => call.tool === 'add_to_shopping_list' || call.tool === 'add_to_cart',
+  );
   if (!last) return { note: 'There is nothing to change yet: tell me what to add first.' };
   if (quantity === undefined) return { note: 'Tell me the new quantity, for example "make that six".' };
-  if (last.tool === 'add_to_shopping_list') return { call: { tool: last.tool, args: { ...last.args, quantity } } };
+  if (last.tool === 'add_to_shopping_list')
+    return { call: { tool: last.tool, args: { ...last.args, quantity } } };
   const count = Number(quantity);
   if (!Number.isInteger(count)) return { note: `A cart quantity is a whole number, not "${quantity}".` };
   return { call: { tool: last.tool, args: { ...last.args, quantity: count } } };

@@ -39,7 +39,8 @@ export function readPrompt(prompt: LanguageModelV4Prompt): PromptView {
     } else if (message.role === 'assistant') {
       trailing = [];
       for (const part of message.content) {
-        if (part.type === 'tool-call') calls.push({ id: part.toolCallId, tool: part.toolName, args: toArgs(part.input) });
+        if (part.type === 'tool-call')
+          calls.push({ id: part.toolCallId, tool: part.toolName, args: toArgs(part.input) });
       }
     } else if (message.role === 'tool') {
       for (const part of message.content) {

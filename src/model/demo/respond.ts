@@ -33,7 +33,9 @@ function callIfOffered(calls: DemoCall[], notes: string[], offered: ReadonlySet<
   const missing = [...new Set(calls.filter((call) => !offered.has(call.tool)).map((call) => call.tool))];
   const lines = [
     ...notes,
-    ...missing.map((tool) => `I can't ${describeAbility(tool)} here: this app does not offer the ${tool} tool.`),
+    ...missing.map(
+      (tool) => `I can't ${describeAbility(tool)} here: this app does not offer the ${tool} tool.`,
+    ),
   ];
   return { text: lines.join('\n'), calls: calls.filter((call) => offered.has(call.tool)) };
 }
@@ -59,7 +61,10 @@ function badArgsRetry(view: PromptView, offered: ReadonlySet<string>): DemoReply
   const orderId = /\b(\d+)\b/.exec(view.userText)?.[1];
   if (orderId === undefined || !offered.has('cancel_order')) {
     const reason = readOutcome(failed.output, failed.flaggedError).detail;
-    return { text: `I did not cancel the order: ${reason}\nTell me the order number to try again.`, calls: [] };
+    return {
+      text: `I did not cancel the order: ${reason}\nTell me the order number to try again.`,
+      calls: [],
+    };
   }
   return { text: '', calls: [{ tool: 'cancel_order', args: { orderId: Number(orderId) } }] };
 }

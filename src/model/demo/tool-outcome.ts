@@ -33,7 +33,10 @@ export function readOutcome(output: JsonValue, flaggedError = false): ToolOutcom
       (typeof output.status === 'string' && failureStatus.test(output.status));
     const message = typeof output.message === 'string' ? output.message : undefined;
     if (!failed) return { ok: true, detail: message ?? render(output) };
-    const error = isObject(output.error) && typeof output.error.message === 'string' ? output.error.message : output.error;
+    const error =
+      isObject(output.error) && typeof output.error.message === 'string'
+        ? output.error.message
+        : output.error;
     const reason = [output.reason, message, error].find((value) => typeof value === 'string');
     return { ok: false, detail: typeof reason === 'string' ? reason : render(output) };
   }
@@ -48,14 +51,20 @@ export function isRejection(detail: string): boolean {
 /** Plain words for a JSON value; deterministic because key order is the output's own. */
 export function render(value: JsonValue): string {
   if (value === null) return 'done';
-  if (typeof value === 'string') return value;
   if (typeof value !== 'object') return String(value);
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(render).join('; ');
   const entries = Object.entries(value);
   if (entries.length === 0) return 'done';
-  return entries
-    .map(([key, item]) => `${key}: ${typeof item === 'object' && item !== null ? JSON.stringify(item) : String(item)}`)
-    .join(', ');
+  // A lone list under a key ({ items: [...] }, { books: [...] }) reads best as the list itself.
+  const [only] = entries;
+  if (entries.length === 1 && only && Array.isArray(only[1])) return render(only[1]);
+  return entries.map(([key, item]) => `${key}: ${renderNested(item)}`).join(', ');
+}
+
+function renderNested(value: JsonValue): string {
+  if (Array.isArray(value)) return `[${value.map(renderNested).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) return `(${render(value)})`;
+  return String(value);
 }
 
 function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {

@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { z } from 'zod';
+import { createAgent } from '../src/agent/create-agent.ts';
+import { exportSession } from '../src/agent/session-transfer.ts';
+import { createDemoModel } from '../src/model/demo-model.ts';
+import { createMemoryStore } from '../src/store/memory/memory-store.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../src/store/store.ts';
+import { defineTool } from '../src/tools/define-tool.ts';
+import { bookstoreAgent } from '../examples/bookstore/app.ts';
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const note = 'x'.repeat(160);
+
+/**
+ * A zero-latency scripted model: `steps` tool calls of ~200-byte messages, then a reply.
+ * It records when each call starts so per-step cost can be split into deciles.
+ */
+function scriptedModel(steps: number, stamps: number[]): LanguageModelV4 {
+  let n = 0;
+  return {
+    specificationVersion: 'v4',
+    provider: 'bench',
+    modelId: 'scripted',
+    supportedUrls: {},
+    async doGenerate() {
+      stamps.push(performance.now());
+      n += 1;
+      if (n > steps) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      return {
+        content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName: 'note', input: JSON.stringify({ text: `${n} ${note}` }) }],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage,
+        warnings: [],
+      };
+    },
+    async doStream() {
+      throw new Error('not used by the benchmark');
+    },
+  };
+}
+
+const noteTool = defineTool({
+  name: 'note',
+  description: 'Write a note.',
+  input: z.object({ text: z.string() }),
+  approval: 'never',
+  execute: ({ text }) => `noted ${text.length} characters`,
+});
+
+export interface LoopRow {
+  store: 'memory' | 'sqlite';
+  steps: number;
+  stepsPerSecond: number;
+  firstDecileMsPerStep: number;
+  lastDecileMsPerStep: number;
+  lastOverFirst: number;
+  logicalBytes: number;
+  storedBytes: number | null;
+  storedOverLogical: number | null;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function decileMs(stamps: number[], which: 'first' | 'last'): number {
+  const gaps = stamps.slice(1).map((t, i) => t - stamps[i]!);
+  const size = Math.max(1, Math.floor(gaps.length / 10));
+  const slice = which === 'first' ? gaps.slice(0, size) : gaps.slice(-size);
+  return median(slice);
+}
+
+export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: string): Promise<LoopRow> {
+  const path = join(dir, `loop-${kind}-${steps}.db`);
+  const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
+  const stamps: number[] = [];
+  const agent = createAgent({ name: 'bench', instructions: 'Benchmark agent.', tools: [noteTool], model: scriptedModel(steps, stamps), store, maxSteps: steps + 1 });
+  const started = performance.now();
+  await agent.chat('bench', 'go');
+  const elapsed = performance.now() - started;
+  const messages = await store.loadMessages('bench');
+  const logicalBytes = messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.message)), 0);
+  let storedBytes: number | null = null;
+  if (kind === 'sqlite') {
+    await (store as ReturnType<typeof createSqliteStore>).checkpoint();
+    storedBytes = statSync(path).size;
+  }
+  await store.close();
+  const first = decileMs(stamps, 'first');
+  const last = decileMs(stamps, 'last');
+  return {
+    store: kind,
+    steps,
+    stepsPerSecond: Math.round(steps / (elapsed / 1000)),
+    firstDecileMsPerStep: round(first),
+    lastDecileMsPerStep: round(last),
+    lastOverFirst: round(last / first),
+    logicalBytes,
+    storedBytes,
+    storedOverLogical: storedBytes === null ? null : round(storedBytes / logicalBytes),
+  };
+}
+
+/** The ceiling: one INSERT per transaction on the same kind of file, same pragmas. */
+export function rawSqliteCommits(dir: string, count: number): { commitsPerSecond: number } {
+  const db = new DatabaseSync(join(dir, 'raw.db'));
+  db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body TEXT)');
+  const insert = db.prepare('INSERT INTO raw (body) VALUES (?)');
+  const body = `{"role":"assistant","text":"${note}"}`;
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    db.exec('BEGIN IMMEDIATE');
+    insert.run(body);
+    db.exec('COMMIT');
+  }
+  const elapsed = performance.now() - started;
+  db.close();
+  return { commitsPerSecond: Math.round(count / (elapsed / 1000)) };
+}
+
+/** The seed scenario (one user message, one waiting approval) exported: its size in bytes. */
+export async function seedExportBytes(): Promise<number> {
+  const store = createMemoryStore();
+  const agent = bookstoreAgent.with({ store, model: createDemoModel() });
+  await agent.chat('seed', 'Please cancel my order 1044.', { principal: 'c-100' });
+  return Buffer.byteLength(JSON.stringify(await exportSession(store, 'seed')));
+}
+
+export function benchDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

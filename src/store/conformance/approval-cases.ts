@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../core/approval.ts';
+import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
+
+export function approvalCases(ctx: ConformanceContext): void {
+  describe('decide', () => {
+    async function pending(expiresAt = at(100)) {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const r1 = request({ id: 'r1', session: 's1', expiresAt });
+      await raise(store, 's1', [r1]);
+      return { store, r1 };
+    }
+
+    it('the first decision wins and is stored with its audit events', async () => {
+      const { store, r1 } = await pending();
+      const decision = byPerson('approved', 20);
+      const result = await store.decide('r1', decision, [event('request.decided', 's1', 'r1')]);
+      expect(result).toEqual({ won: true, request: { ...r1, status: 'approved', decision } });
+      expect(await store.getApproval('r1')).toEqual({ ...r1, status: 'approved', decision });
+      const audit = await store.listAudit();
+      expect(audit.map((entry) => [entry.kind, entry.requestId, entry.at])).toEqual([
+        ['request.decided', 'r1', at(20)],
+      ]);
+    });
+
+    it('a second decision loses, changes nothing and sees the first', async () => {
+      const { store } = await pending();
+      const first = byPerson('rejected', 20, 'alice');
+      await store.decide('r1', first);
+      const second = await store.decide('r1', byPerson('approved', 21, 'bob'), [event('request.decided', 's1', 'r1')]);
+      expect(second.won).toBe(false);
+      expect(second.request?.status).toBe('rejected');
+      expect(second.request?.decision).toEqual(first);
+      expect(await store.listAudit()).toEqual([]);
+    });
+
+    it('of two concurrent decisions exactly one wins', async () => {
+      const { store } = await pending();
+      const results = await Promise.all([
+        store.decide('r1', byPerson('approved', 20, 'alice')),
+        store.decide('r1', byPerson('rejected', 20, 'bob')),
+      ]);
+      expect(results.filter((result) => result.won)).toHaveLength(1);
+      const winner = results.find((result) => result.won)?.request?.decision?.by;
+      expect((await store.getApproval('r1'))?.decision?.by).toBe(winner);
+    });
+
+    it('a person cannot approve or reject once the request expired', async () => {
+      const { store } = await pending(at(30));
+      const late = await store.decide('r1', byPerson('approved', 31));
+      expect(late.won).toBe(false);
+      expect(late.request?.status).toBe('pending');
+      expect((await store.decide('r1', byPerson('rejected', 31))).won).toBe(false);
+      expect((await store.getApproval('r1'))?.status).toBe('pending');
+    });
+
+    it('the expiry instant itself is already too late', async () => {
+      const { store } = await pending(at(30));
+      expect((await store.decide('r1', byPerson('approved', 30))).won).toBe(false);
+      expect((await store.decide('r1', byPerson('approved', 29))).won).toBe(true);
+    });
+
+    it('an expired request can still be marked expired, or moved on, by the system', async () => {
+      const { store } = await pending(at(30));
+      const expiry: Decision = { verdict: 'expired', by: 'countersign', reason: null, at: at(40), kind: 'expiry' };
+      const result = await store.decide('r1', expiry);
+      expect(result.won).toBe(true);
+      expect(result.request?.status).toBe('expired');
+      expect(result.request?.decision).toEqual(expiry);
+
+      await raise(store, 's1', [request({ id: 'r2', session: 's1', expiresAt: at(30) })]);
+      const movedOn: Decision = { verdict: 'rejected', by: 'countersign', reason: 'moved on', at: at(40), kind: 'moved-on' };
+      expect((await store.decide('r2', movedOn)).won).toBe(true);
+    });
+
+    it('deciding an unknown request loses with no request', async () => {
+      expect(await ctx.store().decide('nope', byPerson('approved', 1))).toEqual({ won: false, request: null });
+    });
+  });
+
+  describe('listApprovals', () => {
+    it('filters by status, session and tool and lists oldest first, then by id', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await leasedSession(store, 's2');
+      const b = request({ id: 'b', session: 's1', createdAt: at(5) });
+      const a = request({ id: 'a', session: 's1', createdAt: at(5) });
+      const c = request({ id: 'c', session: 's1', createdAt: at(1), tool: 'refund' });
+      const d = request({ id: 'd', session: 's2', createdAt: at(3) });
+      await raise(store, 's1', [b, a, c]);
+      await raise(store, 's2', [d]);
+      await store.decide('a', byPerson('approved', 6));
+      const ids = async (filter?: Parameters<typeof store.listApprovals>[0]) =>
+        (await store.listApprovals(filter)).map((approval) => approval.id);
+      expect(await ids()).toEqual(['c', 'd', 'a', 'b']);
+      expect(await ids({ status: 'pending' })).toEqual(['c', 'd', 'b']);
+      expect(await ids({ status: 'approved' })).toEqual(['a']);
+      expect(await ids({ session: 's1' })).toEqual(['c', 'a', 'b']);
+      expect(await ids({ tool: 'refund' })).toEqual(['c']);
+      expect(await ids({ session: 's2', status: 'pending', tool: 'place_order' })).toEqual(['d']);
+      expect(await ids({ status: 'expired' })).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { at, atMs, type ConformanceContext } from './fixtures.ts';
+
+export function leaseCases(ctx: ConformanceContext): void {
+  describe('leases', () => {
+    async function session() {
+      const store = ctx.store();
+      await store.ensureSession({ id: 's1', agent: 'a', principal: null, at: at(0) });
+      return store;
+    }
+
+    it('a new session is not leased', async () => {
+      expect(await (await session()).getLease('s1')).toEqual({ owner: null, untilMs: 0 });
+    });
+
+    it('grants a free lease and records owner and expiry', async () => {
+      const store = await session();
+      expect(await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) })).toBe(true);
+      expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(30) });
+    });
+
+    it('refuses a held lease to another owner, and lets the holder renew it', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(10) })).toBe(false);
+      expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(30) });
+      expect(await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(60), nowMs: atMs(10) })).toBe(true);
+      expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(60) });
+    });
+
+    it('a lease is still held at its expiry instant and free just after it', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(30) })).toBe(false);
+      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(31) })).toBe(true);
+      expect((await store.getLease('s1'))?.owner).toBe('b');
+    });
+
+    it('takes an unexpired lease over only from the named owner', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      const wrong = { session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(1), takeOverFrom: 'zzz' };
+      expect(await store.acquireLease(wrong)).toBe(false);
+      const right = { ...wrong, takeOverFrom: 'a' };
+      expect(await store.acquireLease(right)).toBe(true);
+      expect(await store.getLease('s1')).toEqual({ owner: 'b', untilMs: atMs(40) });
+    });
+
+    it('releases only for the owner, after which anyone may acquire', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      await store.releaseLease('s1', 'b');
+      expect((await store.getLease('s1'))?.owner).toBe('a');
+      await store.releaseLease('s1', 'a');
+      expect((await store.getLease('s1'))?.owner).toBeNull();
+      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(1) })).toBe(true);
+    });
+
+    it('cannot lease a session that does not exist', async () => {
+      const store = ctx.store();
+      expect(await store.acquireLease({ session: 'nope', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) })).toBe(false);
+      await expect(store.releaseLease('nope', 'a')).resolves.toBeUndefined();
+      expect(await store.getLease('nope')).toBeNull();
+    });
+
+    it('a run that lost its lease can no longer commit', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(31) });
+      await expect(
+        store.commitStep({ session: 's1', leaseOwner: 'a', expectedMessageCount: 0, append: [], at: at(32) }),
+      ).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      const record = await store.commitStep({
+        session: 's1',
+        leaseOwner: 'b',
+        expectedMessageCount: 0,
+        append: [],
+        at: at(32),
+      });
+      expect(record.updatedAt).toBe(at(32));
+    });
+  });
+}

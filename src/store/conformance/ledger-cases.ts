@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { ExecutionStart } from '../store.ts';
+import { at, type ConformanceContext, event, leasedSession } from './fixtures.ts';
+
+function start(requestId: string, session = 's1', seconds = 10): ExecutionStart {
+  return {
+    requestId,
+    session,
+    callId: `call-${requestId}`,
+    tool: 'place_order',
+    args: { isbn: '978-0', quantity: 2 },
+    idempotencyKey: `countersign:${requestId}`,
+    at: at(seconds),
+  };
+}
+
+export function ledgerCases(ctx: ConformanceContext): void {
+  describe('execution ledger', () => {
+    it('starts an execution once; a second start returns the row unchanged', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const first = await store.startExecution(start('r1'), [event('execution.started', 's1', 'r1')]);
+      expect(first).toEqual({
+        created: true,
+        record: {
+          requestId: 'r1',
+          session: 's1',
+          callId: 'call-r1',
+          tool: 'place_order',
+          args: { isbn: '978-0', quantity: 2 },
+          idempotencyKey: 'countersign:r1',
+          status: 'started',
+          result: null,
+          attempts: 1,
+          startedAt: at(10),
+          finishedAt: null,
+        },
+      });
+      const again = await store.startExecution({ ...start('r1', 's1', 20), args: { other: true } }, [
+        event('execution.started', 's1', 'r1'),
+      ]);
+      expect(again).toEqual({ created: false, record: first.record });
+      expect(await store.getExecution('r1')).toEqual(first.record);
+      expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['execution.started']);
+    });
+
+    it('finishes a started execution with its result and audit', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r1'));
+      const finished = await store.finishExecution('r1', {
+        status: 'succeeded',
+        result: { orderId: 'o-1', total: 25.5 },
+        at: at(11),
+        audit: [event('execution.finished', 's1', 'r1')],
+      });
+      expect(finished).toMatchObject({
+        status: 'succeeded',
+        result: { orderId: 'o-1', total: 25.5 },
+        finishedAt: at(11),
+        startedAt: at(10),
+        attempts: 1,
+      });
+      expect(await store.getExecution('r1')).toEqual(finished);
+      expect((await store.listAudit()).map((entry) => [entry.kind, entry.at])).toEqual([
+        ['execution.finished', at(11)],
+      ]);
+    });
+
+    it('an unknown outcome can be settled later, but a finished one is final', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r1'));
+      const unknown = await store.finishExecution('r1', { status: 'unknown', result: null, at: at(11) });
+      expect(unknown.status).toBe('unknown');
+      expect(unknown.result).toBeNull();
+      const settled = await store.finishExecution('r1', { status: 'failed', result: 'it did not go through', at: at(12) });
+      expect(settled).toMatchObject({ status: 'failed', result: 'it did not go through', finishedAt: at(12) });
+      await expect(
+        store.finishExecution('r1', { status: 'succeeded', result: 'again', at: at(13) }),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect((await store.getExecution('r1'))?.status).toBe('failed');
+    });
+
+    it('finishing an execution that never started is NOT_FOUND', async () => {
+      await expect(
+        ctx.store().finishExecution('nope', { status: 'succeeded', result: null, at: at(1) }),
+      ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('starting an execution for an unknown session is NOT_FOUND', async () => {
+      await expect(ctx.store().startExecution(start('r1', 'nope'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await ctx.store().getExecution('r1')).toBeNull();
+    });
+
+    it('lists executions by session and status, oldest first', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await leasedSession(store, 's2');
+      await store.startExecution(start('r3', 's1', 30));
+      await store.startExecution(start('r1', 's1', 10));
+      await store.startExecution(start('r2', 's2', 20));
+      await store.finishExecution('r1', { status: 'succeeded', result: 'ok', at: at(31) });
+      const ids = async (filter?: Parameters<typeof store.listExecutions>[0]) =>
+        (await store.listExecutions(filter)).map((record) => record.requestId);
+      expect(await ids()).toEqual(['r1', 'r2', 'r3']);
+      expect(await ids({ session: 's1' })).toEqual(['r1', 'r3']);
+      expect(await ids({ status: 'started' })).toEqual(['r2', 'r3']);
+      expect(await ids({ session: 's1', status: 'succeeded' })).toEqual(['r1']);
+      expect(await ids({ status: 'unknown' })).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe } from 'vitest';
+import type { Store } from '../store.ts';
+import { approvalCases } from './approval-cases.ts';
+import { auditCases } from './audit-cases.ts';
+import type { ConformanceContext, StoreFactory } from './fixtures.ts';
+import { leaseCases } from './lease-cases.ts';
+import { ledgerCases } from './ledger-cases.ts';
+import { sessionCases } from './session-cases.ts';
+import { stateCases } from './state-cases.ts';
+import { transferCases } from './transfer-cases.ts';
+
+export type { StoreFactory } from './fixtures.ts';
+
+/**
+ * The behaviour every Store backend must share. A backend's test file calls this with a
+ * factory for empty stores; each case gets its own store and the factory's cleanup.
+ */
+export function describeStoreConformance(name: string, factory: StoreFactory): void {
+  describe(`Store conformance: ${name}`, () => {
+    let current: { store: Store; cleanup: () => Promise<void> } | undefined;
+
+    beforeEach(async () => {
+      current = await factory();
+    });
+
+    afterEach(async () => {
+      if (current === undefined) return;
+      await current.store.close();
+      await current.cleanup();
+      current = undefined;
+    });
+
+    const ctx: ConformanceContext = {
+      store: () => {
+        if (current === undefined) throw new Error('conformance: no store outside a test');
+        return current.store;
+      },
+      fresh: factory,
+    };
+
+    sessionCases(ctx);
+    leaseCases(ctx);
+    approvalCases(ctx);
+    ledgerCases(ctx);
+    auditCases(ctx);
+    stateCases(ctx);
+    transferCases(ctx);
+  });
+}

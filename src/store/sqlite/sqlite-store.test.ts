@@ -1,0 +1,305 @@
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyAuditChain } from '../../core/audit.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { jsonCodec } from '../codec.ts';
+import { at, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
+import { describeStoreConformance } from '../conformance/store-conformance.ts';
+import { migrations } from './migrations.ts';
+import { runFixture } from './run-fixture.ts';
+import { createSqliteStore, type SqliteStore } from './sqlite-store.ts';
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'countersign-sqlite-'));
+}
+
+describeStoreConformance('sqlite', async () => {
+  const dir = await tempDir();
+  return {
+    store: createSqliteStore({ path: join(dir, 'store.db') }),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('SQLite store', () => {
+  let dir: string;
+  let path: string;
+  const opened: SqliteStore[] = [];
+
+  function open(options: { codec?: PayloadCodec; busyTimeoutMs?: number } = {}): SqliteStore {
+    const store = createSqliteStore({ path, ...options });
+    opened.push(store);
+    return store;
+  }
+
+  function raw<T>(work: (db: DatabaseSync) => T): T {
+    const db = new DatabaseSync(path);
+    try {
+      return work(db);
+    } finally {
+      db.close();
+    }
+  }
+
+  beforeEach(async () => {
+    dir = await tempDir();
+    path = join(dir, 'nested', 'deeper', 'store.db');
+  });
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates the parent directories and the schema, in WAL mode', async () => {
+    const store = open();
+    expect(store.kind).toBe('sqlite');
+    expect(store.path).toBe(path);
+    expect((await stat(path)).isFile()).toBe(true);
+    raw((db) => {
+      expect(db.prepare('PRAGMA user_version').get()?.user_version).toBe(migrations.length);
+      expect(db.prepare('PRAGMA journal_mode').get()?.journal_mode).toBe('wal');
+      const tables = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .all()
+        .map((row) => row.name);
+      expect(tables).toEqual(['approvals', 'audit', 'executions', 'messages', 'sessions', 'state']);
+    });
+  });
+
+  it('keeps everything across close and reopen', async () => {
+    const first = open();
+    await leasedSession(first, 's1');
+    await first.commitStep({
+      session: 's1',
+      leaseOwner: 'run-1',
+      expectedMessageCount: 0,
+      append: [user('hello')],
+      audit: [event('request.raised', 's1')],
+      at: at(1),
+    });
+    await raise(first, 's1', [request({ id: 'r1', session: 's1' })]);
+    await first.decide('r1', byPerson('approved', 20));
+    await first.setState('bookstore', 'orders', ['o-1']);
+    const before = {
+      snapshot: await first.exportSession('s1'),
+      audit: await first.listAudit(),
+      lease: await first.getLease('s1'),
+    };
+    await first.close();
+
+    const second = open();
+    expect(await second.exportSession('s1')).toEqual(before.snapshot);
+    expect(await second.listAudit()).toEqual(before.audit);
+    expect(await second.getLease('s1')).toEqual(before.lease);
+    expect(await second.getState('bookstore', 'orders')).toEqual(['o-1']);
+    expect(raw((db) => db.prepare('PRAGMA user_version').get()?.user_version)).toBe(migrations.length);
+  });
+
+  it('stores the arguments once, as the exact canonical text', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    const r1 = request({ id: 'r1', session: 's1', args: { z: 1, a: ['x', { c: true, b: null }] } });
+    await raise(store, 's1', [r1]);
+    const columns = raw((db) => db.prepare('SELECT name FROM pragma_table_info(?)').all('approvals')).map(
+      (row) => row.name,
+    );
+    expect(columns).not.toContain('args');
+    expect(raw((db) => db.prepare('SELECT args_json FROM approvals').get()?.args_json)).toBe(r1.argsJson);
+  });
+
+  it('passes every stored payload through the codec', async () => {
+    const marked: PayloadCodec = {
+      name: 'marked',
+      encode: (value) => `enc:${Buffer.from(jsonCodec.encode(value)).toString('base64')}`,
+      decode: (text, where) => {
+        if (!text.startsWith('enc:')) throw new Error(`unmarked payload at ${where}`);
+        return jsonCodec.decode(Buffer.from(text.slice(4), 'base64').toString('utf8'), where);
+      },
+    };
+    const store = open({ codec: marked });
+    await leasedSession(store, 's1');
+    await store.commitStep({
+      session: 's1',
+      leaseOwner: 'run-1',
+      expectedMessageCount: 0,
+      append: [user('secret')],
+      batch: { messageSeq: 0, calls: [] },
+      audit: [event('request.raised', 's1')],
+      at: at(1),
+    });
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    await store.decide('r1', byPerson('approved', 20));
+    await store.startExecution({
+      requestId: 'r1',
+      session: 's1',
+      callId: 'c',
+      tool: 't',
+      args: { secret: 1 },
+      idempotencyKey: 'k',
+      at: at(21),
+    });
+    await store.finishExecution('r1', { status: 'succeeded', result: 'secret result', at: at(22) });
+    await store.setState('ns', 'k', 'secret state');
+
+    const payloads = raw((db) =>
+      [
+        'SELECT body AS v FROM messages',
+        'SELECT batch AS v FROM sessions',
+        'SELECT args_json AS v FROM approvals',
+        'SELECT decision AS v FROM approvals',
+        'SELECT args AS v FROM executions',
+        'SELECT result AS v FROM executions',
+        'SELECT data AS v FROM audit',
+        'SELECT value AS v FROM state',
+      ].flatMap((query) => db.prepare(query).all().map((row) => row.v)),
+    );
+    expect(payloads.length).toBeGreaterThanOrEqual(8);
+    for (const payload of payloads) expect(payload).toMatch(/^enc:/);
+    expect((await store.loadMessages('s1'))[0]?.message).toEqual(user('secret'));
+    expect((await store.getExecution('r1'))?.result).toBe('secret result');
+    expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
+  });
+
+  it('reports a damaged message body as CORRUPT_DATA naming the row', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await store.commitStep({
+      session: 's1',
+      leaseOwner: 'run-1',
+      expectedMessageCount: 0,
+      append: [user('a'), user('b')],
+      at: at(1),
+    });
+    raw((db) => db.prepare("UPDATE messages SET body = '{not json' WHERE session = 's1' AND seq = 1").run());
+    const load = store.loadMessages('s1');
+    await expect(load).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    await expect(load).rejects.toThrow('messages(session=s1, seq=1)');
+  });
+
+  it('reports an impossible status as CORRUPT_DATA naming the row', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    raw((db) => db.prepare("UPDATE approvals SET status = 'maybe' WHERE id = 'r1'").run());
+    const read = store.getApproval('r1');
+    await expect(read).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    await expect(read).rejects.toThrow('approvals(id=r1)');
+  });
+
+  it('an audit row edited in the file breaks the chain at that entry', async () => {
+    const store = open();
+    await store.appendAudit(
+      [event('request.raised', 's1'), event('request.decided', 's1'), event('execution.started', 's1')],
+      at(1),
+    );
+    expect(verifyAuditChain(await store.listAudit())).toEqual({ ok: true, entries: 3 });
+    raw((db) => db.prepare("UPDATE audit SET actor = 'mallory' WHERE seq = 2").run());
+    expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: false, brokenAt: 2 });
+  });
+
+  it('an audit row deleted from the file breaks the chain after the gap', async () => {
+    const store = open();
+    await store.appendAudit([event('request.raised', 's1'), event('request.decided', 's1')], at(1));
+    await store.appendAudit([event('execution.started', 's1')], at(2));
+    raw((db) => db.prepare('DELETE FROM audit WHERE seq = 2').run());
+    expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: false, brokenAt: 3 });
+  });
+
+  it('a directory in place of the file is STORE_UNAVAILABLE', async () => {
+    const attempt = () => createSqliteStore({ path: dir });
+    expect(attempt).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
+    expect(attempt).toThrow(/COUNTERSIGN_STORE/);
+  });
+
+  it('a file that is not a database is STORE_UNAVAILABLE', async () => {
+    const bogus = join(dir, 'notes.txt');
+    await writeFile(bogus, 'these are my notes, not a database\n'.repeat(200));
+    expect(() => createSqliteStore({ path: bogus })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
+  });
+
+  it('a file from a newer countersign is refused', async () => {
+    open();
+    raw((db) => db.exec(`PRAGMA user_version = ${migrations.length + 1}`));
+    expect(() => open()).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
+  });
+
+  it('a write lock held past the busy timeout is STORE_UNAVAILABLE with a hint', async () => {
+    const store = open({ busyTimeoutMs: 50 });
+    const holder = new DatabaseSync(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const write = store.setState('ns', 'k', 1);
+      await expect(write).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(write).rejects.toThrow(/try again/);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    await store.setState('ns', 'k', 2);
+    expect(await store.getState('ns', 'k')).toBe(2);
+  });
+
+  it('a closed store says so', async () => {
+    const store = open();
+    await store.close();
+    await expect(store.getSession('s1')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.close()).resolves.toBeUndefined();
+  });
+
+  it('checkpoint folds the WAL into the database file', async () => {
+    const store = open();
+    await store.setState('ns', 'k', 'x'.repeat(10_000));
+    expect((await stat(`${path}-wal`)).size).toBeGreaterThan(0);
+    await store.checkpoint();
+    expect((await stat(`${path}-wal`)).size).toBe(0);
+    expect(await store.getState('ns', 'k')).toHaveLength(10_000);
+  });
+
+  it('two stores on one file: exactly one decision wins', async () => {
+    const a = open();
+    const b = open();
+    await leasedSession(a, 's1');
+    await raise(a, 's1', [request({ id: 'r1', session: 's1' })]);
+    const results = await Promise.all([
+      a.decide('r1', byPerson('approved', 20, 'alice'), [event('request.decided', 's1', 'r1')]),
+      b.decide('r1', byPerson('rejected', 20, 'bob'), [event('request.decided', 's1', 'r1')]),
+    ]);
+    expect(results.filter((result) => result.won)).toHaveLength(1);
+    const loser = results.find((result) => !result.won);
+    const winner = results.find((result) => result.won);
+    expect(loser?.request?.decision).toEqual(winner?.request?.decision);
+    expect(await b.listAudit()).toHaveLength(1);
+  });
+
+  it('four processes racing to decide one request: exactly one wins', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await raise(store, 's1', [request({ id: 'r1', session: 's1', expiresAt: '2999-01-01T00:00:00.000Z' })]);
+    const startAt = String(Date.now() + 1500);
+    const outputs = await Promise.all(
+      ['p1', 'p2', 'p3', 'p4'].map((by) => runFixture('decide-race.fixture.ts', [path, 's1', 'r1', by, startAt])),
+    );
+    const results = outputs.map((output) => JSON.parse(output) as { won: boolean; decidedBy: string | null });
+    expect(results.filter((result) => result.won)).toHaveLength(1);
+    const winner = (await store.getApproval('r1'))?.decision?.by;
+    expect(['p1', 'p2', 'p3', 'p4']).toContain(winner);
+    for (const result of results) expect(result.decidedBy).toBe(winner);
+    const audit = await store.listAudit();
+    expect(audit.map((entry) => entry.actor)).toEqual([winner]);
+    expect(verifyAuditChain(audit).ok).toBe(true);
+  });
+
+  it('four processes creating the same new file at once all succeed', async () => {
+    const startAt = String(Date.now() + 1500);
+    const names = ['p1', 'p2', 'p3', 'p4'];
+    const outputs = await Promise.all(names.map((name) => runFixture('open-race.fixture.ts', [path, name, startAt])));
+    expect(outputs).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const store = open();
+    for (const name of names) expect(await store.getState('open-race', name)).toBe(true);
+    expect(raw((db) => db.prepare('PRAGMA user_version').get()?.user_version)).toBe(migrations.length);
+  });
+});
