@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { z } from 'zod';
+import { bookstoreAgent } from '../examples/bookstore/app.ts';
 import { createAgent } from '../src/agent/create-agent.ts';
 import { exportSession } from '../src/agent/session-transfer.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
@@ -11,9 +12,11 @@ import { createMemoryStore } from '../src/store/memory/memory-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { defineTool } from '../src/tools/define-tool.ts';
-import { bookstoreAgent } from '../examples/bookstore/app.ts';
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
 const note = 'x'.repeat(160);
 
 /**
@@ -30,9 +33,22 @@ function scriptedModel(steps: number, stamps: number[]): LanguageModelV4 {
     async doGenerate() {
       stamps.push(performance.now());
       n += 1;
-      if (n > steps) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      if (n > steps)
+        return {
+          content: [{ type: 'text', text: 'done' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        };
       return {
-        content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName: 'note', input: JSON.stringify({ text: `${n} ${note}` }) }],
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: `call-${n}`,
+            toolName: 'note',
+            input: JSON.stringify({ text: `${n} ${note}` }),
+          },
+        ],
         finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
         usage,
         warnings: [],
@@ -81,7 +97,14 @@ export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: str
   const path = join(dir, `loop-${kind}-${steps}.db`);
   const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
   const stamps: number[] = [];
-  const agent = createAgent({ name: 'bench', instructions: 'Benchmark agent.', tools: [noteTool], model: scriptedModel(steps, stamps), store, maxSteps: steps + 1 });
+  const agent = createAgent({
+    name: 'bench',
+    instructions: 'Benchmark agent.',
+    tools: [noteTool],
+    model: scriptedModel(steps, stamps),
+    store,
+    maxSteps: steps + 1,
+  });
   const started = performance.now();
   await agent.chat('bench', 'go');
   const elapsed = performance.now() - started;
@@ -111,7 +134,9 @@ export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: str
 /** The ceiling: one INSERT per transaction on the same kind of file, same pragmas. */
 export function rawSqliteCommits(dir: string, count: number): { commitsPerSecond: number } {
   const db = new DatabaseSync(join(dir, 'raw.db'));
-  db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body TEXT)');
+  db.exec(
+    'PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE IF NOT EXISTS raw (id INTEGER PRIMARY KEY, body TEXT)',
+  );
   const insert = db.prepare('INSERT INTO raw (body) VALUES (?)');
   const body = `{"role":"assistant","text":"${note}"}`;
   const started = performance.now();

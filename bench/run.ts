@@ -21,7 +21,8 @@ async function main(): Promise<void> {
     for (const store of ['memory', 'sqlite'] as const) {
       for (const steps of sizes) {
         const runs: LoopRow[] = [];
-        for (let i = 0; i < repeats; i++) runs.push(await runLoop(store, steps, join(dir, `${store}-${steps}-${i}`)));
+        for (let i = 0; i < repeats; i++)
+          runs.push(await runLoop(store, steps, join(dir, `${store}-${steps}-${i}`)));
         loop.push(medianBy(runs, (row) => row.stepsPerSecond));
       }
     }
@@ -47,11 +48,23 @@ async function main(): Promise<void> {
       })),
     );
     const sqlite1000 = loop.find((row) => row.store === 'sqlite' && row.steps === 1000)!;
-    console.log(`Raw SQLite commits (WAL, synchronous=FULL, one INSERT per transaction): ${raw.commitsPerSecond}/s`);
-    console.log(`Agent steps at N=1000 on SQLite: ${sqlite1000.stepsPerSecond}/s = ${Math.round((sqlite1000.stepsPerSecond / raw.commitsPerSecond) * 100)}% of the raw commit rate`);
+    console.log(
+      `Raw SQLite commits (WAL, synchronous=FULL, one INSERT per transaction): ${raw.commitsPerSecond}/s`,
+    );
+    console.log(
+      `Agent steps at N=1000 on SQLite: ${sqlite1000.stepsPerSecond}/s = ${Math.round((sqlite1000.stepsPerSecond / raw.commitsPerSecond) * 100)}% of the raw commit rate`,
+    );
     console.log(`Seed-scenario session export: ${exportBytes} bytes`);
 
-    const results = { name: 'agent-loop', at: new Date().toISOString(), node: process.version, repeats, loop, rawSqlite: raw, seedExportBytes: exportBytes };
+    const results = {
+      name: 'agent-loop',
+      at: new Date().toISOString(),
+      node: process.version,
+      repeats,
+      loop,
+      rawSqlite: raw,
+      seedExportBytes: exportBytes,
+    };
     const outDir = join(import.meta.dirname, 'results');
     mkdirSync(outDir, { recursive: true });
     const file = join(outDir, `agent-loop-${results.at.replace(/[:.]/g, '-')}.json`);

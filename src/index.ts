@@ -1,5 +1,12 @@
 export { type Agent, type AgentOptions, createAgent, type DecideInput } from './agent/create-agent.ts';
-export { auditTrail, listExecutions, listPending, showRequest, sweepExpired, verifyAudit } from './agent/queries.ts';
+export {
+  auditTrail,
+  listExecutions,
+  listPending,
+  showRequest,
+  sweepExpired,
+  verifyAudit,
+} from './agent/queries.ts';
 export { exportSession, importSession, type SessionExport } from './agent/session-transfer.ts';
 export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agent/views.ts';
 export * from './core/approval.ts';

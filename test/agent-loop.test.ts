@@ -31,7 +31,10 @@ describe('the agent loop on the bookstore', () => {
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
     const executions = await listExecutions(store);
     expect(executions).toMatchObject([{ requestId: request.id, tool: 'cancel_order', status: 'succeeded' }]);
-    expect((await showRequest(store, request.id)).decision).toMatchObject({ verdict: 'approved', by: 'alice' });
+    expect((await showRequest(store, request.id)).decision).toMatchObject({
+      verdict: 'approved',
+      by: 'alice',
+    });
   });
 
   it('passes a rejection reason to the model, and the default one when none is given', async () => {
@@ -56,15 +59,22 @@ describe('the agent loop on the bookstore', () => {
     const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
     const id = first.approvals[0]!.id;
     await agent.approve(id, { by: 'alice' });
-    await expect(agent.approve(id, { by: 'bob' })).rejects.toMatchObject({ code: 'ALREADY_DECIDED', message: expect.stringContaining('alice') });
-    await expect(agent.reject(id, { by: 'bob', reason: 'no' })).rejects.toMatchObject({ code: 'ALREADY_DECIDED' });
+    await expect(agent.approve(id, { by: 'bob' })).rejects.toMatchObject({
+      code: 'ALREADY_DECIDED',
+      message: expect.stringContaining('alice'),
+    });
+    await expect(agent.reject(id, { by: 'bob', reason: 'no' })).rejects.toMatchObject({
+      code: 'ALREADY_DECIDED',
+    });
     expect(await listExecutions(store)).toHaveLength(1);
   });
 
   it('holds a read proposed beside a write, and runs it even when the write is rejected', async () => {
     const model = recordingModel(createDemoModel());
     const { agent } = bookstore({ model });
-    const first = await agent.chat('s1', "What's the status of order 1043? And cancel order 1044.", { principal: 'c-100' });
+    const first = await agent.chat('s1', "What's the status of order 1043? And cancel order 1044.", {
+      principal: 'c-100',
+    });
     expect(first.status).toBe('awaiting_approval');
     expect(first.approvals.map((a) => a.tool)).toEqual(['cancel_order']);
     const callsBefore = model.calls.length;
@@ -84,7 +94,10 @@ describe('the agent loop on the bookstore', () => {
     expect(next.status).toBe('completed');
     expect(next.reply).toContain('Processing');
     expect(toolResultsSeen(model.calls).join()).toContain(MOVED_ON_REASON);
-    expect((await showRequest(store, first.approvals[0]!.id)).decision).toMatchObject({ kind: 'moved-on', verdict: 'rejected' });
+    expect((await showRequest(store, first.approvals[0]!.id)).decision).toMatchObject({
+      kind: 'moved-on',
+      verdict: 'rejected',
+    });
     expect(await listPending(store)).toEqual([]);
     await expect(agent.approve(first.approvals[0]!.id)).rejects.toMatchObject({ code: 'ALREADY_DECIDED' });
   });
@@ -111,7 +124,9 @@ describe('the agent loop on the bookstore', () => {
   it('refuses a different principal on an existing session', async () => {
     const { agent } = bookstore();
     await agent.chat('s1', 'hello', { principal: 'c-100' });
-    await expect(agent.chat('s1', 'hello', { principal: 'c-200' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(agent.chat('s1', 'hello', { principal: 'c-200' })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
   });
 
   it('answers unknown ids and bad input with typed errors', async () => {
@@ -138,17 +153,33 @@ describe('the agent loop on the bookstore', () => {
   });
 
   it('caps model steps in a turn with a clear error, and the session still answers', async () => {
-    const loop = defineTool({ name: 'ping', description: 'ping', input: z.object({}), approval: 'never', execute: () => 'pong' });
+    const loop = defineTool({
+      name: 'ping',
+      description: 'ping',
+      input: z.object({}),
+      approval: 'never',
+      execute: () => 'pong',
+    });
     let n = 0;
     const model = new MockLanguageModelV4({
       doGenerate: async () => ({
         content: [{ type: 'tool-call', toolCallId: `c${++n}`, toolName: 'ping', input: '{}' }],
         finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-        usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+          outputTokens: { total: 1, text: 1, reasoning: 0 },
+        },
         warnings: [],
       }),
     });
-    const agent = createAgent({ name: 'looper', instructions: '', tools: [loop], model, store: createMemoryStore(), maxSteps: 3 });
+    const agent = createAgent({
+      name: 'looper',
+      instructions: '',
+      tools: [loop],
+      model,
+      store: createMemoryStore(),
+      maxSteps: 3,
+    });
     await expect(agent.chat('s1', 'go')).rejects.toMatchObject({ code: 'STEP_LIMIT' });
     expect(n).toBe(3);
   });
@@ -169,7 +200,9 @@ describe('the agent loop on the bookstore', () => {
     const altered = JSON.parse(JSON.stringify(exported));
     altered.session.batch.calls[0].args.orderId = 1043;
     await expect(importSession(bookstore().store, altered)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(importSession(bookstore().store, { schemaVersion: 99 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(importSession(bookstore().store, { schemaVersion: 99 })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
     await expect(importSession(other.store, exported)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

@@ -17,11 +17,41 @@ export interface Order {
 }
 
 export const books: Book[] = [
-  { id: 'b-1', title: 'The Pragmatic Programmer', author: 'Hunt & Thomas', price: 20.0, topics: ['programming', 'craft'] },
-  { id: 'b-2', title: 'Refactoring', author: 'Martin Fowler', price: 15.0, topics: ['programming', 'design'] },
-  { id: 'b-3', title: 'Designing Data-Intensive Applications', author: 'Martin Kleppmann', price: 42.5, topics: ['databases', 'distributed systems'] },
-  { id: 'b-4', title: 'Crème Brûlée at Home', author: 'Léa Dupont', price: 12.9, topics: ['cooking', 'dessert'] },
-  { id: 'b-5', title: 'The Art of PostgreSQL', author: 'Dimitri Fontaine', price: 39.0, topics: ['databases', 'sql'] },
+  {
+    id: 'b-1',
+    title: 'The Pragmatic Programmer',
+    author: 'Hunt & Thomas',
+    price: 20.0,
+    topics: ['programming', 'craft'],
+  },
+  {
+    id: 'b-2',
+    title: 'Refactoring',
+    author: 'Martin Fowler',
+    price: 15.0,
+    topics: ['programming', 'design'],
+  },
+  {
+    id: 'b-3',
+    title: 'Designing Data-Intensive Applications',
+    author: 'Martin Kleppmann',
+    price: 42.5,
+    topics: ['databases', 'distributed systems'],
+  },
+  {
+    id: 'b-4',
+    title: 'Crème Brûlée at Home',
+    author: 'Léa Dupont',
+    price: 12.9,
+    topics: ['cooking', 'dessert'],
+  },
+  {
+    id: 'b-5',
+    title: 'The Art of PostgreSQL',
+    author: 'Dimitri Fontaine',
+    price: 39.0,
+    topics: ['databases', 'sql'],
+  },
 ];
 
 export const initialOrders: Order[] = [

@@ -13,7 +13,11 @@ export async function saveOrder(state: ToolState, order: Order): Promise<void> {
 }
 
 /** Authorization comes from the session's principal, never from the model's arguments. */
-export async function ownOrder(state: ToolState, principal: string | null, id: number): Promise<true | string> {
+export async function ownOrder(
+  state: ToolState,
+  principal: string | null,
+  id: number,
+): Promise<true | string> {
   if (!principal) return 'no customer is signed in on this session, so no order can be looked up';
   const order = await loadOrder(state, id);
   if (!order || order.customer !== principal) return `order ${id} is not one of this customer's orders`;

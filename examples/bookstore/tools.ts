@@ -16,7 +16,9 @@ export const searchBooks = defineTool({
       const text = `${book.title} ${book.author} ${book.topics.join(' ')}`.toLowerCase();
       return words.some((word) => text.includes(word));
     });
-    return { books: hits.map(({ id, title, author, price }) => ({ id, title, author, price: money(price) })) };
+    return {
+      books: hits.map(({ id, title, author, price }) => ({ id, title, author, price: money(price) })),
+    };
   },
 });
 
@@ -28,14 +30,22 @@ export const getOrderStatus = defineTool({
   authorize: ({ orderId: id }, ctx) => ownOrder(ctx.state, ctx.principal, id),
   execute: async ({ orderId: id }, ctx) => {
     const order = (await loadOrder(ctx.state, id))!;
-    return { orderId: id, status: order.status, total: money(orderTotal(order)), message: `Order ${id} is ${order.status}.` };
+    return {
+      orderId: id,
+      status: order.status,
+      total: money(orderTotal(order)),
+      message: `Order ${id} is ${order.status}.`,
+    };
   },
 });
 
 export const addToCart = defineTool({
   name: 'add_to_cart',
   description: "Add a book to the signed-in customer's cart. Reversible, so it needs no approval.",
-  input: z.object({ bookId: z.string().describe('Book id such as b-1'), quantity: z.number().int().min(1).max(20).default(1) }),
+  input: z.object({
+    bookId: z.string().describe('Book id such as b-1'),
+    quantity: z.number().int().min(1).max(20).default(1),
+  }),
   approval: 'never',
   execute: async ({ bookId, quantity }, ctx) => {
     const book = books.find((b) => b.id === bookId);
@@ -63,14 +73,18 @@ export const cancelOrder = defineTool({
       const book = books.find((b) => b.id === bookId);
       return book ? `${book.title} (${money(book.price)})` : bookId;
     });
-    const refusal = order.status === 'Processing' ? '' : ` It is ${order.status}, so the cancellation will be refused.`;
+    const refusal =
+      order.status === 'Processing' ? '' : ` It is ${order.status}, so the cancellation will be refused.`;
     return `Cancel order ${id} for customer ${order.customer}: ${lines.join(', ')}; total ${money(orderTotal(order))}. Status now: ${order.status}.${refusal}`;
   },
   execute: async ({ orderId: id }, ctx) => {
     const order = (await loadOrder(ctx.state, id))!;
     if (order.status === 'Cancelled') return { ok: true, message: `Order ${id} was already cancelled.` };
     if (order.status !== 'Processing') {
-      return { ok: false, message: `Order ${id} has already been ${order.status.toLowerCase()} and cannot be cancelled.` };
+      return {
+        ok: false,
+        message: `Order ${id} has already been ${order.status.toLowerCase()} and cannot be cancelled.`,
+      };
     }
     await saveOrder(ctx.state, { ...order, status: 'Cancelled' });
     return { ok: true, message: `Order ${id} has been cancelled.` };

@@ -33,7 +33,10 @@ export const addToShoppingList = defineTool({
     const list = await loadList(ctx.state);
     list.push(`${quantity} ${item}`);
     await ctx.state.set('shopping-list', list);
-    return { ok: true, message: `Added ${quantity} ${item}; the list now has ${list.length} items: ${list.join(', ')}.` };
+    return {
+      ok: true,
+      message: `Added ${quantity} ${item}; the list now has ${list.length} items: ${list.join(', ')}.`,
+    };
   },
 });
 

@@ -82,18 +82,33 @@ export function createAgent(options: AgentOptions): Agent {
   const getRuntime = (): AgentRuntime => {
     if (runtime) return runtime;
     const { model, store } = options;
-    if (!model) throw new ConfigError(`Agent ${options.name} has no model.`, { hint: 'Pass `model` to createAgent or use agent.with({ model }).' });
-    if (!store) throw new ConfigError(`Agent ${options.name} has no store.`, { hint: 'Pass `store` to createAgent or use agent.with({ store }).' });
+    if (!model)
+      throw new ConfigError(`Agent ${options.name} has no model.`, {
+        hint: 'Pass `model` to createAgent or use agent.with({ model }).',
+      });
+    if (!store)
+      throw new ConfigError(`Agent ${options.name} has no store.`, {
+        hint: 'Pass `store` to createAgent or use agent.with({ store }).',
+      });
     runtime = {
       agentName: options.name,
       instructions: options.instructions,
       model,
       store,
       toolsByName: new Map(options.tools.map((tool) => [tool.name, tool])),
-      modelTools: toModelTools(options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema }))),
+      modelTools: toModelTools(
+        options.tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.jsonSchema,
+        })),
+      ),
       state: stateOf(store, options.name),
       maxSteps: options.maxSteps ?? 12,
-      approvalTtlMs: parseDuration(options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h', 'approval TTL'),
+      approvalTtlMs: parseDuration(
+        options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
+        'approval TTL',
+      ),
       leaseMs: options.leaseMs ?? 60_000,
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
@@ -125,20 +140,32 @@ export function createAgent(options: AgentOptions): Agent {
     async chat(sessionId, text, chatOptions = {}) {
       const rt = getRuntime();
       if (!userIdPattern.test(sessionId)) {
-        throw new InvalidInputError(`Session id "${sessionId}" is not valid.`, { hint: 'Use 1-128 letters, digits and . _ : @ - characters.' });
+        throw new InvalidInputError(`Session id "${sessionId}" is not valid.`, {
+          hint: 'Use 1-128 letters, digits and . _ : @ - characters.',
+        });
       }
       if (typeof text !== 'string' || text.trim() === '') {
         throw new InvalidInputError('The message is empty.', { hint: 'Type what you want the agent to do.' });
       }
       const principal = chatOptions.principal ?? null;
-      const session = await rt.store.ensureSession({ id: sessionId, agent: rt.agentName, principal, at: rt.now().toISOString() });
+      const session = await rt.store.ensureSession({
+        id: sessionId,
+        agent: rt.agentName,
+        principal,
+        at: rt.now().toISOString(),
+      });
       if (session.agent !== rt.agentName) {
-        throw new InvalidInputError(`Session ${sessionId} belongs to agent ${session.agent}, not ${rt.agentName}.`);
+        throw new InvalidInputError(
+          `Session ${sessionId} belongs to agent ${session.agent}, not ${rt.agentName}.`,
+        );
       }
       if (chatOptions.principal !== undefined && session.principal !== principal) {
-        throw new ForbiddenError(`Session ${sessionId} belongs to ${session.principal ?? 'no signed-in user'}, not ${principal ?? 'no signed-in user'}.`, {
-          hint: 'Use a new session id for a different customer.',
-        });
+        throw new ForbiddenError(
+          `Session ${sessionId} belongs to ${session.principal ?? 'no signed-in user'}, not ${principal ?? 'no signed-in user'}.`,
+          {
+            hint: 'Use a new session id for a different customer.',
+          },
+        );
       }
       return runSession(sessionId, text);
     },
@@ -146,8 +173,12 @@ export function createAgent(options: AgentOptions): Agent {
     async decide(requestId, input) {
       const rt = getRuntime();
       const request = await rt.store.getApproval(requestId);
-      if (!request) throw new NotFoundError(`No approval request ${requestId}.`, { hint: 'List waiting requests with `countersign pending`.' });
-      if (request.agent !== rt.agentName) throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      if (!request)
+        throw new NotFoundError(`No approval request ${requestId}.`, {
+          hint: 'List waiting requests with `countersign pending`.',
+        });
+      if (request.agent !== rt.agentName)
+        throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
       const at = rt.now().toISOString();
       if (request.status === 'pending' && request.expiresAt <= at) {
         await expireRequest(rt.store, request, at);
@@ -167,7 +198,13 @@ export function createAgent(options: AgentOptions): Agent {
           session: request.session,
           requestId,
           actor: decision.by,
-          data: { verdict: decision.verdict, reason, tool: request.tool, args: request.argsJson, argsHash: request.argsHash },
+          data: {
+            verdict: decision.verdict,
+            reason,
+            tool: request.tool,
+            args: request.argsJson,
+            argsHash: request.argsHash,
+          },
         },
       ]);
       if (!outcome.won) {
@@ -176,7 +213,13 @@ export function createAgent(options: AgentOptions): Agent {
           throw expiredError(requestId, current.expiresAt);
         }
         if (current.decision) throw new AlreadyDecidedError(requestId, current.decision);
-        throw new AlreadyDecidedError(requestId, { verdict: current.status === 'pending' ? 'rejected' : current.status, by: 'unknown', reason: null, at, kind: 'person' });
+        throw new AlreadyDecidedError(requestId, {
+          verdict: current.status === 'pending' ? 'rejected' : current.status,
+          by: 'unknown',
+          reason: null,
+          at,
+          kind: 'person',
+        });
       }
       faultPoint('after-decision');
       return runSession(request.session, undefined);
@@ -195,7 +238,10 @@ export function createAgent(options: AgentOptions): Agent {
     async reconcile(requestId, input) {
       const rt = getRuntime();
       const execution = await rt.store.getExecution(requestId);
-      if (!execution) throw new NotFoundError(`No execution for request ${requestId}.`, { hint: 'List them with `countersign executions`.' });
+      if (!execution)
+        throw new NotFoundError(`No execution for request ${requestId}.`, {
+          hint: 'List them with `countersign executions`.',
+        });
       if (execution.status === 'succeeded' || execution.status === 'failed') {
         throw new AlreadyDecidedError(requestId, {
           verdict: 'approved',
@@ -206,12 +252,24 @@ export function createAgent(options: AgentOptions): Agent {
         });
       }
       const by = input.by?.trim() || 'unknown';
-      const result = input.result ?? (input.outcome === 'succeeded' ? 'Done (confirmed by a person).' : 'Not done (confirmed by a person).');
+      const result =
+        input.result ??
+        (input.outcome === 'succeeded'
+          ? 'Done (confirmed by a person).'
+          : 'Not done (confirmed by a person).');
       await rt.store.finishExecution(requestId, {
         status: input.outcome,
         result,
         at: rt.now().toISOString(),
-        audit: [{ kind: 'execution.reconciled', session: execution.session, requestId, actor: by, data: { outcome: input.outcome, result } }],
+        audit: [
+          {
+            kind: 'execution.reconciled',
+            session: execution.session,
+            requestId,
+            actor: by,
+            data: { outcome: input.outcome, result },
+          },
+        ],
       });
       return runSession(execution.session, undefined);
     },
@@ -227,7 +285,8 @@ function expiredError(requestId: string, expiresAt: string): ExpiredError {
 
 function stateOf(store: Store, namespace: string): ToolState {
   return {
-    get: async <T extends JsonValue = JsonValue>(key: string) => (await store.getState(namespace, key)) as T | undefined,
+    get: async <T extends JsonValue = JsonValue>(key: string) =>
+      (await store.getState(namespace, key)) as T | undefined,
     set: (key, value) => store.setState(namespace, key, value),
   };
 }

@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import type { Store } from '../store/store.ts';
 
@@ -45,13 +45,22 @@ export async function acquireSessionLease(
     if (await store.acquireLease({ session, owner, untilMs: now + options.leaseMs, nowMs: now })) return;
     const lease = await store.getLease(session);
     if (lease?.owner && ownerIsDeadHere(lease.owner)) {
-      const takeOver = { session, owner, untilMs: now + options.leaseMs, nowMs: now, takeOverFrom: lease.owner };
+      const takeOver = {
+        session,
+        owner,
+        untilMs: now + options.leaseMs,
+        nowMs: now,
+        takeOverFrom: lease.owner,
+      };
       if (await store.acquireLease(takeOver)) return;
     }
     if (Date.now() >= deadline) {
-      throw new SessionBusyError(`Session ${session} is being run by another process (${lease?.owner ?? 'unknown'}).`, {
-        hint: 'Try again in a moment; nothing was lost.',
-      });
+      throw new SessionBusyError(
+        `Session ${session} is being run by another process (${lease?.owner ?? 'unknown'}).`,
+        {
+          hint: 'Try again in a moment; nothing was lost.',
+        },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 100);

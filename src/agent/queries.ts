@@ -18,11 +18,17 @@ export async function listPending(
 
 export async function showRequest(store: Store, id: string, now = new Date()): Promise<ApprovalView> {
   const request = await store.getApproval(id);
-  if (!request) throw new NotFoundError(`No approval request ${id}.`, { hint: 'List waiting requests with `countersign pending`.' });
+  if (!request)
+    throw new NotFoundError(`No approval request ${id}.`, {
+      hint: 'List waiting requests with `countersign pending`.',
+    });
   return toApprovalView(request, now.toISOString());
 }
 
-export async function listExecutions(store: Store, filter: { session?: string; status?: ExecutionStatus } = {}) {
+export async function listExecutions(
+  store: Store,
+  filter: { session?: string; status?: ExecutionStatus } = {},
+) {
   return (await store.listExecutions(filter)).map(toExecutionView);
 }
 

@@ -1,9 +1,4 @@
-import {
-  type ApprovalRequest,
-  type Decision,
-  EXPIRED_REASON,
-  MOVED_ON_REASON,
-} from '../core/approval.ts';
+import { type ApprovalRequest, type Decision, EXPIRED_REASON, MOVED_ON_REASON } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
@@ -77,7 +72,9 @@ export class SessionRun {
     for (let step = 1; step <= maxSteps; step++) {
       const { text, calls, unparseable } = await this.callModel();
       if (text) this.lastReply = text;
-      const assistant: Message = calls.length ? { role: 'assistant', text, calls } : { role: 'assistant', text };
+      const assistant: Message = calls.length
+        ? { role: 'assistant', text, calls }
+        : { role: 'assistant', text };
       if (calls.length === 0) {
         await this.commit({ append: [assistant] });
         return;
@@ -89,7 +86,8 @@ export class SessionRun {
         return;
       }
       const settled = await this.settleBatch(batch);
-      if (settled.kind !== 'results') throw new Error('unreachable: a batch without approvals settles at once');
+      if (settled.kind !== 'results')
+        throw new Error('unreachable: a batch without approvals settles at once');
       await this.commit({ append: [assistant, { role: 'tool', results: settled.results }] });
     }
     throw new StepLimitError(`The agent took ${maxSteps} model steps in one turn without finishing.`, {
@@ -141,7 +139,10 @@ export class SessionRun {
         continue;
       }
       const checked = unparseable.has(call.id)
-        ? { ok: false as const, error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.` }
+        ? {
+            ok: false as const,
+            error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.`,
+          }
         : validateArgs(tool, call.args);
       if (!checked.ok) {
         batchCalls.push({ ...base, disposition: { kind: 'error', output: checked.error } });
@@ -165,7 +166,14 @@ export class SessionRun {
         session: this.session.id,
         requestId: request.id,
         actor: this.runtime.agentName,
-        data: { tool: tool.name, toolIdentity: tool.identity, args: request.argsJson, argsHash: request.argsHash, effect: request.effect, expiresAt: request.expiresAt },
+        data: {
+          tool: tool.name,
+          toolIdentity: tool.identity,
+          args: request.argsJson,
+          argsHash: request.argsHash,
+          effect: request.effect,
+          expiresAt: request.expiresAt,
+        },
       });
       batchCalls.push({ ...base, args, disposition: { kind: 'approval', approvalId: request.id } });
     }
@@ -204,12 +212,17 @@ export class SessionRun {
    */
   private async settleBatch(
     batch: OpenBatch,
-  ): Promise<{ kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }> {
+  ): Promise<
+    { kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }
+  > {
     const requests = new Map<string, ApprovalRequest>();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
       const request = await this.store.getApproval(call.disposition.approvalId);
-      if (!request) throw new IntegrityViolationError(`Request ${call.disposition.approvalId} of session ${this.session.id} is missing from the store.`);
+      if (!request)
+        throw new IntegrityViolationError(
+          `Request ${call.disposition.approvalId} of session ${this.session.id} is missing from the store.`,
+        );
       if (request.status === 'pending') return { kind: 'awaiting_approval' };
       requests.set(request.id, request);
     }
@@ -251,10 +264,16 @@ export class SessionRun {
     const context = this.toolContext(call.callId, null);
     try {
       const allowed = await tool.authorize(call.args, context);
-      if (allowed !== true) return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
+      if (allowed !== true)
+        return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
       return { callId: call.callId, tool: call.tool, output: await tool.execute(call.args, context) };
     } catch (error) {
-      return { callId: call.callId, tool: call.tool, output: `The tool failed: ${errorText(error)}`, isError: true };
+      return {
+        callId: call.callId,
+        tool: call.tool,
+        output: `The tool failed: ${errorText(error)}`,
+        isError: true,
+      };
     }
   }
 
@@ -284,26 +303,73 @@ export class SessionRun {
           : null;
     if (problem || !tool) {
       const existing = await this.store.getExecution(request.id);
-      if (existing && existing.status !== 'started') return { kind: 'result', result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' } };
+      if (existing && existing.status !== 'started')
+        return {
+          kind: 'result',
+          result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' },
+        };
       const error = new IntegrityViolationError(`Refused to run request ${request.id}: ${problem}.`, {
         hint: 'Nothing was run. Inspect the store for tampering; the agent was told the call did not run.',
       });
       await this.store.startExecution(
-        { requestId: request.id, session: this.session.id, callId: call.callId, tool: request.tool, args: request.args, idempotencyKey: key, at: now() },
-        [{ kind: 'tamper.refused', session: this.session.id, requestId: request.id, actor: 'countersign', data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash } }],
+        {
+          requestId: request.id,
+          session: this.session.id,
+          callId: call.callId,
+          tool: request.tool,
+          args: request.args,
+          idempotencyKey: key,
+          at: now(),
+        },
+        [
+          {
+            kind: 'tamper.refused',
+            session: this.session.id,
+            requestId: request.id,
+            actor: 'countersign',
+            data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash },
+          },
+        ],
       );
-      await this.store.finishExecution(request.id, { status: 'failed', result: `Refused: ${problem}`, at: now() });
-      return { kind: 'integrity', error, result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true } };
+      await this.store.finishExecution(request.id, {
+        status: 'failed',
+        result: `Refused: ${problem}`,
+        at: now(),
+      });
+      return {
+        kind: 'integrity',
+        error,
+        result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true },
+      };
     }
 
     const started = await this.store.startExecution(
-      { requestId: request.id, session: this.session.id, callId: call.callId, tool: tool.name, args: request.args, idempotencyKey: key, at: now() },
-      [{ kind: 'execution.started', session: this.session.id, requestId: request.id, actor: this.runtime.agentName, data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key } }],
+      {
+        requestId: request.id,
+        session: this.session.id,
+        callId: call.callId,
+        tool: tool.name,
+        args: request.args,
+        idempotencyKey: key,
+        at: now(),
+      },
+      [
+        {
+          kind: 'execution.started',
+          session: this.session.id,
+          requestId: request.id,
+          actor: this.runtime.agentName,
+          data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key },
+        },
+      ],
     );
     if (!started.created) {
       const record = started.record;
       if (record.status === 'succeeded' || record.status === 'failed') {
-        return { kind: 'result', result: { ...base, output: record.result, isError: record.status === 'failed' } };
+        return {
+          kind: 'result',
+          result: { ...base, output: record.result, isError: record.status === 'failed' },
+        };
       }
       if (!tool.idempotent) {
         if (record.status !== 'unknown') {
@@ -334,7 +400,15 @@ export class SessionRun {
       status,
       result: output,
       at: now(),
-      audit: [{ kind: 'execution.finished', session: this.session.id, requestId: request.id, actor: this.runtime.agentName, data: { status, resultHash: sha256Hex(canonicalJson(output)) } }],
+      audit: [
+        {
+          kind: 'execution.finished',
+          session: this.session.id,
+          requestId: request.id,
+          actor: this.runtime.agentName,
+          data: { status, resultHash: sha256Hex(canonicalJson(output)) },
+        },
+      ],
     });
     faultPoint('after-result');
     return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
@@ -362,15 +436,29 @@ export class SessionRun {
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
       const id = call.disposition.approvalId;
-      const decision: Decision = { verdict: 'rejected', by: 'countersign', reason: MOVED_ON_REASON, at, kind: 'moved-on' };
+      const decision: Decision = {
+        verdict: 'rejected',
+        by: 'countersign',
+        reason: MOVED_ON_REASON,
+        at,
+        kind: 'moved-on',
+      };
       // Losing this compare-and-set is fine: a person decided first, and their decision stands.
       await this.store.decide(id, decision, [
-        { kind: 'request.moved-on', session: this.session.id, requestId: id, actor: 'countersign', data: { reason: MOVED_ON_REASON } },
+        {
+          kind: 'request.moved-on',
+          session: this.session.id,
+          requestId: id,
+          actor: 'countersign',
+          data: { reason: MOVED_ON_REASON },
+        },
       ]);
     }
   }
 
-  private async commit(step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>): Promise<void> {
+  private async commit(
+    step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>,
+  ): Promise<void> {
     await this.renewLeaseIfOld();
     this.session = await this.store.commitStep({
       session: this.session.id,
@@ -385,7 +473,12 @@ export class SessionRun {
   private async renewLeaseIfOld(): Promise<void> {
     const now = Date.now();
     if (now - this.leaseRenewedAt < this.runtime.leaseMs / 3) return;
-    await this.store.acquireLease({ session: this.session.id, owner: this.owner, untilMs: now + this.runtime.leaseMs, nowMs: now });
+    await this.store.acquireLease({
+      session: this.session.id,
+      owner: this.owner,
+      untilMs: now + this.runtime.leaseMs,
+      nowMs: now,
+    });
     this.leaseRenewedAt = now;
   }
 
@@ -416,9 +509,21 @@ export class SessionRun {
 }
 
 export async function expireRequest(store: Store, request: ApprovalRequest, at: string): Promise<boolean> {
-  const decision: Decision = { verdict: 'expired', by: 'countersign', reason: EXPIRED_REASON, at, kind: 'expiry' };
+  const decision: Decision = {
+    verdict: 'expired',
+    by: 'countersign',
+    reason: EXPIRED_REASON,
+    at,
+    kind: 'expiry',
+  };
   const outcome = await store.decide(request.id, decision, [
-    { kind: 'request.expired', session: request.session, requestId: request.id, actor: 'countersign', data: { expiresAt: request.expiresAt } },
+    {
+      kind: 'request.expired',
+      session: request.session,
+      requestId: request.id,
+      actor: 'countersign',
+      data: { expiresAt: request.expiresAt },
+    },
   ]);
   return outcome.won;
 }
@@ -426,7 +531,11 @@ export async function expireRequest(store: Store, request: ApprovalRequest, at: 
 function rejectionResult(call: BatchCall, decision: Decision | null): ToolResult {
   const reason = decision?.reason ?? EXPIRED_REASON;
   const lead =
-    decision?.kind === 'expiry' ? 'Expired, not done' : decision?.kind === 'moved-on' ? 'Not done' : 'Rejected by the reviewer, not done';
+    decision?.kind === 'expiry'
+      ? 'Expired, not done'
+      : decision?.kind === 'moved-on'
+        ? 'Not done'
+        : 'Rejected by the reviewer, not done';
   return { callId: call.callId, tool: call.tool, output: `${lead}. Reason: ${reason}`, isError: true };
 }
 

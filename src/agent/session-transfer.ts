@@ -24,7 +24,9 @@ const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('assistant'), text: z.string(), calls: z.array(toolCall).optional() }),
   z.object({
     role: z.literal('tool'),
-    results: z.array(z.object({ callId: z.string(), tool: z.string(), output: json, isError: z.boolean().optional() })),
+    results: z.array(
+      z.object({ callId: z.string(), tool: z.string(), output: json, isError: z.boolean().optional() }),
+    ),
   }),
 ]);
 const disposition = z.discriminatedUnion('kind', [
@@ -110,7 +112,9 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
   if (typeof input !== 'object' || input === null) throw invalid('the file does not hold a JSON object');
   const { digest, ...rest } = input as Record<string, unknown>;
   if (rest.schemaVersion !== SESSION_EXPORT_SCHEMA_VERSION) {
-    throw invalid(`schemaVersion ${JSON.stringify(rest.schemaVersion)} is not supported (expected ${SESSION_EXPORT_SCHEMA_VERSION})`);
+    throw invalid(
+      `schemaVersion ${JSON.stringify(rest.schemaVersion)} is not supported (expected ${SESSION_EXPORT_SCHEMA_VERSION})`,
+    );
   }
   const parsed = body.safeParse(rest);
   if (!parsed.success) {
@@ -125,7 +129,12 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
     if (sha256Hex(approval.argsJson) !== approval.argsHash) {
       throw invalid(`request ${approval.id}: its arguments do not match their hash`);
     }
-    return { ...approval, session: data.session.id, agent: data.session.agent, args: JSON.parse(approval.argsJson) as JsonValue };
+    return {
+      ...approval,
+      session: data.session.id,
+      agent: data.session.agent,
+      args: JSON.parse(approval.argsJson) as JsonValue,
+    };
   });
   const byId = new Map(approvals.map((approval) => [approval.id, approval]));
   for (const call of data.session.batch?.calls ?? []) {

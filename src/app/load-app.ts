@@ -16,7 +16,10 @@ const builtIn: Record<string, string> = {
 };
 
 /** `bookstore` (default), `kitchen`, or a path to a module exporting `agents`. */
-export async function loadApp(spec = process.env.COUNTERSIGN_APP || 'bookstore', cwd = process.cwd()): Promise<AppModule> {
+export async function loadApp(
+  spec = process.env.COUNTERSIGN_APP || 'bookstore',
+  cwd = process.cwd(),
+): Promise<AppModule> {
   const builtInPath = builtIn[spec];
   const url = builtInPath
     ? new URL(builtInPath, import.meta.url).href
@@ -25,15 +28,23 @@ export async function loadApp(spec = process.env.COUNTERSIGN_APP || 'bookstore',
   try {
     loaded = (await import(url)) as Record<string, unknown>;
   } catch (cause) {
-    throw new ConfigError(`Cannot load the app "${spec}": ${cause instanceof Error ? cause.message : String(cause)}`, {
-      hint: 'Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports `agents`.',
-      cause,
-    });
+    throw new ConfigError(
+      `Cannot load the app "${spec}": ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        hint: 'Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports `agents`.',
+        cause,
+      },
+    );
   }
-  const source = (loaded.default && typeof loaded.default === 'object' ? loaded.default : loaded) as Record<string, unknown>;
+  const source = (loaded.default && typeof loaded.default === 'object' ? loaded.default : loaded) as Record<
+    string,
+    unknown
+  >;
   const agents = source.agents;
   if (!Array.isArray(agents) || agents.length === 0) {
-    throw new ConfigError(`The app "${spec}" exports no agents.`, { hint: 'Export `agents`: an array of createAgent(...) results.' });
+    throw new ConfigError(`The app "${spec}" exports no agents.`, {
+      hint: 'Export `agents`: an array of createAgent(...) results.',
+    });
   }
   return {
     agents: agents as Agent[],

@@ -1,5 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { auditTrail, listExecutions, listPending, showRequest, sweepExpired, verifyAudit } from '../agent/queries.ts';
+import {
+  auditTrail,
+  listExecutions,
+  listPending,
+  showRequest,
+  sweepExpired,
+  verifyAudit,
+} from '../agent/queries.ts';
 import { exportSession, importSession } from '../agent/session-transfer.ts';
 import type { TurnResult } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
@@ -58,14 +65,28 @@ export const commands: Record<string, Command> = {
     const agent = await context.agent(values.agent);
     const principal = values.user;
     if (args.length < 2) {
-      return interactiveChat({ agent, session, principal, out, by: decider(values), store: await context.store() });
+      return interactiveChat({
+        agent,
+        session,
+        principal,
+        out,
+        by: decider(values),
+        store: await context.store(),
+      });
     }
-    const result = await agent.chat(session, args.slice(1).join(' '), principal === undefined ? {} : { principal });
+    const result = await agent.chat(
+      session,
+      args.slice(1).join(' '),
+      principal === undefined ? {} : { principal },
+    );
     return printTurn(out, result);
   },
 
   async pending({ values, context, out }) {
-    const filter = { ...(values.session ? { session: values.session } : {}), ...(values.tool ? { tool: values.tool } : {}) };
+    const filter = {
+      ...(values.session ? { session: values.session } : {}),
+      ...(values.tool ? { tool: values.tool } : {}),
+    };
     const list = await listPending(await context.store(), filter);
     if (out.json) out.data(list);
     else out.print(list.length ? list.map(formatApproval).join('\n\n') : 'No requests are waiting.');
@@ -117,7 +138,9 @@ export const commands: Record<string, Command> = {
       throw new InvalidInputError('Say what happened: exactly one of --succeeded or --failed.');
     }
     const execution = await (await context.store()).getExecution(id);
-    const agent = execution ? await context.agentForSession(execution.session) : await context.agentForRequest(id);
+    const agent = execution
+      ? await context.agentForSession(execution.session)
+      : await context.agentForRequest(id);
     const result = await agent.reconcile(id, {
       outcome: values.succeeded ? 'succeeded' : 'failed',
       by: decider(values),
@@ -135,7 +158,8 @@ export const commands: Record<string, Command> = {
   async expire({ context, out }) {
     const expired = await sweepExpired(await context.store());
     if (out.json) out.data({ expired });
-    else out.print(expired.length ? `Expired ${expired.length}: ${expired.join(', ')}` : 'Nothing was overdue.');
+    else
+      out.print(expired.length ? `Expired ${expired.length}: ${expired.join(', ')}` : 'Nothing was overdue.');
     return 0;
   },
 
@@ -144,7 +168,12 @@ export const commands: Record<string, Command> = {
     if (values.verify) {
       const verdict = await verifyAudit(store);
       if (out.json) out.data(verdict);
-      else out.print(verdict.ok ? `Audit chain intact: ${verdict.entries} entries.` : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`);
+      else
+        out.print(
+          verdict.ok
+            ? `Audit chain intact: ${verdict.entries} entries.`
+            : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
+        );
       return verdict.ok ? 0 : 3;
     }
     const entries = await auditTrail(store, values.session ? { session: values.session } : {});
@@ -182,10 +211,15 @@ export const commands: Record<string, Command> = {
       const summary = {
         session: snapshot.session.id,
         messages: snapshot.messages.length,
-        pending: snapshot.approvals.filter((approval) => approval.status === 'pending').map((approval) => approval.id),
+        pending: snapshot.approvals
+          .filter((approval) => approval.status === 'pending')
+          .map((approval) => approval.id),
       };
       if (out.json) out.data(summary);
-      else out.print(`Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`);
+      else
+        out.print(
+          `Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
+        );
       return 0;
     }
     throw new InvalidInputError('Usage: countersign session export SESSION | session import FILE');

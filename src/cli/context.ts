@@ -51,7 +51,10 @@ export class CliContext {
   /** The agent that owns a request, so a decision continues the right session. */
   async agentForRequest(requestId: string): Promise<Agent> {
     const request = await (await this.store()).getApproval(requestId);
-    if (!request) throw new NotFoundError(`No approval request ${requestId}.`, { hint: 'List waiting requests with `countersign pending`.' });
+    if (!request)
+      throw new NotFoundError(`No approval request ${requestId}.`, {
+        hint: 'List waiting requests with `countersign pending`.',
+      });
     return this.agent(request.agent);
   }
 

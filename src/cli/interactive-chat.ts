@@ -31,7 +31,9 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
     return next.done ? null : String(next.value).trim();
   };
 
-  out.print(`countersign — chatting as ${principal ?? 'no signed-in user'} on session "${session}" with agent ${agent.name}.`);
+  out.print(
+    `countersign — chatting as ${principal ?? 'no signed-in user'} on session "${session}" with agent ${agent.name}.`,
+  );
   out.print('Type a message; an empty line or "exit" quits. Waiting requests survive quitting.');
   let waiting = await listPending(store, { session });
   try {
@@ -43,15 +45,21 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
         if (answer === null || answer === '' || answer.toLowerCase() === 'exit') break;
         const lower = answer.toLowerCase();
         if (lower === 'y' || lower === 'yes') {
-          result = await decideAll(waiting.map((a) => a.id), (id) => agent.approve(id, { by: options.by }));
+          result = await decideAll(
+            waiting.map((a) => a.id),
+            (id) => agent.approve(id, { by: options.by }),
+          );
         } else if (lower === 'n' || lower === 'no') {
           const reason = await ask('Reason for the agent (Enter for the default): ');
-          result = await decideAll(waiting.map((a) => a.id), (id) =>
-            agent.reject(id, { by: options.by, reason: reason || DEFAULT_REJECTION_REASON }),
+          result = await decideAll(
+            waiting.map((a) => a.id),
+            (id) => agent.reject(id, { by: options.by, reason: reason || DEFAULT_REJECTION_REASON }),
           );
         } else {
           // Anything else is the person moving on: the waiting calls are rejected as such.
-          result = await guarded(() => agent.chat(session, answer, principal === undefined ? {} : { principal }));
+          result = await guarded(() =>
+            agent.chat(session, answer, principal === undefined ? {} : { principal }),
+          );
         }
       } else {
         const text = await ask('you: ');
@@ -66,13 +74,18 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
   }
   const left = await listPending(store, { session });
   if (left.length > 0) {
-    out.print(`${left.length} request(s) still waiting. Decide later with: npx countersign approve ${left[0]!.id}`);
+    out.print(
+      `${left.length} request(s) still waiting. Decide later with: npx countersign approve ${left[0]!.id}`,
+    );
   }
   return 0;
 }
 
 /** Decides each request; the last successful turn is the one the person sees. */
-async function decideAll(ids: string[], decide: (id: string) => Promise<TurnResult>): Promise<TurnResult | null> {
+async function decideAll(
+  ids: string[],
+  decide: (id: string) => Promise<TurnResult>,
+): Promise<TurnResult | null> {
   let last: TurnResult | null = null;
   for (const id of ids) last = (await guarded(() => decide(id))) ?? last;
   return last;

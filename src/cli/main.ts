@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
-import { CliContext } from './context.ts';
 import { commands, usage } from './commands.ts';
+import { CliContext } from './context.ts';
 import type { Output } from './output.ts';
 
 const options = {
@@ -24,7 +24,9 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export type CliValues = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
+export type CliValues = ReturnType<
+  typeof parseArgs<{ options: typeof options; allowPositionals: true }>
+>['values'];
 
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
@@ -47,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const command = commands[name];
-    if (!command) throw new InvalidInputError(`Unknown command "${name}".`, { hint: 'Run `countersign --help` for the list.' });
+    if (!command)
+      throw new InvalidInputError(`Unknown command "${name}".`, {
+        hint: 'Run `countersign --help` for the list.',
+      });
     return (await command({ args: rest, values: parsed.values, context, out })) ?? 0;
   } catch (error) {
     return reportError(error, json);

@@ -16,8 +16,11 @@ export function decisionNeedsUnexpired(decision: Decision): boolean {
  */
 export function assertArgsBound(request: ApprovalRequest): void {
   if (canonicalJson(request.args) !== request.argsJson) {
-    throw new InvalidInputError(`Approval request ${request.id} has argsJson that is not the canonical JSON of args.`, {
-      hint: 'Build argsJson and argsHash with bindArgs(args).',
-    });
+    throw new InvalidInputError(
+      `Approval request ${request.id} has argsJson that is not the canonical JSON of args.`,
+      {
+        hint: 'Build argsJson and argsHash with bindArgs(args).',
+      },
+    );
   }
 }

@@ -22,7 +22,9 @@ export async function openStore(spec?: string, options: { cwd?: string } = {}): 
   }
   if (trimmed.startsWith('sqlite:')) {
     const path = trimmed.slice('sqlite:'.length);
-    if (path === '') throw new ConfigError('COUNTERSIGN_STORE is "sqlite:" without a file path.', { hint: SUPPORTED });
+    if (path === '') {
+      throw new ConfigError('COUNTERSIGN_STORE is "sqlite:" without a file path.', { hint: SUPPORTED });
+    }
     // A URL-style "sqlite://x" would silently resolve to "/x"; say so instead of guessing.
     if (path.startsWith('//')) {
       throw new ConfigError(`COUNTERSIGN_STORE "${trimmed}" is URL-style; write sqlite:PATH without "//".`, {

@@ -18,7 +18,9 @@ export function assertSnapshotConsistent(snapshot: SessionSnapshot): void {
     if (message.seq !== index) throw problem(`message ${index} has seq ${message.seq}`);
   });
   for (const approval of approvals) {
-    if (approval.session !== session.id) throw problem(`request ${approval.id} belongs to ${approval.session}`);
+    if (approval.session !== session.id) {
+      throw problem(`request ${approval.id} belongs to ${approval.session}`);
+    }
   }
   for (const execution of executions) {
     if (execution.session !== session.id) {

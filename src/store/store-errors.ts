@@ -1,7 +1,7 @@
-import type { ExecutionStatus } from '../core/execution.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
+import type { ExecutionStatus } from '../core/execution.ts';
 
 // Shared by every backend so the same failure reads the same whichever store is configured.
 

@@ -88,7 +88,12 @@ export interface Store {
 
   // sessions and messages
   /** Creates the session if absent; returns the stored record either way. */
-  ensureSession(input: { id: string; agent: string; principal: string | null; at: string }): Promise<SessionRecord>;
+  ensureSession(input: {
+    id: string;
+    agent: string;
+    principal: string | null;
+    at: string;
+  }): Promise<SessionRecord>;
   getSession(id: string): Promise<SessionRecord | null>;
   listSessions(): Promise<SessionRecord[]>;
   loadMessages(session: string): Promise<StoredMessage[]>;

@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
 import { startScriptedOpenAIServer } from '../helpers/scripted-openai-server.ts';
 
-type Approval = { id: string; session: string; tool: string; args: unknown; effect: string; createdAt: string; expiresAt: string };
+type Approval = {
+  id: string;
+  session: string;
+  tool: string;
+  args: unknown;
+  effect: string;
+  createdAt: string;
+  expiresAt: string;
+};
 type Turn = { session: string; status: string; reply: string | null; approvals: Approval[] };
 
 /**
@@ -37,7 +45,11 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     const env = envFor(tempStore());
     const first = await chat(env, 'seed-1', 'Please cancel my order 1044.');
     expect(first.status).toBe('awaiting_approval');
-    expect(first.approvals[0]).toMatchObject({ tool: 'cancel_order', args: { orderId: 1044 }, session: 'seed-1' });
+    expect(first.approvals[0]).toMatchObject({
+      tool: 'cancel_order',
+      args: { orderId: 1044 },
+      session: 'seed-1',
+    });
     expect(Object.keys(first.approvals[0]!)).toEqual(
       expect.arrayContaining(['id', 'session', 'tool', 'args', 'effect', 'createdAt', 'expiresAt']),
     );
@@ -53,12 +65,28 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
 
     const executions = (await runCli(['executions', '--json'], env)).json as Array<Record<string, unknown>>;
     expect(executions).toEqual([
-      expect.objectContaining({ requestId: first.approvals[0]!.id, tool: 'cancel_order', args: { orderId: 1044 }, status: 'succeeded' }),
+      expect.objectContaining({
+        requestId: first.approvals[0]!.id,
+        tool: 'cancel_order',
+        args: { orderId: 1044 },
+        status: 'succeeded',
+      }),
     ]);
     expect(Object.keys(executions[0]!)).toEqual(
-      expect.arrayContaining(['requestId', 'session', 'tool', 'args', 'status', 'result', 'startedAt', 'finishedAt']),
+      expect.arrayContaining([
+        'requestId',
+        'session',
+        'tool',
+        'args',
+        'status',
+        'result',
+        'startedAt',
+        'finishedAt',
+      ]),
     );
-    const shown = (await runCli(['show', first.approvals[0]!.id, '--json'], env)).json as { decision: { by: string; verdict: string } };
+    const shown = (await runCli(['show', first.approvals[0]!.id, '--json'], env)).json as {
+      decision: { by: string; verdict: string };
+    };
     expect(shown.decision).toMatchObject({ by: 'alice', verdict: 'approved' });
     expect((await runCli(['pending', '--json'], env)).json).toEqual([]);
   });
@@ -79,7 +107,10 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
   it('a decision carries no other call: there is no way to pass arguments with it', async () => {
     const env = envFor(tempStore());
     const first = await chat(env, 'seed-3', 'Please cancel my order 1044.');
-    const tampered = await runCli(['approve', first.approvals[0]!.id, '--args', '{"orderId":1043}', '--json'], env);
+    const tampered = await runCli(
+      ['approve', first.approvals[0]!.id, '--args', '{"orderId":1043}', '--json'],
+      env,
+    );
     expect(tampered.code).not.toBe(0);
     expect((tampered.json as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
     // The request is still waiting, untouched, and approving it runs 1044 — never 1043.
@@ -92,7 +123,9 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     const env = envFor(tempStore());
     const first = await chat(env, 'seed-4', 'Please cancel my order 1044.');
     const runs = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => runCli(['approve', first.approvals[0]!.id, '--as', `approver-${i}`, '--json'], env)),
+      Array.from({ length: 8 }, (_, i) =>
+        runCli(['approve', first.approvals[0]!.id, '--as', `approver-${i}`, '--json'], env),
+      ),
     );
     const winners = runs.filter((run) => run.code === 0);
     const losers = runs.filter((run) => run.code !== 0);
@@ -124,7 +157,9 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     const next = await chat(env, 'seed-6', "What's the status of order 1044?");
     expect(next.status).toBe('completed');
     expect(next.reply).toContain('Processing');
-    const shown = (await runCli(['show', first.approvals[0]!.id, '--json'], env)).json as { decision: { kind: string } };
+    const shown = (await runCli(['show', first.approvals[0]!.id, '--json'], env)).json as {
+      decision: { kind: string };
+    };
     expect(shown.decision.kind).toBe('moved-on');
     const late = await runCli(['approve', first.approvals[0]!.id, '--json'], env);
     expect((late.json as { error: { code: string } }).error.code).toBe('ALREADY_DECIDED');
@@ -190,7 +225,11 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
 
   it('the interactive console: proposal shown in full, "y" approves, quitting keeps a waiting request', async () => {
     const env = envFor(tempStore());
-    const run = await runCli(['chat', 'console-1', '--user', 'c-100'], env, 'Please cancel my order 1044.\ny\nPlease cancel my order 1044.\n');
+    const run = await runCli(
+      ['chat', 'console-1', '--user', 'c-100'],
+      env,
+      'Please cancel my order 1044.\ny\nPlease cancel my order 1044.\n',
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('tool:    cancel_order');
     expect(run.stdout).toContain('args:    {"orderId":1044}');
@@ -204,7 +243,11 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
 
   it('the interactive console: any other text rejects as moved on and goes to the agent', async () => {
     const env = { ...envFor(tempStore()), COUNTERSIGN_APP: 'kitchen' };
-    const run = await runCli(['chat', 'kitchen-1'], env, "We're out of eggs, put a dozen on the list.\nActually, make that six\ny\n");
+    const run = await runCli(
+      ['chat', 'kitchen-1'],
+      env,
+      "We're out of eggs, put a dozen on the list.\nActually, make that six\ny\n",
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('{"item":"eggs","quantity":"12"}');
     expect(run.stdout).toContain('{"item":"eggs","quantity":"6"}');

@@ -28,7 +28,9 @@ export function approvalCases(ctx: ConformanceContext): void {
       const { store } = await pending();
       const first = byPerson('rejected', 20, 'alice');
       await store.decide('r1', first);
-      const second = await store.decide('r1', byPerson('approved', 21, 'bob'), [event('request.decided', 's1', 'r1')]);
+      const second = await store.decide('r1', byPerson('approved', 21, 'bob'), [
+        event('request.decided', 's1', 'r1'),
+      ]);
       expect(second.won).toBe(false);
       expect(second.request?.status).toBe('rejected');
       expect(second.request?.decision).toEqual(first);
@@ -63,19 +65,34 @@ export function approvalCases(ctx: ConformanceContext): void {
 
     it('an expired request can still be marked expired, or moved on, by the system', async () => {
       const { store } = await pending(at(30));
-      const expiry: Decision = { verdict: 'expired', by: 'countersign', reason: null, at: at(40), kind: 'expiry' };
+      const expiry: Decision = {
+        verdict: 'expired',
+        by: 'countersign',
+        reason: null,
+        at: at(40),
+        kind: 'expiry',
+      };
       const result = await store.decide('r1', expiry);
       expect(result.won).toBe(true);
       expect(result.request?.status).toBe('expired');
       expect(result.request?.decision).toEqual(expiry);
 
       await raise(store, 's1', [request({ id: 'r2', session: 's1', expiresAt: at(30) })]);
-      const movedOn: Decision = { verdict: 'rejected', by: 'countersign', reason: 'moved on', at: at(40), kind: 'moved-on' };
+      const movedOn: Decision = {
+        verdict: 'rejected',
+        by: 'countersign',
+        reason: 'moved on',
+        at: at(40),
+        kind: 'moved-on',
+      };
       expect((await store.decide('r2', movedOn)).won).toBe(true);
     });
 
     it('deciding an unknown request loses with no request', async () => {
-      expect(await ctx.store().decide('nope', byPerson('approved', 1))).toEqual({ won: false, request: null });
+      expect(await ctx.store().decide('nope', byPerson('approved', 1))).toEqual({
+        won: false,
+        request: null,
+      });
     });
   });
 

@@ -6,7 +6,10 @@ export function auditCases(ctx: ConformanceContext): void {
   describe('audit trail', () => {
     it('assigns seq from 1 and links every entry to the one before', async () => {
       const store = ctx.store();
-      await store.appendAudit([event('request.raised', 's1', 'r1'), event('request.decided', 's1', 'r1')], at(1));
+      await store.appendAudit(
+        [event('request.raised', 's1', 'r1'), event('request.decided', 's1', 'r1')],
+        at(1),
+      );
       await store.appendAudit([event('tamper.ignored', null)], at(2));
       const entries = await store.listAudit();
       expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3]);

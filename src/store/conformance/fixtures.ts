@@ -31,7 +31,9 @@ export function assistantCalling(callId: string, tool: string, args: JsonValue):
   return { role: 'assistant', text: '', calls: [{ id: callId, tool, args }] };
 }
 
-export function request(overrides: Partial<ApprovalRequest> & { id: string; session: string }): ApprovalRequest {
+export function request(
+  overrides: Partial<ApprovalRequest> & { id: string; session: string },
+): ApprovalRequest {
   const args = overrides.args ?? { isbn: '978-0', quantity: 2, note: 'gift wrap' };
   return {
     agent: 'bookstore',
@@ -49,10 +51,20 @@ export function request(overrides: Partial<ApprovalRequest> & { id: string; sess
 }
 
 export function byPerson(verdict: 'approved' | 'rejected', seconds: number, by = 'alice'): Decision {
-  return { verdict, by, reason: verdict === 'rejected' ? 'not today' : null, at: at(seconds), kind: 'person' };
+  return {
+    verdict,
+    by,
+    reason: verdict === 'rejected' ? 'not today' : null,
+    at: at(seconds),
+    kind: 'person',
+  };
 }
 
-export function event(kind: AuditEvent['kind'], session: string | null, requestId: string | null = null): AuditEvent {
+export function event(
+  kind: AuditEvent['kind'],
+  session: string | null,
+  requestId: string | null = null,
+): AuditEvent {
   return { kind, session, requestId, actor: 'tester', data: { note: `${kind} for ${session ?? 'none'}` } };
 }
 

@@ -15,24 +15,34 @@ export function leaseCases(ctx: ConformanceContext): void {
 
     it('grants a free lease and records owner and expiry', async () => {
       const store = await session();
-      expect(await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) })).toBe(true);
+      expect(await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) })).toBe(
+        true,
+      );
       expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(30) });
     });
 
     it('refuses a held lease to another owner, and lets the holder renew it', async () => {
       const store = await session();
       await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
-      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(10) })).toBe(false);
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(10) }),
+      ).toBe(false);
       expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(30) });
-      expect(await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(60), nowMs: atMs(10) })).toBe(true);
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(60), nowMs: atMs(10) }),
+      ).toBe(true);
       expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(60) });
     });
 
     it('a lease is still held at its expiry instant and free just after it', async () => {
       const store = await session();
       await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
-      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(30) })).toBe(false);
-      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(31) })).toBe(true);
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(30) }),
+      ).toBe(false);
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(31) }),
+      ).toBe(true);
       expect((await store.getLease('s1'))?.owner).toBe('b');
     });
 
@@ -53,12 +63,16 @@ export function leaseCases(ctx: ConformanceContext): void {
       expect((await store.getLease('s1'))?.owner).toBe('a');
       await store.releaseLease('s1', 'a');
       expect((await store.getLease('s1'))?.owner).toBeNull();
-      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(1) })).toBe(true);
+      expect(await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(40), nowMs: atMs(1) })).toBe(
+        true,
+      );
     });
 
     it('cannot lease a session that does not exist', async () => {
       const store = ctx.store();
-      expect(await store.acquireLease({ session: 'nope', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) })).toBe(false);
+      expect(
+        await store.acquireLease({ session: 'nope', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) }),
+      ).toBe(false);
       await expect(store.releaseLease('nope', 'a')).resolves.toBeUndefined();
       expect(await store.getLease('nope')).toBeNull();
     });

@@ -74,8 +74,16 @@ export function ledgerCases(ctx: ConformanceContext): void {
       const unknown = await store.finishExecution('r1', { status: 'unknown', result: null, at: at(11) });
       expect(unknown.status).toBe('unknown');
       expect(unknown.result).toBeNull();
-      const settled = await store.finishExecution('r1', { status: 'failed', result: 'it did not go through', at: at(12) });
-      expect(settled).toMatchObject({ status: 'failed', result: 'it did not go through', finishedAt: at(12) });
+      const settled = await store.finishExecution('r1', {
+        status: 'failed',
+        result: 'it did not go through',
+        at: at(12),
+      });
+      expect(settled).toMatchObject({
+        status: 'failed',
+        result: 'it did not go through',
+        finishedAt: at(12),
+      });
       await expect(
         store.finishExecution('r1', { status: 'succeeded', result: 'again', at: at(13) }),
       ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
@@ -89,7 +97,9 @@ export function ledgerCases(ctx: ConformanceContext): void {
     });
 
     it('starting an execution for an unknown session is NOT_FOUND', async () => {
-      await expect(ctx.store().startExecution(start('r1', 'nope'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(ctx.store().startExecution(start('r1', 'nope'))).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
       expect(await ctx.store().getExecution('r1')).toBeNull();
     });
 

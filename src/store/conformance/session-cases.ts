@@ -4,13 +4,22 @@ import { assistantCalling, at, type ConformanceContext, leasedSession, request, 
 
 const batch: OpenBatch = {
   messageSeq: 1,
-  calls: [{ callId: 'c1', tool: 'place_order', args: { q: 1 }, disposition: { kind: 'approval', approvalId: 'r1' } }],
+  calls: [
+    {
+      callId: 'c1',
+      tool: 'place_order',
+      args: { q: 1 },
+      disposition: { kind: 'approval', approvalId: 'r1' },
+    },
+  ],
 };
 
 export function sessionCases(ctx: ConformanceContext): void {
   describe('sessions', () => {
     it('creates a session with no messages and no batch', async () => {
-      const created = await ctx.store().ensureSession({ id: 's1', agent: 'bookstore', principal: 'alice', at: at(1) });
+      const created = await ctx
+        .store()
+        .ensureSession({ id: 's1', agent: 'bookstore', principal: 'alice', at: at(1) });
       expect(created).toEqual({
         id: 's1',
         agent: 'bookstore',
@@ -163,14 +172,26 @@ export function sessionCases(ctx: ConformanceContext): void {
       const store = ctx.store();
       await store.ensureSession({ id: 's1', agent: 'a', principal: null, at: at(0) });
       await expect(
-        store.commitStep({ session: 's1', leaseOwner: 'run-1', expectedMessageCount: 0, append: [user('x')], at: at(1) }),
+        store.commitStep({
+          session: 's1',
+          leaseOwner: 'run-1',
+          expectedMessageCount: 0,
+          append: [user('x')],
+          at: at(1),
+        }),
       ).rejects.toMatchObject({ code: 'SESSION_BUSY' });
     });
 
     it('refuses a step computed against a stale message count, writing nothing', async () => {
       const store = ctx.store();
       await leasedSession(store, 's1');
-      await store.commitStep({ session: 's1', leaseOwner: 'run-1', expectedMessageCount: 0, append: [user('a')], at: at(1) });
+      await store.commitStep({
+        session: 's1',
+        leaseOwner: 'run-1',
+        expectedMessageCount: 0,
+        append: [user('a')],
+        at: at(1),
+      });
       const stale = store.commitStep({
         session: 's1',
         leaseOwner: 'run-1',
@@ -189,7 +210,9 @@ export function sessionCases(ctx: ConformanceContext): void {
 
     it('fails with NOT_FOUND for an unknown session', async () => {
       await expect(
-        ctx.store().commitStep({ session: 'nope', leaseOwner: 'r', expectedMessageCount: 0, append: [], at: at(1) }),
+        ctx
+          .store()
+          .commitStep({ session: 'nope', leaseOwner: 'r', expectedMessageCount: 0, append: [], at: at(1) }),
       ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
 
@@ -209,7 +232,10 @@ export function sessionCases(ctx: ConformanceContext): void {
         leaseOwner: 'run-1',
         expectedMessageCount: 1,
         append: [user('b')],
-        approvals: [request({ id: 'r2', session: 's1' }), request({ id: 'r1', session: 's1', tool: 'other' })],
+        approvals: [
+          request({ id: 'r2', session: 's1' }),
+          request({ id: 'r1', session: 's1', tool: 'other' }),
+        ],
         at: at(2),
       });
       await expect(duplicate).rejects.toMatchObject({ code: 'INVALID_INPUT' });
@@ -221,7 +247,10 @@ export function sessionCases(ctx: ConformanceContext): void {
     it('rejects a request whose argsJson is not the canonical JSON of its args', async () => {
       const store = ctx.store();
       await leasedSession(store, 's1');
-      const bad = { ...request({ id: 'r1', session: 's1', args: { b: 1, a: 2 } }), argsJson: '{"b":1,"a":2}' };
+      const bad = {
+        ...request({ id: 'r1', session: 's1', args: { b: 1, a: 2 } }),
+        argsJson: '{"b":1,"a":2}',
+      };
       await expect(
         store.commitStep({
           session: 's1',

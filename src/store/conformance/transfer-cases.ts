@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../store.ts';
-import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request, user } from './fixtures.ts';
+import {
+  at,
+  byPerson,
+  type ConformanceContext,
+  event,
+  leasedSession,
+  raise,
+  request,
+  user,
+} from './fixtures.ts';
 
 /** A session with every kind of row: messages, a batch, decided and pending requests, a ledger row. */
 async function fullSession(store: Store): Promise<void> {
@@ -12,7 +21,10 @@ async function fullSession(store: Store): Promise<void> {
     append: [user('order two copies')],
     at: at(1),
   });
-  await raise(store, 's1', [request({ id: 'r1', session: 's1' }), request({ id: 'r2', session: 's1', createdAt: at(11) })]);
+  await raise(store, 's1', [
+    request({ id: 'r1', session: 's1' }),
+    request({ id: 'r2', session: 's1', createdAt: at(11) }),
+  ]);
   await store.commitStep({
     session: 's1',
     leaseOwner: 'run-1',
@@ -20,7 +32,14 @@ async function fullSession(store: Store): Promise<void> {
     append: [],
     batch: {
       messageSeq: 2,
-      calls: [{ callId: 'call-r2', tool: 'place_order', args: {}, disposition: { kind: 'approval', approvalId: 'r2' } }],
+      calls: [
+        {
+          callId: 'call-r2',
+          tool: 'place_order',
+          args: {},
+          disposition: { kind: 'approval', approvalId: 'r2' },
+        },
+      ],
     },
     at: at(12),
   });
@@ -69,7 +88,12 @@ export function transferCases(ctx: ConformanceContext): void {
       const { store: target, cleanup } = await ctx.fresh();
       try {
         await target.importSession(snapshot);
-        await target.acquireLease({ session: 's1', owner: 'run-2', untilMs: Date.now() + 60_000, nowMs: Date.now() });
+        await target.acquireLease({
+          session: 's1',
+          owner: 'run-2',
+          untilMs: Date.now() + 60_000,
+          nowMs: Date.now(),
+        });
         const record = await target.commitStep({
           session: 's1',
           leaseOwner: 'run-2',
@@ -79,7 +103,11 @@ export function transferCases(ctx: ConformanceContext): void {
           at: at(20),
         });
         expect(record.messageCount).toBe(4);
-        expect((await target.loadMessages('s1')).at(-1)).toEqual({ seq: 3, at: at(20), message: user('thanks') });
+        expect((await target.loadMessages('s1')).at(-1)).toEqual({
+          seq: 3,
+          at: at(20),
+          message: user('thanks'),
+        });
         expect((await target.decide('r2', byPerson('rejected', 21))).won).toBe(true);
       } finally {
         await target.close();

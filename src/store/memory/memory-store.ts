@@ -6,6 +6,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import type { Store } from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -17,7 +18,6 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
-import type { Store } from '../store.ts';
 
 interface SessionEntry {
   record: SessionRecord;
@@ -121,14 +121,18 @@ export function createMemoryStore(): Store {
 
     async commitStep(step) {
       const entry = requireSession(step.session);
-      if (entry.leaseOwner !== step.leaseOwner) throw leaseLost(step.session, entry.leaseOwner, step.leaseOwner);
+      if (entry.leaseOwner !== step.leaseOwner) {
+        throw leaseLost(step.session, entry.leaseOwner, step.leaseOwner);
+      }
       if (entry.record.messageCount !== step.expectedMessageCount) {
         throw staleStep(step.session, entry.record.messageCount, step.expectedMessageCount);
       }
       const newApprovals = step.approvals ?? [];
       const seen = new Set<string>();
       for (const request of newApprovals) {
-        if (request.session !== step.session) throw approvalOutsideSession(request.id, request.session, step.session);
+        if (request.session !== step.session) {
+          throw approvalOutsideSession(request.id, request.session, step.session);
+        }
         if (approvals.has(request.id) || seen.has(request.id)) throw approvalExists(request.id);
         assertArgsBound(request);
         seen.add(request.id);
@@ -267,7 +271,9 @@ export function createMemoryStore(): Store {
     },
 
     async listAudit(filter = {}) {
-      return audit.filter((entry) => filter.session === undefined || entry.session === filter.session).map(copy);
+      return audit
+        .filter((entry) => filter.session === undefined || entry.session === filter.session)
+        .map(copy);
     },
 
     async getState(namespace, key) {
@@ -313,7 +319,12 @@ export function createMemoryStore(): Store {
         seenExecutions.add(record.requestId);
       }
       const imported = copy(snapshot);
-      sessions.set(id, { record: imported.session, messages: imported.messages, leaseOwner: null, leaseUntil: 0 });
+      sessions.set(id, {
+        record: imported.session,
+        messages: imported.messages,
+        leaseOwner: null,
+        leaseUntil: 0,
+      });
       for (const request of imported.approvals) approvals.set(request.id, request);
       for (const record of imported.executions) executions.set(record.requestId, record);
       appendAuditEntries(events, new Date().toISOString());

@@ -23,9 +23,12 @@ function enableWal(db: DatabaseSync, busyTimeoutMs: number): void {
     try {
       const row = db.prepare('PRAGMA journal_mode=WAL').get();
       if (row?.journal_mode === 'wal') return;
-      throw new StoreUnavailableError(`SQLite refused WAL mode (journal_mode is ${String(row?.journal_mode)}).`, {
-        hint: 'Put the store on a local file system; WAL does not work on network shares.',
-      });
+      throw new StoreUnavailableError(
+        `SQLite refused WAL mode (journal_mode is ${String(row?.journal_mode)}).`,
+        {
+          hint: 'Put the store on a local file system; WAL does not work on network shares.',
+        },
+      );
     } catch (error) {
       if (!isBusy(error) || Date.now() >= deadline) throw error;
       sleepMs(5 + Math.floor(Math.random() * 20));

@@ -44,10 +44,13 @@ export function translateSqliteError(error: unknown, path: string): unknown {
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return new StoreUnavailableError(`The store at ${path} stayed locked past the busy timeout ${detail}.`, {
-        hint: 'Another process holds a write lock; try again.',
-        cause: error,
-      });
+      return new StoreUnavailableError(
+        `The store at ${path} stayed locked past the busy timeout ${detail}.`,
+        {
+          hint: 'Another process holds a write lock; try again.',
+          cause: error,
+        },
+      );
     case SQLITE_CANTOPEN:
     case SQLITE_NOTADB:
     case SQLITE_PERM:
@@ -64,9 +67,12 @@ export function translateSqliteError(error: unknown, path: string): unknown {
         cause: error,
       });
     case SQLITE_CONSTRAINT:
-      return new InvalidInputError(`The write conflicts with data already in the store at ${path} ${detail}.`, {
-        cause: error,
-      });
+      return new InvalidInputError(
+        `The write conflicts with data already in the store at ${path} ${detail}.`,
+        {
+          cause: error,
+        },
+      );
     default:
       return error;
   }

@@ -155,7 +155,12 @@ describe('SQLite store', () => {
         'SELECT result AS v FROM executions',
         'SELECT data AS v FROM audit',
         'SELECT value AS v FROM state',
-      ].flatMap((query) => db.prepare(query).all().map((row) => row.v)),
+      ].flatMap((query) =>
+        db
+          .prepare(query)
+          .all()
+          .map((row) => row.v),
+      ),
     );
     expect(payloads.length).toBeGreaterThanOrEqual(8);
     for (const payload of payloads) expect(payload).toMatch(/^enc:/);
@@ -218,7 +223,9 @@ describe('SQLite store', () => {
   it('a file that is not a database is STORE_UNAVAILABLE', async () => {
     const bogus = join(dir, 'notes.txt');
     await writeFile(bogus, 'these are my notes, not a database\n'.repeat(200));
-    expect(() => createSqliteStore({ path: bogus })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }));
+    expect(() => createSqliteStore({ path: bogus })).toThrow(
+      expect.objectContaining({ code: 'STORE_UNAVAILABLE' }),
+    );
   });
 
   it('a file from a newer countersign is refused', async () => {
@@ -281,7 +288,9 @@ describe('SQLite store', () => {
     await raise(store, 's1', [request({ id: 'r1', session: 's1', expiresAt: '2999-01-01T00:00:00.000Z' })]);
     const startAt = String(Date.now() + 1500);
     const outputs = await Promise.all(
-      ['p1', 'p2', 'p3', 'p4'].map((by) => runFixture('decide-race.fixture.ts', [path, 's1', 'r1', by, startAt])),
+      ['p1', 'p2', 'p3', 'p4'].map((by) =>
+        runFixture('decide-race.fixture.ts', [path, 's1', 'r1', by, startAt]),
+      ),
     );
     const results = outputs.map((output) => JSON.parse(output) as { won: boolean; decidedBy: string | null });
     expect(results.filter((result) => result.won)).toHaveLength(1);
@@ -296,7 +305,9 @@ describe('SQLite store', () => {
   it('four processes creating the same new file at once all succeed', async () => {
     const startAt = String(Date.now() + 1500);
     const names = ['p1', 'p2', 'p3', 'p4'];
-    const outputs = await Promise.all(names.map((name) => runFixture('open-race.fixture.ts', [path, name, startAt])));
+    const outputs = await Promise.all(
+      names.map((name) => runFixture('open-race.fixture.ts', [path, name, startAt])),
+    );
     expect(outputs).toEqual(['ok', 'ok', 'ok', 'ok']);
     const store = open();
     for (const name of names) expect(await store.getState('open-race', name)).toBe(true);

@@ -1,26 +1,11 @@
 import { resolve } from 'node:path';
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import type { ApprovalRequest, Decision } from '../../core/approval.ts';
-import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
-import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import type { Decision } from '../../core/approval.ts';
+import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
-import type { StoredMessage } from '../../core/messages.ts';
-import type { SessionRecord } from '../../core/session.ts';
-import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import {
-  approvalExists,
-  approvalOutsideSession,
-  executionAlreadyFinished,
-  executionExists,
-  executionNotFound,
-  leaseLost,
-  sessionExists,
-  sessionNotFound,
-  staleStep,
-} from '../store-errors.ts';
 import type {
   ApprovalFilter,
   DecideResult,
@@ -33,18 +18,22 @@ import type {
   StepCommit,
   Store,
 } from '../store.ts';
-import { openDatabase } from './open-database.ts';
 import {
-  type Row,
-  toApproval,
-  toAuditEntry,
-  toAuditTail,
-  toExecution,
-  toMessage,
-  toSession,
-  toStateValue,
-} from './rows.ts';
-import { translateSqliteError } from './sqlite-errors.ts';
+  approvalOutsideSession,
+  executionAlreadyFinished,
+  executionExists,
+  executionNotFound,
+  leaseLost,
+  sessionExists,
+  sessionNotFound,
+  staleStep,
+} from '../store-errors.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
+import { createConnection } from './connection.ts';
+import { openDatabase } from './open-database.ts';
+import { createRowQueries } from './row-queries.ts';
+import { createRowWriters } from './row-writers.ts';
+import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -62,174 +51,27 @@ export interface SqliteStore extends Store {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
-const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
-const APPROVAL_COLUMNS =
-  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision';
-const EXECUTION_COLUMNS =
-  'request_id, session, call_id, tool, args, idempotency_key, status, result, attempts, started_at, finished_at';
-const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';
-
 /**
- * The Store on one SQLite file shared by any number of processes. Every write is a
- * BEGIN IMMEDIATE transaction, so the write lock is taken up front (waiting up to the busy
- * timeout) instead of failing half-way when a read would have to be upgraded.
+ * The Store on one SQLite file shared by any number of processes: each method is one
+ * statement or one transaction, so a crash or a competing process never sees half a write.
  */
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const path = resolve(options.path);
   const codec = options.codec ?? jsonCodec;
-  const db: DatabaseSync = openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
-  const statements = new Map<string, StatementSync>();
-
-  function sql(text: string): StatementSync {
-    let statement = statements.get(text);
-    if (statement === undefined) {
-      statement = db.prepare(text);
-      statements.set(text, statement);
-    }
-    return statement;
-  }
-
-  function run<T>(work: () => T): T {
-    if (!db.isOpen) {
-      throw new StoreUnavailableError(`The store at ${path} is closed.`, {
-        hint: 'Open the store again; a closed store cannot be reused.',
-      });
-    }
-    try {
-      return work();
-    } catch (error) {
-      throw translateSqliteError(error, path);
-    }
-  }
-
-  function transaction<T>(begin: 'BEGIN IMMEDIATE' | 'BEGIN', work: () => T): T {
-    return run(() => {
-      db.exec(begin);
-      try {
-        const result = work();
-        db.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw error;
-      }
-    });
-  }
-
-  const write = <T>(work: () => T): T => transaction('BEGIN IMMEDIATE', work);
-  // A deferred transaction gives multi-statement reads one consistent snapshot.
-  const snapshotRead = <T>(work: () => T): T => transaction('BEGIN', work);
-
-  function sessionById(id: string): SessionRecord | null {
-    const row = sql(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get(id);
-    return row === undefined ? null : toSession(codec, row);
-  }
-
-  function requireSession(id: string): SessionRecord {
-    const session = sessionById(id);
-    if (session === null) throw sessionNotFound(id);
-    return session;
-  }
-
-  function approvalById(id: string): ApprovalRequest | null {
-    const row = sql(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = ?`).get(id);
-    return row === undefined ? null : toApproval(codec, row);
-  }
-
-  function executionById(requestId: string): ExecutionRecord | null {
-    const row = sql(`SELECT ${EXECUTION_COLUMNS} FROM executions WHERE request_id = ?`).get(requestId);
-    return row === undefined ? null : toExecution(codec, row);
-  }
-
-  function messagesOf(session: string): StoredMessage[] {
-    return sql('SELECT session, seq, at, body FROM messages WHERE session = ? ORDER BY seq')
-      .all(session)
-      .map((row) => toMessage(codec, row));
-  }
-
-  function insertMessage(session: string, message: StoredMessage): void {
-    sql('INSERT INTO messages (session, seq, at, body) VALUES (?, ?, ?, ?)').run(
-      session,
-      message.seq,
-      message.at,
-      codec.encode(message.message),
-    );
-  }
-
-  function insertApproval(request: ApprovalRequest): void {
-    assertArgsBound(request);
-    if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
-      throw approvalExists(request.id);
-    }
-    // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
-    // codec the column holds exactly the text that was shown and hashed.
-    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      request.id,
-      request.session,
-      request.agent,
-      request.callId,
-      request.tool,
-      codec.encode(JSON.parse(request.argsJson)),
-      request.argsHash,
-      request.effect,
-      request.createdAt,
-      request.expiresAt,
-      request.status,
-      request.decision === null ? null : codec.encode(request.decision),
-    );
-  }
-
-  function insertExecution(record: ExecutionRecord): void {
-    sql(`INSERT INTO executions (${EXECUTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      record.requestId,
-      record.session,
-      record.callId,
-      record.tool,
-      codec.encode(record.args),
-      record.idempotencyKey,
-      record.status,
-      record.result === null ? null : codec.encode(record.result),
-      record.attempts,
-      record.startedAt,
-      record.finishedAt,
-    );
-  }
-
-  /** Must run inside a write transaction: the chain's tail cannot move under us there. */
-  function appendAuditRows(events: readonly AuditEvent[] | undefined, at: string): void {
-    if (events === undefined || events.length === 0) return;
-    const tail = sql('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get();
-    let { seq, hash: prevHash } = tail === undefined ? { seq: 0, hash: AUDIT_GENESIS } : toAuditTail(tail);
-    const insert = sql(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    for (const event of events) {
-      seq += 1;
-      const hash = auditHash(prevHash, { ...event, seq, at });
-      insert.run(
-        seq,
-        at,
-        event.kind,
-        event.session,
-        event.requestId,
-        event.actor,
-        codec.encode(event.data),
-        Buffer.from(prevHash, 'hex'),
-        Buffer.from(hash, 'hex'),
-      );
-      prevHash = hash;
-    }
-  }
-
-  function filtered(
-    columns: string,
-    table: string,
-    conditions: ReadonlyArray<[column: string, value: string | undefined]>,
-    order: string,
-  ): Row[] {
-    const used = conditions.filter((entry): entry is [string, string] => entry[1] !== undefined);
-    const where = used.length === 0 ? '' : ` WHERE ${used.map(([column]) => `${column} = ?`).join(' AND ')}`;
-    const values: SQLInputValue[] = used.map(([, value]) => value);
-    return sql(`SELECT ${columns} FROM ${table}${where} ORDER BY ${order}`).all(...values);
-  }
+  const { sql, run, write, snapshotRead, close } = createConnection(
+    openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS),
+    path,
+  );
+  const { sessionById, requireSession, approvalById, executionById, messagesOf, filtered } = createRowQueries(
+    sql,
+    codec,
+  );
+  const {
+    insertMessage,
+    insertApproval,
+    insertExecution,
+    appendAudit: appendAuditRows,
+  } = createRowWriters(sql, codec);
 
   const store: SqliteStore = {
     kind: 'sqlite',
@@ -276,11 +118,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           seq += 1;
         }
         for (const request of step.approvals ?? []) {
-          if (request.session !== step.session) throw approvalOutsideSession(request.id, request.session, step.session);
+          if (request.session !== step.session) {
+            throw approvalOutsideSession(request.id, request.session, step.session);
+          }
           insertApproval(request);
         }
         if (step.batch === undefined) {
-          sql('UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?').run(seq, step.at, step.session);
+          sql('UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?').run(
+            seq,
+            step.at,
+            step.session,
+          );
         } else {
           sql('UPDATE sessions SET message_count = ?, updated_at = ?, batch = ? WHERE id = ?').run(
             seq,
@@ -439,7 +287,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
       return run(() =>
-        filtered(AUDIT_COLUMNS, 'audit', [['session', filter.session]], 'seq').map((row) => toAuditEntry(codec, row)),
+        filtered(AUDIT_COLUMNS, 'audit', [['session', filter.session]], 'seq').map((row) =>
+          toAuditEntry(codec, row),
+        ),
       );
     },
 
@@ -466,14 +316,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         return {
           session,
           messages: messagesOf(id),
-          approvals: sql(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE session = ? ORDER BY created_at, id`)
-            .all(id)
-            .map((row) => toApproval(codec, row)),
-          executions: sql(
-            `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE session = ? ORDER BY started_at, request_id`,
-          )
-            .all(id)
-            .map((row) => toExecution(codec, row)),
+          approvals: filtered(APPROVAL_COLUMNS, 'approvals', [['session', id]], 'created_at, id').map((row) =>
+            toApproval(codec, row),
+          ),
+          executions: filtered(
+            EXECUTION_COLUMNS,
+            'executions',
+            [['session', id]],
+            'started_at, request_id',
+          ).map((row) => toExecution(codec, row)),
         };
       });
     },
@@ -483,9 +334,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       write(() => {
         const { session } = snapshot;
         if (sessionById(session.id) !== null) throw sessionExists(session.id);
-        sql(
-          `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
+        sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
           session.id,
           session.agent,
           session.principal,
@@ -505,15 +354,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async checkpoint() {
-      run(() => {
-        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      });
+      run(() => sql('PRAGMA wal_checkpoint(TRUNCATE)').get());
     },
 
     async close() {
-      if (!db.isOpen) return;
-      statements.clear();
-      db.close();
+      close();
     },
   };
   return store;

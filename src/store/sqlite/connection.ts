@@ -1,0 +1,74 @@
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { translateSqliteError } from './sqlite-errors.ts';
+
+export type Sql = (text: string) => StatementSync;
+
+export interface Connection {
+  /** A prepared statement for this text, prepared once per connection. */
+  sql: Sql;
+  /** Runs work on the open connection, turning SQLite failures into typed errors. */
+  run<T>(work: () => T): T;
+  /** BEGIN IMMEDIATE: the write lock is taken up front, waiting up to the busy timeout. */
+  write<T>(work: () => T): T;
+  /** A deferred transaction: several reads see one consistent snapshot. */
+  snapshotRead<T>(work: () => T): T;
+  close(): void;
+}
+
+/**
+ * Every write takes the lock at BEGIN: a deferred transaction that reads first and then
+ * writes can fail with SQLITE_BUSY half-way, without waiting, once another process has
+ * committed in between — which with several processes on one file is routine.
+ */
+export function createConnection(db: DatabaseSync, path: string): Connection {
+  const statements = new Map<string, StatementSync>();
+
+  function sql(text: string): StatementSync {
+    let statement = statements.get(text);
+    if (statement === undefined) {
+      statement = db.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  function run<T>(work: () => T): T {
+    if (!db.isOpen) {
+      throw new StoreUnavailableError(`The store at ${path} is closed.`, {
+        hint: 'Open the store again; a closed store cannot be reused.',
+      });
+    }
+    try {
+      return work();
+    } catch (error) {
+      throw translateSqliteError(error, path);
+    }
+  }
+
+  function transaction<T>(begin: 'BEGIN IMMEDIATE' | 'BEGIN', work: () => T): T {
+    return run(() => {
+      db.exec(begin);
+      try {
+        const result = work();
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.isTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  return {
+    sql,
+    run,
+    write: (work) => transaction('BEGIN IMMEDIATE', work),
+    snapshotRead: (work) => transaction('BEGIN', work),
+    close() {
+      if (!db.isOpen) return;
+      statements.clear();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import type { SQLInputValue } from 'node:sqlite';
+import type { ApprovalRequest } from '../../core/approval.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import type { SessionRecord } from '../../core/session.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { sessionNotFound } from '../store-errors.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
+import type { Sql } from './connection.ts';
+import { type Row, toApproval, toExecution, toMessage, toSession } from './rows.ts';
+
+export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
+
+/** The SELECTs used both on their own and inside write transactions. */
+export function createRowQueries(sql: Sql, codec: PayloadCodec) {
+  function sessionById(id: string): SessionRecord | null {
+    const row = sql(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get(id);
+    return row === undefined ? null : toSession(codec, row);
+  }
+
+  function requireSession(id: string): SessionRecord {
+    const session = sessionById(id);
+    if (session === null) throw sessionNotFound(id);
+    return session;
+  }
+
+  function approvalById(id: string): ApprovalRequest | null {
+    const row = sql(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = ?`).get(id);
+    return row === undefined ? null : toApproval(codec, row);
+  }
+
+  function executionById(requestId: string): ExecutionRecord | null {
+    const row = sql(`SELECT ${EXECUTION_COLUMNS} FROM executions WHERE request_id = ?`).get(requestId);
+    return row === undefined ? null : toExecution(codec, row);
+  }
+
+  function messagesOf(session: string): StoredMessage[] {
+    return sql('SELECT session, seq, at, body FROM messages WHERE session = ? ORDER BY seq')
+      .all(session)
+      .map((row) => toMessage(codec, row));
+  }
+
+  /** Equality filters on optional values; each combination is its own cached statement. */
+  function filtered(columns: string, table: string, conditions: Conditions, order: string): Row[] {
+    const used = conditions.filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+    const where = used.length === 0 ? '' : ` WHERE ${used.map(([column]) => `${column} = ?`).join(' AND ')}`;
+    const values: SQLInputValue[] = used.map(([, value]) => value);
+    return sql(`SELECT ${columns} FROM ${table}${where} ORDER BY ${order}`).all(...values);
+  }
+
+  return { sessionById, requireSession, approvalById, executionById, messagesOf, filtered };
+}

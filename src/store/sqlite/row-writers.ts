@@ -1,0 +1,87 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
+import { AUDIT_GENESIS, type AuditEvent, auditHash } from '../../core/audit.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import { assertArgsBound } from '../approval-rules.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { approvalExists } from '../store-errors.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS } from './columns.ts';
+import type { Sql } from './connection.ts';
+import { toAuditTail } from './rows.ts';
+
+/** The INSERTs shared by the step commit, the ledger and import; callers own the transaction. */
+export function createRowWriters(sql: Sql, codec: PayloadCodec) {
+  function insertMessage(session: string, message: StoredMessage): void {
+    sql('INSERT INTO messages (session, seq, at, body) VALUES (?, ?, ?, ?)').run(
+      session,
+      message.seq,
+      message.at,
+      codec.encode(message.message),
+    );
+  }
+
+  function insertApproval(request: ApprovalRequest): void {
+    assertArgsBound(request);
+    if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
+      throw approvalExists(request.id);
+    }
+    // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
+    // codec the column holds exactly the text that was shown and hashed.
+    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      request.id,
+      request.session,
+      request.agent,
+      request.callId,
+      request.tool,
+      codec.encode(JSON.parse(request.argsJson)),
+      request.argsHash,
+      request.effect,
+      request.createdAt,
+      request.expiresAt,
+      request.status,
+      request.decision === null ? null : codec.encode(request.decision),
+    );
+  }
+
+  function insertExecution(record: ExecutionRecord): void {
+    sql(`INSERT INTO executions (${EXECUTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      record.requestId,
+      record.session,
+      record.callId,
+      record.tool,
+      codec.encode(record.args),
+      record.idempotencyKey,
+      record.status,
+      record.result === null ? null : codec.encode(record.result),
+      record.attempts,
+      record.startedAt,
+      record.finishedAt,
+    );
+  }
+
+  /** Must run inside a write transaction: there the chain's tail cannot move under us. */
+  function appendAudit(events: readonly AuditEvent[] | undefined, at: string): void {
+    if (events === undefined || events.length === 0) return;
+    const tail = sql('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get();
+    let { seq, hash: prevHash } = tail === undefined ? { seq: 0, hash: AUDIT_GENESIS } : toAuditTail(tail);
+    const insert = sql(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const event of events) {
+      seq += 1;
+      const hash = auditHash(prevHash, { ...event, seq, at });
+      insert.run(
+        seq,
+        at,
+        event.kind,
+        event.session,
+        event.requestId,
+        event.actor,
+        codec.encode(event.data),
+        Buffer.from(prevHash, 'hex'),
+        Buffer.from(hash, 'hex'),
+      );
+      prevHash = hash;
+    }
+  }
+
+  return { insertMessage, insertApproval, insertExecution, appendAudit };
+}
