@@ -12,7 +12,8 @@ export type AuditKind =
   | 'execution.reconciled'
   | 'tamper.ignored'
   | 'tamper.refused'
-  | 'session.imported';
+  | 'session.imported'
+  | 'rule.revoked';
 
 export interface AuditEvent {
   kind: AuditKind;

@@ -34,6 +34,11 @@ export type DecideResult =
   | { won: true; request: ApprovalRequest }
   | { won: false; request: ApprovalRequest | null };
 
+export interface DecideOptions {
+  /** Created in the same transaction as the decision, and only if the decision won. */
+  rule?: StandingRule;
+}
+
 export interface ExecutionStart {
   requestId: string;
   session: string;
@@ -55,6 +60,25 @@ export interface ExecutionFinish {
   result: JsonValue | null;
   at: string;
   audit?: AuditEvent[];
+}
+
+/**
+ * "Always approve" for one session, bound to the tool's identity (name + hash of its schema
+ * and description), so a different tool later registered under the same name never matches.
+ */
+export interface StandingRule {
+  id: string;
+  session: string;
+  tool: string;
+  toolIdentity: string;
+  /** Set for "this tool with exactly these arguments"; null for "this tool". */
+  argsHash: string | null;
+  /** The request whose approval created the rule. */
+  sourceRequest: string;
+  createdAt: string;
+  createdBy: string;
+  revokedAt: string | null;
+  revokedBy: string | null;
 }
 
 /** A whole session, as exported and imported between stores. */
@@ -111,7 +135,14 @@ export interface Store {
    * The compare-and-set: pending → decision.verdict, only if still pending and, for an
    * approval, not past its expiry at `decision.at`. Audit events commit with it.
    */
-  decide(id: string, decision: Decision, audit?: AuditEvent[]): Promise<DecideResult>;
+  decide(id: string, decision: Decision, audit?: AuditEvent[], options?: DecideOptions): Promise<DecideResult>;
+
+  // standing approvals
+  /** Rules of a session (or all), oldest first; revoked ones only when asked for. */
+  listRules(filter?: { session?: string; includeRevoked?: boolean }): Promise<StandingRule[]>;
+  getRule(id: string): Promise<StandingRule | null>;
+  /** Marks the rule revoked (once); returns it, or null when there is no such rule. */
+  revokeRule(id: string, by: string, at: string, audit?: AuditEvent[]): Promise<StandingRule | null>;
 
   // execution ledger
   startExecution(start: ExecutionStart, audit?: AuditEvent[]): Promise<ExecutionStartResult>;
