@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchDir, type LoopRow, rawSqliteCommits, runLoop, seedExportBytes } from './agent-loop.ts';
+import { type DecisionRow, decisionsContended, decisionsInProcess } from './decisions.ts';
 
 /**
  * `npm run bench`: prints tables and writes bench/results/<name>-<timestamp>.json.
@@ -12,6 +13,12 @@ const sizes = [10, 100, 1000];
 
 function medianBy<T>(rows: T[], key: (row: T) => number): T {
   return [...rows].sort((a, b) => key(a) - key(b))[Math.floor(rows.length / 2)]!;
+}
+
+async function sequential<T>(times: number, run: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < times; i++) out.push(await run(i));
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -32,6 +39,14 @@ async function main(): Promise<void> {
       (row) => row.commitsPerSecond,
     );
     const exportBytes = await seedExportBytes();
+    const decisionCount = Number(process.env.BENCH_DECISIONS ?? 500);
+    const decisions: DecisionRow[] = [
+      medianBy(
+        await sequential(repeats, (i) => decisionsInProcess(join(dir, `decide-${i}`), decisionCount)),
+        (row) => row.decisionsPerSecond,
+      ),
+      await decisionsContended(join(dir, 'contended'), decisionCount, 4),
+    ];
 
     console.log(`\nAgent loop, one durable commit per step (median of ${repeats} runs)\n`);
     console.table(
@@ -56,20 +71,36 @@ async function main(): Promise<void> {
     );
     console.log(`Seed-scenario session export: ${exportBytes} bytes`);
 
+    console.log(
+      '\nDecisions through the library on SQLite (approve + execute + continue, zero-latency model)\n',
+    );
+    console.table(
+      decisions.map((row) => ({
+        processes: row.processes,
+        decisions: row.decisions,
+        'decisions/s': row.decisionsPerSecond,
+        won: row.won,
+        'already decided': row.alreadyDecided,
+        'tool runs': row.toolRuns,
+        'double executions': row.doubleExecutions,
+      })),
+    );
+
     const results = {
-      name: 'agent-loop',
+      name: 'countersign-bench',
       at: new Date().toISOString(),
       node: process.version,
       repeats,
       loop,
       rawSqlite: raw,
       seedExportBytes: exportBytes,
+      decisions,
     };
     const outDir = join(import.meta.dirname, 'results');
     mkdirSync(outDir, { recursive: true });
-    const file = join(outDir, `agent-loop-${results.at.replace(/[:.]/g, '-')}.json`);
+    const file = join(outDir, `bench-${results.at.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(join(outDir, 'agent-loop-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nWrote ${file}`);
   } finally {
     cleanup();

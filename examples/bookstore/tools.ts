@@ -65,6 +65,8 @@ export const cancelOrder = defineTool({
   approval: 'always',
   // Cancelling an already cancelled order changes nothing, so a retry after a crash is safe.
   idempotent: true,
+  // Every cancellation is seen by a person: no "always approve" for this tool.
+  standing: false,
   authorize: ({ orderId: id }, ctx) => ownOrder(ctx.state, ctx.principal, id),
   effect: async ({ orderId: id }, ctx) => {
     const order = await loadOrder(ctx.state, id);

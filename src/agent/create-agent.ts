@@ -1,4 +1,4 @@
-import type { Decision } from '../core/approval.ts';
+import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
@@ -7,12 +7,13 @@ import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
-import { userIdPattern } from '../core/ids.ts';
+import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
-import type { Store } from '../store/store.ts';
+import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
+import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
@@ -29,6 +30,15 @@ export interface AgentOptions {
   store?: Store;
   /** Cap on model steps in one turn (default 12). */
   maxSteps?: number;
+  /** Approvals given by code, checked after the session's standing approvals; first match wins. */
+  autoApprove?: AutoApprovalRule[];
+  /**
+   * Surface one request at a time: the rest of a response's calls wait and are checked
+   * against the rules again before they surface, so "always" on the first can cover them.
+   */
+  oneAtATime?: boolean;
+  /** Model steps in a row that rules may approve entirely before a person is asked (default 40). */
+  maxAutoApprovedSteps?: number;
   /** How long a request waits for a decision: '2s', '15m', '24h' (default COUNTERSIGN_APPROVAL_TTL or 24h). */
   approvalTtl?: string | number;
   /** How long a run may hold its session before another process may take it over (default 60s). */
@@ -45,6 +55,11 @@ export interface DecideInput {
   reason?: string;
   /** Who decided. The server sets it from the authenticated approver, never from input. */
   by?: string;
+  /**
+   * Approve later matching calls on this session without asking: 'tool' for any arguments,
+   * 'tool-with-args' for exactly these. Refused for tools declared `standing: false`.
+   */
+  remember?: 'tool' | 'tool-with-args';
 }
 
 export interface Agent {
@@ -105,6 +120,9 @@ export function createAgent(options: AgentOptions): Agent {
       ),
       state: stateOf(store, options.name),
       maxSteps: options.maxSteps ?? 12,
+      autoApprove: options.autoApprove ?? [],
+      oneAtATime: options.oneAtATime ?? false,
+      maxAutoApprovedSteps: options.maxAutoApprovedSteps ?? 40,
       approvalTtlMs: parseDuration(
         options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
         'approval TTL',
@@ -192,21 +210,28 @@ export function createAgent(options: AgentOptions): Agent {
         at,
         kind: 'person',
       };
-      const outcome = await rt.store.decide(requestId, decision, [
-        {
-          kind: 'request.decided',
-          session: request.session,
-          requestId,
-          actor: decision.by,
-          data: {
-            verdict: decision.verdict,
-            reason,
-            tool: request.tool,
-            args: request.argsJson,
-            argsHash: request.argsHash,
+      const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
+      const outcome = await rt.store.decide(
+        requestId,
+        decision,
+        [
+          {
+            kind: 'request.decided',
+            session: request.session,
+            requestId,
+            actor: decision.by,
+            data: {
+              verdict: decision.verdict,
+              reason,
+              tool: request.tool,
+              args: request.argsJson,
+              argsHash: request.argsHash,
+              ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
+            },
           },
-        },
-      ]);
+        ],
+        rule ? { rule } : undefined,
+      );
       if (!outcome.won) {
         const current = outcome.request ?? request;
         if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
@@ -275,6 +300,38 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+/** The rule an "always" decision creates, refused where the tool wants every call seen. */
+function standingRule(
+  rt: AgentRuntime,
+  request: ApprovalRequest,
+  remember: 'tool' | 'tool-with-args',
+  decision: Decision,
+): StandingRule {
+  if (decision.verdict !== 'approved') {
+    throw new InvalidInputError('Only an approval can be remembered.', { hint: 'Reject without --always.' });
+  }
+  const tool = rt.toolsByName.get(request.tool);
+  if (!tool)
+    throw new InvalidInputError(`Tool ${request.tool} is not registered with agent ${rt.agentName}.`);
+  if (!tool.standing) {
+    throw new ForbiddenError(`${tool.name} does not allow standing approval: a person sees every call.`, {
+      hint: 'Approve this request without --always / remember.',
+    });
+  }
+  return {
+    id: newId('rule'),
+    session: request.session,
+    tool: tool.name,
+    toolIdentity: tool.identity,
+    argsHash: remember === 'tool-with-args' ? request.argsHash : null,
+    sourceRequest: request.id,
+    createdAt: decision.at,
+    createdBy: decision.by,
+    revokedAt: null,
+    revokedBy: null,
+  };
 }
 
 function expiredError(requestId: string, expiresAt: string): ExpiredError {

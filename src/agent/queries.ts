@@ -49,3 +49,27 @@ export async function auditTrail(store: Store, filter: { session?: string } = {}
 export async function verifyAudit(store: Store) {
   return verifyAuditChain(await store.listAudit());
 }
+
+export async function listRules(store: Store, session: string, options: { includeRevoked?: boolean } = {}) {
+  return store.listRules({ session, includeRevoked: options.includeRevoked ?? false });
+}
+
+/** Revoking is immediate: the next matching call on that session asks a person again. */
+export async function revokeRule(store: Store, id: string, by: string, now = new Date()) {
+  const before = await store.getRule(id);
+  if (!before)
+    throw new NotFoundError(`No standing rule ${id}.`, {
+      hint: 'List them with `countersign rules SESSION`.',
+    });
+  const at = now.toISOString();
+  const rule = await store.revokeRule(id, by, at, [
+    {
+      kind: 'rule.revoked',
+      session: before.session,
+      requestId: before.sourceRequest,
+      actor: by,
+      data: { rule: id, tool: before.tool },
+    },
+  ]);
+  return rule ?? before;
+}

@@ -2,6 +2,7 @@ import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
+import type { AutoApprovalRule } from './auto-approval-rule.ts';
 
 /** What a SessionRun needs, resolved once per agent rather than once per step. */
 export interface AgentRuntime {
@@ -13,6 +14,9 @@ export interface AgentRuntime {
   modelTools: LanguageModelV4FunctionTool[];
   state: ToolState;
   maxSteps: number;
+  autoApprove: AutoApprovalRule[];
+  oneAtATime: boolean;
+  maxAutoApprovedSteps: number;
   approvalTtlMs: number;
   leaseMs: number;
   busyWaitMs: number;

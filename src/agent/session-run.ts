@@ -31,6 +31,10 @@ export class SessionRun {
   private readonly prompt: ModelPrompt;
   private lastReply: string | null = null;
   private leaseRenewedAt = Date.now();
+  /** Model steps in a row whose every approval was given by a rule; capped per run. */
+  private autoApprovedSteps = 0;
+  /** A new message arrived: calls still queued behind a request are answered "moved on". */
+  private movedOn = false;
 
   constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
     this.runtime = runtime;
@@ -50,7 +54,7 @@ export class SessionRun {
     const append: Message[] = [];
     if (this.session.batch) {
       const settled = await this.settleBatch(this.session.batch);
-      if (settled.kind !== 'results') return this.result(settled.kind);
+      if (settled.kind !== 'results') return this.result();
       append.push({ role: 'tool', results: settled.results });
     }
     if (userText !== undefined) append.push({ role: 'user', text: userText });
@@ -59,7 +63,7 @@ export class SessionRun {
       faultPoint('after-results-commit');
     }
     if (this.needsModel()) await this.modelLoop();
-    return this.result(this.session.batch ? 'awaiting_approval' : 'completed');
+    return this.result();
   }
 
   private needsModel(): boolean {
@@ -80,15 +84,21 @@ export class SessionRun {
         return;
       }
       const messageSeq = this.session.messageCount;
-      const { batch, approvals, audit } = await this.classify(messageSeq, calls, unparseable);
-      if (approvals.length > 0) {
-        await this.commit({ append: [assistant], batch, approvals, audit });
-        return;
+      const { batch, approvals, audit, waiting } = await this.classify(messageSeq, calls, unparseable);
+      if (approvals.length === 0 && !waiting) {
+        const settled = await this.settleBatch(batch);
+        if (settled.kind !== 'results')
+          throw new Error('unreachable: a batch without approvals settles at once');
+        await this.commit({ append: [assistant, { role: 'tool', results: settled.results }] });
+        continue;
       }
+      // Requests are stored before anything runs, so a crash can never mint a second request
+      // (and a second execution) for a call a rule already approved.
+      await this.commit({ append: [assistant], batch, approvals, audit });
+      if (waiting) return;
       const settled = await this.settleBatch(batch);
-      if (settled.kind !== 'results')
-        throw new Error('unreachable: a batch without approvals settles at once');
-      await this.commit({ append: [assistant, { role: 'tool', results: settled.results }] });
+      if (settled.kind !== 'results') return;
+      await this.commit({ append: [{ role: 'tool', results: settled.results }], batch: null });
     }
     throw new StepLimitError(`The agent took ${maxSteps} model steps in one turn without finishing.`, {
       hint: 'Everything done so far is saved. Send a new message to continue, or raise maxSteps.',
@@ -122,8 +132,10 @@ export class SessionRun {
     messageSeq: number,
     calls: ToolCall[],
     unparseable: Set<string>,
-  ): Promise<{ batch: OpenBatch; approvals: ApprovalRequest[]; audit: AuditEvent[] }> {
+  ): Promise<{ batch: OpenBatch; approvals: ApprovalRequest[]; audit: AuditEvent[]; waiting: boolean }> {
     const batchCalls: BatchCall[] = [];
+    let waiting = false;
+    let autoApproved = false;
     const approvals: ApprovalRequest[] = [];
     const audit: AuditEvent[] = [];
     const now = this.runtime.now();
@@ -159,9 +171,38 @@ export class SessionRun {
         batchCalls.push({ ...base, args, disposition: { kind: 'run' } });
         continue;
       }
-      const request = await this.raiseRequest(tool, call.id, args, checked.args, now);
-      approvals.push(request);
-      audit.push({
+      if (waiting && this.runtime.oneAtATime && !(await this.autoDecision(tool, args, null))) {
+        batchCalls.push({ ...base, args, disposition: { kind: 'queued' } });
+        continue;
+      }
+      const surfaced = await this.surface(tool, call.id, args, checked.args, now);
+      approvals.push(surfaced.request);
+      audit.push(...surfaced.audit);
+      if (surfaced.request.status === 'pending') waiting = true;
+      else autoApproved = true;
+      batchCalls.push({ ...base, args, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
+    }
+    // The cap counts steps in a row that a rule approved entirely; a person resets it.
+    if (waiting) this.autoApprovedSteps = 0;
+    else if (autoApproved) this.autoApprovedSteps += 1;
+    return { batch: { messageSeq, calls: batchCalls }, approvals, audit, waiting };
+  }
+
+  /**
+   * Raises the request for one call. Standing rules of this session are checked first, then
+   * the agent's auto-approval rules; the first match approves it on the spot, named in the
+   * audit. Otherwise it waits for a person.
+   */
+  private async surface(
+    tool: Tool,
+    callId: string,
+    args: JsonValue,
+    parsedArgs: unknown,
+    now: Date,
+  ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
+    const request = await this.raiseRequest(tool, callId, args, parsedArgs, now);
+    const audit: AuditEvent[] = [
+      {
         kind: 'request.raised',
         session: this.session.id,
         requestId: request.id,
@@ -174,10 +215,65 @@ export class SessionRun {
           effect: request.effect,
           expiresAt: request.expiresAt,
         },
+      },
+    ];
+    const auto = await this.autoDecision(tool, args, request.argsHash);
+    if (auto) {
+      request.status = 'approved';
+      request.decision = {
+        verdict: 'approved',
+        by: auto.by,
+        reason: auto.reason,
+        at: request.createdAt,
+        kind: auto.kind,
+      };
+      audit.push({
+        kind: 'request.auto-approved',
+        session: this.session.id,
+        requestId: request.id,
+        actor: auto.by,
+        data: {
+          rule: auto.by,
+          kind: auto.kind,
+          tool: tool.name,
+          args: request.argsJson,
+          argsHash: request.argsHash,
+        },
       });
-      batchCalls.push({ ...base, args, disposition: { kind: 'approval', approvalId: request.id } });
     }
-    return { batch: { messageSeq, calls: batchCalls }, approvals, audit };
+    return { request, audit };
+  }
+
+  private async autoDecision(
+    tool: Tool,
+    args: JsonValue,
+    argsHash: string | null,
+  ): Promise<{ by: string; kind: 'standing-rule' | 'auto-rule'; reason: string } | null> {
+    if (this.autoApprovedSteps >= this.runtime.maxAutoApprovedSteps) return null;
+    const hash = argsHash ?? bindArgs(args).argsHash;
+    if (tool.standing) {
+      const rules = await this.store.listRules({ session: this.session.id });
+      const rule = rules.find(
+        (candidate) =>
+          candidate.toolIdentity === tool.identity &&
+          (candidate.argsHash === null || candidate.argsHash === hash),
+      );
+      if (rule) {
+        const scope = rule.argsHash ? 'with these arguments' : 'for this session';
+        return {
+          by: `rule:${rule.id}`,
+          kind: 'standing-rule',
+          reason: `Standing approval ${scope} by ${rule.createdBy}.`,
+        };
+      }
+    }
+    const context = this.toolContext('auto', null);
+    for (const rule of this.runtime.autoApprove) {
+      if (await rule.approve({ tool: tool.name, args }, context)) {
+        return { by: `auto:${rule.name}`, kind: 'auto-rule', reason: `Approved by the rule "${rule.name}".` };
+      }
+    }
+    return null;
   }
 
   private async raiseRequest(
@@ -211,10 +307,11 @@ export class SessionRun {
    * it cannot yet: a request still waits, or an approved call's outcome is unknown.
    */
   private async settleBatch(
-    batch: OpenBatch,
+    initial: OpenBatch,
   ): Promise<
     { kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }
   > {
+    let batch = initial;
     const requests = new Map<string, ApprovalRequest>();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
@@ -226,6 +323,11 @@ export class SessionRun {
       if (request.status === 'pending') return { kind: 'awaiting_approval' };
       requests.set(request.id, request);
     }
+    if (!this.movedOn && batch.calls.some((call) => call.disposition.kind === 'queued')) {
+      batch = await this.surfaceQueued(batch, requests);
+      if ([...requests.values()].some((request) => request.status === 'pending'))
+        return { kind: 'awaiting_approval' };
+    }
     const results: ToolResult[] = [];
     let unknown = false;
     let integrity: IntegrityViolationError | null = null;
@@ -233,6 +335,16 @@ export class SessionRun {
       const { disposition } = call;
       if (disposition.kind === 'error') {
         results.push({ callId: call.callId, tool: call.tool, output: disposition.output, isError: true });
+      } else if (disposition.kind === 'queued') {
+        results.push(
+          rejectionResult(call, {
+            verdict: 'rejected',
+            by: 'countersign',
+            reason: MOVED_ON_REASON,
+            at: '',
+            kind: 'moved-on',
+          }),
+        );
       } else if (disposition.kind === 'run') {
         results.push(await this.runDirect(call));
       } else {
@@ -256,6 +368,39 @@ export class SessionRun {
       throw integrity;
     }
     return { kind: 'results', results };
+  }
+
+  /**
+   * One request at a time: once the requests before them are decided, queued calls are
+   * checked against the rules again (an "always" on the first may cover them) and the next
+   * one that still needs a person is raised. Committed before anything runs.
+   */
+  private async surfaceQueued(batch: OpenBatch, requests: Map<string, ApprovalRequest>): Promise<OpenBatch> {
+    const now = this.runtime.now();
+    const approvals: ApprovalRequest[] = [];
+    const audit: AuditEvent[] = [];
+    let raisedForPerson = false;
+    const calls: BatchCall[] = [];
+    for (const call of batch.calls) {
+      const tool = this.runtime.toolsByName.get(call.tool);
+      if (call.disposition.kind !== 'queued' || !tool) {
+        calls.push(call);
+        continue;
+      }
+      if (raisedForPerson && !(await this.autoDecision(tool, call.args, null))) {
+        calls.push(call);
+        continue;
+      }
+      const surfaced = await this.surface(tool, call.callId, call.args, call.args, now);
+      approvals.push(surfaced.request);
+      audit.push(...surfaced.audit);
+      requests.set(surfaced.request.id, surfaced.request);
+      if (surfaced.request.status === 'pending') raisedForPerson = true;
+      calls.push({ ...call, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
+    }
+    const next = { ...batch, calls };
+    await this.commit({ append: [], batch: next, approvals, audit });
+    return next;
   }
 
   /** Calls that need no approval run without a ledger: reads and reversible writes. */
@@ -432,6 +577,7 @@ export class SessionRun {
   private async moveOn(): Promise<void> {
     const batch = this.session.batch;
     if (!batch) return;
+    this.movedOn = true;
     const at = this.runtime.now().toISOString();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
@@ -493,7 +639,7 @@ export class SessionRun {
     };
   }
 
-  private async result(status: TurnResult['status']): Promise<TurnResult> {
+  private async result(): Promise<TurnResult> {
     const now = this.runtime.now().toISOString();
     const approvals = [];
     const unknown: ExecutionView[] = [];
@@ -504,6 +650,11 @@ export class SessionRun {
       const execution = await this.store.getExecution(call.disposition.approvalId);
       if (execution?.status === 'unknown') unknown.push(toExecutionView(execution));
     }
+    const status = !this.session.batch
+      ? 'completed'
+      : unknown.length > 0
+        ? 'awaiting_reconciliation'
+        : 'awaiting_approval';
     return { session: this.session.id, status, reply: this.lastReply, approvals, unknown };
   }
 }

@@ -33,6 +33,7 @@ const disposition = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('run') }),
   z.object({ kind: z.literal('approval'), approvalId: z.string() }),
   z.object({ kind: z.literal('error'), output: z.string() }),
+  z.object({ kind: z.literal('queued') }),
 ]);
 const body = z.object({
   schemaVersion: z.literal(SESSION_EXPORT_SCHEMA_VERSION),

@@ -3,6 +3,8 @@ import {
   auditTrail,
   listExecutions,
   listPending,
+  listRules,
+  revokeRule,
   showRequest,
   sweepExpired,
   verifyAudit,
@@ -34,11 +36,13 @@ Usage: countersign <command> [options]        (every command takes --json)
   chat SESSION [MESSAGE] [--user ID]      send a message (no MESSAGE: interactive console)
   pending [--session S] [--tool T]        requests waiting for a decision, oldest first
   show REQUEST                            one request, with its decision if any
-  approve REQUEST [--as NAME] [--reason TEXT]
+  approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args]
   reject REQUEST --reason TEXT [--as NAME]
   executions [--session S] [--status unknown]
   reconcile REQUEST --succeeded|--failed [--result TEXT] [--as NAME]
   resume SESSION                          continue after a failed or interrupted run
+  rules SESSION                           standing approvals of a session
+  rules revoke RULE
   expire                                  answer every overdue request as expired
   audit [--session S] [--verify]          the hash-chained decision trail
   session export SESSION [--out FILE]
@@ -104,7 +108,17 @@ export const commands: Record<string, Command> = {
     const id = requireArg(args[0], 'countersign approve REQUEST [--as NAME]');
     const agent = await context.agentForRequest(id);
     const reason = values.reason;
-    return printTurn(out, await agent.approve(id, { by: decider(values), ...(reason ? { reason } : {}) }));
+    if (values.always && values['always-with-args']) {
+      throw new InvalidInputError('Choose one of --always and --always-with-args.');
+    }
+    const remember = values.always ? 'tool' : values['always-with-args'] ? 'tool-with-args' : undefined;
+    const result = await agent.decide(id, {
+      approved: true,
+      by: decider(values),
+      ...(reason ? { reason } : {}),
+      ...(remember ? { remember } : {}),
+    });
+    return printTurn(out, result);
   },
 
   async reject({ args, values, context, out }) {
@@ -153,6 +167,38 @@ export const commands: Record<string, Command> = {
     const session = requireArg(args[0], 'countersign resume SESSION');
     const agent = await context.agentForSession(session);
     return printTurn(out, await agent.resume(session));
+  },
+
+  async rules({ args, values, context, out }) {
+    const store = await context.store();
+    if (args[0] === 'revoke') {
+      const rule = await revokeRule(
+        store,
+        requireArg(args[1], 'countersign rules revoke RULE'),
+        decider(values),
+      );
+      if (out.json) out.data(rule);
+      else
+        out.print(
+          `Revoked ${rule.id} (${rule.tool}) at ${rule.revokedAt}; the next call asks a person again.`,
+        );
+      return 0;
+    }
+    const session = requireArg(args[0], 'countersign rules SESSION | rules revoke RULE');
+    const rules = await listRules(store, session);
+    if (out.json) out.data(rules);
+    else
+      out.print(
+        rules.length
+          ? rules
+              .map(
+                (r) =>
+                  `${r.id}  ${r.tool} ${r.argsHash ? `(these arguments, ${r.argsHash.slice(0, 12)}…)` : '(any arguments)'}  by ${r.createdBy} at ${r.createdAt}`,
+              )
+              .join('\n')
+          : `No standing approvals on session ${session}.`,
+      );
+    return 0;
   },
 
   async expire({ context, out }) {

@@ -4,7 +4,9 @@ import type { JsonValue } from './json.ts';
 export type CallDisposition =
   | { kind: 'run' }
   | { kind: 'approval'; approvalId: string }
-  | { kind: 'error'; output: string };
+  | { kind: 'error'; output: string }
+  /** Waits behind another request when requests surface one at a time; raised later. */
+  | { kind: 'queued' };
 
 export interface BatchCall {
   callId: string;

@@ -33,6 +33,22 @@ export function approvalOutsideSession(id: string, owner: string, session: strin
   return new InvalidInputError(`Approval request ${id} belongs to session ${owner}, not ${session}.`);
 }
 
+export function ruleExists(id: string): InvalidInputError {
+  return new InvalidInputError(`Standing rule ${id} already exists; nothing was decided.`);
+}
+
+export function ruleOutsideSession(
+  id: string,
+  owner: string,
+  request: string,
+  session: string,
+): InvalidInputError {
+  return new InvalidInputError(
+    `Standing rule ${id} is for session ${owner}, but request ${request} belongs to ${session}; nothing was decided.`,
+    { hint: 'A rule can only be granted for the session of the request it comes from.' },
+  );
+}
+
 export function executionExists(requestId: string): InvalidInputError {
   return new InvalidInputError(`An execution of request ${requestId} is already in the ledger.`);
 }

@@ -135,7 +135,12 @@ export interface Store {
    * The compare-and-set: pending → decision.verdict, only if still pending and, for an
    * approval, not past its expiry at `decision.at`. Audit events commit with it.
    */
-  decide(id: string, decision: Decision, audit?: AuditEvent[], options?: DecideOptions): Promise<DecideResult>;
+  decide(
+    id: string,
+    decision: Decision,
+    audit?: AuditEvent[],
+    options?: DecideOptions,
+  ): Promise<DecideResult>;
 
   // standing approvals
   /** Rules of a session (or all), oldest first; revoked ones only when asked for. */

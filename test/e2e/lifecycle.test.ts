@@ -201,4 +201,28 @@ describe('approval lifecycle across processes', () => {
     );
     expect((next.json as Turn).reply).toContain('Processing');
   });
+
+  it('standing approvals from the CLI: --always, rules, rules revoke; refused for cancel_order', async () => {
+    const env = { COUNTERSIGN_STORE: tempStore(), COUNTERSIGN_APP: 'kitchen', COUNTERSIGN_MODEL: 'demo' };
+    const first = await runCli(['chat', 'k', "We're out of eggs, put a dozen on the list.", '--json'], env);
+    const id = (first.json as Turn).approvals[0]!.id;
+    expect((await runCli(['approve', id, '--always', '--as', 'alice', '--json'], env)).code).toBe(0);
+    const rules = (await runCli(['rules', 'k', '--json'], env)).json as Array<{ id: string; tool: string; argsHash: null }>;
+    expect(rules).toMatchObject([{ tool: 'add_to_shopping_list', argsHash: null }]);
+    const second = await runCli(['chat', 'k', 'Put 500 g of flour on the list.', '--json'], env);
+    expect(second.json).toMatchObject({ status: 'completed', approvals: [] });
+    const audit = (await runCli(['audit', '--session', 'k', '--json'], env)).json as Array<{ kind: string; actor: string }>;
+    expect(audit.find((e) => e.kind === 'request.auto-approved')?.actor).toBe(`rule:${rules[0]!.id}`);
+
+    expect((await runCli(['rules', 'revoke', rules[0]!.id, '--json'], env)).code).toBe(0);
+    expect((await runCli(['rules', 'k', '--json'], env)).json).toEqual([]);
+    const third = await runCli(['chat', 'k', 'Put six eggs on the list.', '--json'], env);
+    expect((third.json as Turn).status).toBe('awaiting_approval');
+
+    const bookEnv = envFor();
+    const cancel = await propose(bookEnv);
+    const refused = await runCli(['approve', cancel, '--always', '--json'], bookEnv);
+    expect((refused.json as ErrorOut).error.code).toBe('FORBIDDEN');
+    expect(((await runCli(['pending', '--json'], bookEnv)).json as unknown[]).length).toBe(1);
+  });
 });

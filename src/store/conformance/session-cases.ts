@@ -100,6 +100,24 @@ export function sessionCases(ctx: ConformanceContext): void {
       });
     });
 
+    it('returns exactly the record a later read gives', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const steps: Array<{ batch?: OpenBatch | null }> = [{}, { batch }, {}, { batch: null }, {}];
+      for (const [index, extra] of steps.entries()) {
+        const returned = await store.commitStep({
+          session: 's1',
+          leaseOwner: 'run-1',
+          expectedMessageCount: index,
+          append: [user(`step ${index}`)],
+          ...extra,
+          at: at(index + 1),
+        });
+        expect(returned).toEqual(await store.getSession('s1'));
+        expect(returned).toMatchObject({ agent: 'bookstore', principal: 'alice', createdAt: at(0) });
+      }
+    });
+
     it('sets, keeps and clears the open batch', async () => {
       const store = ctx.store();
       await leasedSession(store, 's1');

@@ -6,7 +6,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import type { Store } from '../store.ts';
+import type { StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -14,6 +14,8 @@ import {
   executionExists,
   executionNotFound,
   leaseLost,
+  ruleExists,
+  ruleOutsideSession,
   sessionExists,
   sessionNotFound,
   staleStep,
@@ -44,6 +46,7 @@ function orderBy<T>(keys: (item: T) => readonly [string, string]): (a: T, b: T) 
 const byCreated = orderBy((request: ApprovalRequest) => [request.createdAt, request.id]);
 const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record.requestId]);
 const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
+const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id]);
 
 /**
  * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
@@ -54,6 +57,7 @@ export function createMemoryStore(): Store {
   const sessions = new Map<string, SessionEntry>();
   const approvals = new Map<string, ApprovalRequest>();
   const executions = new Map<string, ExecutionRecord>();
+  const rules = new Map<string, StandingRule>();
   const audit: AuditEntry[] = [];
   const state = new Map<string, Map<string, JsonValue>>();
 
@@ -196,7 +200,7 @@ export function createMemoryStore(): Store {
         .map(copy);
     },
 
-    async decide(id, decision, events) {
+    async decide(id, decision, events, options = {}) {
       const request = approvals.get(id);
       if (
         request === undefined ||
@@ -205,10 +209,44 @@ export function createMemoryStore(): Store {
       ) {
         return { won: false, request: request === undefined ? null : copy(request) };
       }
+      const { rule } = options;
+      if (rule !== undefined) {
+        if (rule.session !== request.session) {
+          throw ruleOutsideSession(rule.id, rule.session, id, request.session);
+        }
+        if (rules.has(rule.id)) throw ruleExists(rule.id);
+      }
       const decided: ApprovalRequest = { ...request, status: decision.verdict, decision: copy(decision) };
       approvals.set(id, decided);
+      if (rule !== undefined) rules.set(rule.id, copy(rule));
       appendAuditEntries(events, decision.at);
       return { won: true, request: copy(decided) };
+    },
+
+    async listRules(filter = {}) {
+      return [...rules.values()]
+        .filter(
+          (rule) =>
+            (filter.session === undefined || rule.session === filter.session) &&
+            (filter.includeRevoked === true || rule.revokedAt === null),
+        )
+        .sort(byRuleCreated)
+        .map(copy);
+    },
+
+    async getRule(id) {
+      const rule = rules.get(id);
+      return rule === undefined ? null : copy(rule);
+    },
+
+    async revokeRule(id, by, at, events) {
+      const rule = rules.get(id);
+      if (rule === undefined) return null;
+      if (rule.revokedAt !== null) return copy(rule);
+      const revoked: StandingRule = { ...rule, revokedAt: at, revokedBy: by };
+      rules.set(id, revoked);
+      appendAuditEntries(events, at);
+      return copy(revoked);
     },
 
     async startExecution(start, events) {
@@ -293,6 +331,7 @@ export function createMemoryStore(): Store {
     async exportSession(id) {
       const entry = sessions.get(id);
       if (entry === undefined) return null;
+      // Rules stay behind: they are trust granted in this store and are granted again after a move.
       return copy({
         session: entry.record,
         messages: entry.messages,

@@ -5,3 +5,5 @@ export const APPROVAL_COLUMNS =
 export const EXECUTION_COLUMNS =
   'request_id, session, call_id, tool, args, idempotency_key, status, result, attempts, started_at, finished_at';
 export const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';
+export const RULE_COLUMNS =
+  'id, session, tool, tool_identity, args_hash, source_request, created_at, created_by, revoked_at, revoked_by';

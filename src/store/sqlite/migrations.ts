@@ -80,4 +80,19 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (namespace, key)
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE rules (
+    id TEXT PRIMARY KEY,
+    session TEXT NOT NULL REFERENCES sessions(id),
+    tool TEXT NOT NULL,
+    tool_identity TEXT NOT NULL,
+    args_hash TEXT,
+    source_request TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    revoked_at TEXT,
+    revoked_by TEXT
+  );
+  CREATE INDEX rules_by_session ON rules (session);
+  `,
 ];

@@ -4,10 +4,11 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
+import type { StandingRule } from '../store.ts';
 import { sessionNotFound } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import type { Sql } from './connection.ts';
-import { type Row, toApproval, toExecution, toMessage, toSession } from './rows.ts';
+import { type Row, toApproval, toExecution, toMessage, toRule, toSession } from './rows.ts';
 
 export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
 
@@ -34,6 +35,25 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
     return row === undefined ? null : toExecution(codec, row);
   }
 
+  function ruleById(id: string): StandingRule | null {
+    const row = sql(`SELECT ${RULE_COLUMNS} FROM rules WHERE id = ?`).get(id);
+    return row === undefined ? null : toRule(row);
+  }
+
+  function rulesOf(filter: { session?: string; includeRevoked?: boolean }): StandingRule[] {
+    const where: string[] = [];
+    const values: SQLInputValue[] = [];
+    if (filter.session !== undefined) {
+      where.push('session = ?');
+      values.push(filter.session);
+    }
+    if (filter.includeRevoked !== true) where.push('revoked_at IS NULL');
+    const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+    return sql(`SELECT ${RULE_COLUMNS} FROM rules${clause} ORDER BY created_at, id`)
+      .all(...values)
+      .map(toRule);
+  }
+
   function messagesOf(session: string): StoredMessage[] {
     return sql('SELECT session, seq, at, body FROM messages WHERE session = ? ORDER BY seq')
       .all(session)
@@ -48,5 +68,14 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
     return sql(`SELECT ${columns} FROM ${table}${where} ORDER BY ${order}`).all(...values);
   }
 
-  return { sessionById, requireSession, approvalById, executionById, messagesOf, filtered };
+  return {
+    sessionById,
+    requireSession,
+    approvalById,
+    executionById,
+    ruleById,
+    rulesOf,
+    messagesOf,
+    filtered,
+  };
 }

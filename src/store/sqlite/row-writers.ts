@@ -4,8 +4,9 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { approvalExists } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS } from './columns.ts';
+import type { StandingRule } from '../store.ts';
+import { approvalExists, ruleExists } from '../store-errors.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from './columns.ts';
 import type { Sql } from './connection.ts';
 import { toAuditTail } from './rows.ts';
 
@@ -59,6 +60,23 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     );
   }
 
+  function insertRule(rule: StandingRule): void {
+    // Checked rather than left to the primary key so both backends word the refusal alike.
+    if (sql('SELECT 1 FROM rules WHERE id = ?').get(rule.id) !== undefined) throw ruleExists(rule.id);
+    sql(`INSERT INTO rules (${RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      rule.id,
+      rule.session,
+      rule.tool,
+      rule.toolIdentity,
+      rule.argsHash,
+      rule.sourceRequest,
+      rule.createdAt,
+      rule.createdBy,
+      rule.revokedAt,
+      rule.revokedBy,
+    );
+  }
+
   /** Must run inside a write transaction: there the chain's tail cannot move under us. */
   function appendAudit(events: readonly AuditEvent[] | undefined, at: string): void {
     if (events === undefined || events.length === 0) return;
@@ -83,5 +101,5 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     }
   }
 
-  return { insertMessage, insertApproval, insertExecution, appendAudit };
+  return { insertMessage, insertApproval, insertExecution, insertRule, appendAudit };
 }

@@ -7,6 +7,7 @@ import type { JsonValue } from '../../core/json.ts';
 import type { Message, StoredMessage } from '../../core/messages.ts';
 import type { OpenBatch, SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
+import type { StandingRule } from '../store.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -135,6 +136,22 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
     data: payload(codec, row, 'data', where) as AuditEntry['data'],
     prevHash: hex(row, 'prev_hash', where),
     hash: hex(row, 'hash', where),
+  };
+}
+
+export function toRule(row: Row): StandingRule {
+  const where = `rules(id=${String(row.id)})`;
+  return {
+    id: text(row, 'id', where),
+    session: text(row, 'session', where),
+    tool: text(row, 'tool', where),
+    toolIdentity: text(row, 'tool_identity', where),
+    argsHash: textOrNull(row, 'args_hash', where),
+    sourceRequest: text(row, 'source_request', where),
+    createdAt: text(row, 'created_at', where),
+    createdBy: text(row, 'created_by', where),
+    revokedAt: textOrNull(row, 'revoked_at', where),
+    revokedBy: textOrNull(row, 'revoked_by', where),
   };
 }
 

@@ -1,12 +1,12 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyAuditChain } from '../../core/audit.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
-import { at, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
+import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
 import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { migrations } from './migrations.ts';
 import { runFixture } from './run-fixture.ts';
@@ -66,8 +66,46 @@ describe('SQLite store', () => {
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         .all()
         .map((row) => row.name);
-      expect(tables).toEqual(['approvals', 'audit', 'executions', 'messages', 'sessions', 'state']);
+      expect(tables).toEqual(['approvals', 'audit', 'executions', 'messages', 'rules', 'sessions', 'state']);
     });
+  });
+
+  it('keeps messages in a rowid table: WITHOUT ROWID would push bodies over ~1 KB to overflow pages', async () => {
+    open();
+    const schema = raw(
+      (db) => db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'messages'").get()?.sql,
+    );
+    expect(schema).not.toMatch(/WITHOUT ROWID/);
+  });
+
+  it('upgrades a file made by the first schema, keeping its data and adding rules', async () => {
+    await mkdir(dirname(path), { recursive: true });
+    raw((db) => {
+      db.exec(migrations[0] ?? '');
+      db.exec('PRAGMA user_version = 1');
+      db.prepare(
+        "INSERT INTO sessions (id, agent, principal, created_at, updated_at) VALUES ('s1', 'bookstore', 'alice', ?, ?)",
+      ).run(at(0), at(0));
+    });
+    const store = open();
+    expect(raw((db) => db.prepare('PRAGMA user_version').get()?.user_version)).toBe(migrations.length);
+    expect((await store.getSession('s1'))?.agent).toBe('bookstore');
+    await store.acquireLease({ session: 's1', owner: 'run-1', untilMs: atMs(1000), nowMs: atMs(0) });
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    const granted = {
+      id: 'rule-1',
+      session: 's1',
+      tool: 'place_order',
+      toolIdentity: 'place_order:3f1c9a',
+      argsHash: null,
+      sourceRequest: 'r1',
+      createdAt: at(20),
+      createdBy: 'alice',
+      revokedAt: null,
+      revokedBy: null,
+    };
+    expect((await store.decide('r1', byPerson('approved', 20), [], { rule: granted })).won).toBe(true);
+    expect(await store.listRules({ session: 's1' })).toEqual([granted]);
   });
 
   it('keeps everything across close and reopen', async () => {

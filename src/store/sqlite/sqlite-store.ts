@@ -15,6 +15,7 @@ import type {
   LeaseInfo,
   LeaseRequest,
   SessionSnapshot,
+  StandingRule,
   StepCommit,
   Store,
 } from '../store.ts';
@@ -24,6 +25,7 @@ import {
   executionExists,
   executionNotFound,
   leaseLost,
+  ruleOutsideSession,
   sessionExists,
   sessionNotFound,
   staleStep,
@@ -62,14 +64,21 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS),
     path,
   );
-  const { sessionById, requireSession, approvalById, executionById, messagesOf, filtered } = createRowQueries(
-    sql,
-    codec,
-  );
+  const {
+    sessionById,
+    requireSession,
+    approvalById,
+    executionById,
+    ruleById,
+    rulesOf,
+    messagesOf,
+    filtered,
+  } = createRowQueries(sql, codec);
   const {
     insertMessage,
     insertApproval,
     insertExecution,
+    insertRule,
     appendAudit: appendAuditRows,
   } = createRowWriters(sql, codec);
 
@@ -105,7 +114,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async commitStep(step: StepCommit) {
       return write(() => {
-        const row = sql('SELECT message_count, lease_owner FROM sessions WHERE id = ?').get(step.session);
+        // The whole row is read here so the returned record can be built without reading
+        // the session again after the UPDATE: this runs once per agent step.
+        const row = sql(`SELECT ${SESSION_COLUMNS}, lease_owner FROM sessions WHERE id = ?`).get(
+          step.session,
+        );
         if (row === undefined) throw sessionNotFound(step.session);
         const holder = typeof row.lease_owner === 'string' ? row.lease_owner : null;
         if (holder !== step.leaseOwner) throw leaseLost(step.session, holder, step.leaseOwner);
@@ -123,6 +136,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           }
           insertApproval(request);
         }
+        // `batch` ends up as the text now stored, new or kept, so the returned record decodes
+        // exactly what a later read would.
+        let batch = row.batch;
         if (step.batch === undefined) {
           sql('UPDATE sessions SET message_count = ?, updated_at = ? WHERE id = ?').run(
             seq,
@@ -130,15 +146,16 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
             step.session,
           );
         } else {
+          batch = step.batch === null ? null : codec.encode(step.batch);
           sql('UPDATE sessions SET message_count = ?, updated_at = ?, batch = ? WHERE id = ?').run(
             seq,
             step.at,
-            step.batch === null ? null : codec.encode(step.batch),
+            batch,
             step.session,
           );
         }
         appendAuditRows(step.audit, step.at);
-        return requireSession(step.session);
+        return toSession(codec, { ...row, message_count: seq, updated_at: step.at, batch });
       });
     },
 
@@ -198,7 +215,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       );
     },
 
-    async decide(id, decision: Decision, audit): Promise<DecideResult> {
+    async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       return write(() => {
         const encoded = codec.encode(decision);
         const result = decisionNeedsUnexpired(decision)
@@ -212,10 +229,37 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
               id,
             );
         if (result.changes === 0) return { won: false, request: approvalById(id) };
-        appendAuditRows(audit, decision.at);
         const request = approvalById(id);
         if (request === null) throw new Error(`approval ${id} vanished inside its own transaction`);
+        const { rule } = options;
+        if (rule !== undefined) {
+          // Throwing here rolls the decision back too: a decision must not stand without the
+          // rule it was given with.
+          if (rule.session !== request.session) {
+            throw ruleOutsideSession(rule.id, rule.session, id, request.session);
+          }
+          insertRule(rule);
+        }
+        appendAuditRows(audit, decision.at);
         return { won: true, request };
+      });
+    },
+
+    async listRules(filter: { session?: string; includeRevoked?: boolean } = {}) {
+      return run(() => rulesOf(filter));
+    },
+
+    async getRule(id) {
+      return run(() => ruleById(id));
+    },
+
+    async revokeRule(id, by, at, audit): Promise<StandingRule | null> {
+      return write(() => {
+        const rule = ruleById(id);
+        if (rule === null || rule.revokedAt !== null) return rule;
+        sql('UPDATE rules SET revoked_at = ?, revoked_by = ? WHERE id = ?').run(at, by, id);
+        appendAuditRows(audit, at);
+        return { ...rule, revokedAt: at, revokedBy: by };
       });
     },
 
@@ -313,6 +357,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return snapshotRead(() => {
         const session = sessionById(id);
         if (session === null) return null;
+        // Rules stay behind: they are trust granted in this store and are granted again after a move.
         return {
           session,
           messages: messagesOf(id),
