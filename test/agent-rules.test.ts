@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { addToShoppingList, getShoppingList } from '../examples/kitchen/app.ts';
 import { type AgentOptions, createAgent } from '../src/agent/create-agent.ts';
 import { listExecutions, listPending, listRules, revokeRule } from '../src/agent/queries.ts';
 import { createMemoryStore } from '../src/store/memory/memory-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { defineTool } from '../src/tools/define-tool.ts';
-import { addToShoppingList, getShoppingList } from '../examples/kitchen/app.ts';
 import { bookstore } from './helpers/bookstore-agent.ts';
 import { type Step, scriptModel } from './helpers/script-model.ts';
 
@@ -30,7 +30,13 @@ async function list(store: Store): Promise<string[]> {
 
 describe('standing approvals and auto-approval rules', () => {
   it('"always" for a tool approves later calls on that session without asking, and says so in the audit', async () => {
-    const { agent, store } = kitchen([[add('eggs', '12')], ['ok'], [add('flour', '500 g')], ['ok'], [add('tea', '1')]]);
+    const { agent, store } = kitchen([
+      [add('eggs', '12')],
+      ['ok'],
+      [add('flour', '500 g')],
+      ['ok'],
+      [add('tea', '1')],
+    ]);
     const first = await agent.chat('s1', 'eggs');
     await agent.decide(first.approvals[0]!.id, { approved: true, by: 'alice', remember: 'tool' });
     const second = await agent.chat('s1', 'flour');
@@ -43,7 +49,10 @@ describe('standing approvals and auto-approval rules', () => {
     const auto = audit.filter((entry) => entry.kind === 'request.auto-approved');
     expect(auto).toHaveLength(1);
     expect(auto[0]!.actor).toBe(`rule:${rules[0]!.id}`);
-    expect(audit.find((entry) => entry.kind === 'request.decided')?.data).toMatchObject({ remember: 'tool', rule: rules[0]!.id });
+    expect(audit.find((entry) => entry.kind === 'request.decided')?.data).toMatchObject({
+      remember: 'tool',
+      rule: rules[0]!.id,
+    });
 
     // Another session is not covered.
     const other = await agent.chat('s2', 'tea');
@@ -89,7 +98,9 @@ describe('standing approvals and auto-approval rules', () => {
   it('a tool with standing: false refuses "always", and the request stays undecided', async () => {
     const { agent, store } = bookstore();
     const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
-    await expect(agent.decide(first.approvals[0]!.id, { approved: true, remember: 'tool' })).rejects.toMatchObject({
+    await expect(
+      agent.decide(first.approvals[0]!.id, { approved: true, remember: 'tool' }),
+    ).rejects.toMatchObject({
       code: 'FORBIDDEN',
     });
     expect((await listPending(store)).map((p) => p.id)).toEqual([first.approvals[0]!.id]);
@@ -99,7 +110,10 @@ describe('standing approvals and auto-approval rules', () => {
   it('auto-approval rules in code run after standing rules; the first match wins and is named', async () => {
     const { agent, store } = kitchen([[add('milk', '1'), add('caviar', '1')]], {
       autoApprove: [
-        { name: 'staples', approve: ({ args }) => ['milk', 'bread', 'eggs'].includes((args as { item: string }).item) },
+        {
+          name: 'staples',
+          approve: ({ args }) => ['milk', 'bread', 'eggs'].includes((args as { item: string }).item),
+        },
         { name: 'everything', approve: () => false },
       ],
     });
@@ -113,7 +127,9 @@ describe('standing approvals and auto-approval rules', () => {
   });
 
   it('one request at a time: the rest wait and are re-checked against the rules before they surface', async () => {
-    const { agent, store } = kitchen([[add('eggs', '12'), add('flour', '1'), add('tea', '2')]], { oneAtATime: true });
+    const { agent, store } = kitchen([[add('eggs', '12'), add('flour', '1'), add('tea', '2')]], {
+      oneAtATime: true,
+    });
     const first = await agent.chat('s1', 'three things');
     expect(first.approvals).toHaveLength(1);
     expect(first.approvals[0]!.args).toEqual({ item: 'eggs', quantity: '12' });
@@ -128,7 +144,9 @@ describe('standing approvals and auto-approval rules', () => {
   });
 
   it('a new message while calls are queued answers the queued ones as moved on too', async () => {
-    const { agent, store } = kitchen([[add('eggs', '12'), add('flour', '1')], ['fine']], { oneAtATime: true });
+    const { agent, store } = kitchen([[add('eggs', '12'), add('flour', '1')], ['fine']], {
+      oneAtATime: true,
+    });
     await agent.chat('s1', 'two things');
     const next = await agent.chat('s1', 'never mind');
     expect(next.status).toBe('completed');
@@ -138,7 +156,10 @@ describe('standing approvals and auto-approval rules', () => {
 
   it('caps consecutive auto-approved steps, then asks a person', async () => {
     const steps: Step[] = Array.from({ length: 5 }, (_, i) => [add(`item-${i}`, '1')]);
-    const { agent, store } = kitchen(steps, { maxAutoApprovedSteps: 3, autoApprove: [{ name: 'all', approve: () => true }] });
+    const { agent, store } = kitchen(steps, {
+      maxAutoApprovedSteps: 3,
+      autoApprove: [{ name: 'all', approve: () => true }],
+    });
     const result = await agent.chat('s1', 'go');
     expect(result.status).toBe('awaiting_approval');
     expect(result.approvals[0]!.args).toEqual({ item: 'item-3', quantity: '1' });

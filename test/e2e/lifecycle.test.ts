@@ -207,11 +207,18 @@ describe('approval lifecycle across processes', () => {
     const first = await runCli(['chat', 'k', "We're out of eggs, put a dozen on the list.", '--json'], env);
     const id = (first.json as Turn).approvals[0]!.id;
     expect((await runCli(['approve', id, '--always', '--as', 'alice', '--json'], env)).code).toBe(0);
-    const rules = (await runCli(['rules', 'k', '--json'], env)).json as Array<{ id: string; tool: string; argsHash: null }>;
+    const rules = (await runCli(['rules', 'k', '--json'], env)).json as Array<{
+      id: string;
+      tool: string;
+      argsHash: null;
+    }>;
     expect(rules).toMatchObject([{ tool: 'add_to_shopping_list', argsHash: null }]);
     const second = await runCli(['chat', 'k', 'Put 500 g of flour on the list.', '--json'], env);
     expect(second.json).toMatchObject({ status: 'completed', approvals: [] });
-    const audit = (await runCli(['audit', '--session', 'k', '--json'], env)).json as Array<{ kind: string; actor: string }>;
+    const audit = (await runCli(['audit', '--session', 'k', '--json'], env)).json as Array<{
+      kind: string;
+      actor: string;
+    }>;
     expect(audit.find((e) => e.kind === 'request.auto-approved')?.actor).toBe(`rule:${rules[0]!.id}`);
 
     expect((await runCli(['rules', 'revoke', rules[0]!.id, '--json'], env)).code).toBe(0);

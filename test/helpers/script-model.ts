@@ -25,7 +25,12 @@ export function scriptModel(steps: Step[]): LanguageModelV4 & { calls: number } 
       const content: LanguageModelV4Content[] = step.map((part) =>
         typeof part === 'string'
           ? { type: 'text', text: part }
-          : { type: 'tool-call', toolCallId: `call-${++n}`, toolName: part.tool, input: JSON.stringify(part.args) },
+          : {
+              type: 'tool-call',
+              toolCallId: `call-${++n}`,
+              toolName: part.tool,
+              input: JSON.stringify(part.args),
+            },
       );
       const hasCalls = content.some((part) => part.type === 'tool-call');
       return {
