@@ -13,6 +13,7 @@ import { exportSession, importSession } from '../agent/session-transfer.ts';
 import type { TurnResult } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
+import { describeModel } from '../model/resolve-model.ts';
 import type { CliContext } from './context.ts';
 import { requireArg } from './context.ts';
 import { formatApproval, formatAudit, formatExecution, formatTurn } from './format.ts';
@@ -76,6 +77,7 @@ export const commands: Record<string, Command> = {
         out,
         by: decider(values),
         store: await context.store(),
+        model: describeModel(await context.model()),
       });
     }
     const result = await agent.chat(

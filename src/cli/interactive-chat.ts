@@ -15,6 +15,8 @@ interface ChatOptions {
   store: Store;
   by: string;
   out: Output;
+  /** A description of the model, shown so nobody mistakes the demo model for a real one. */
+  model?: string;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
   out.print(
     `countersign — chatting as ${principal ?? 'no signed-in user'} on session "${session}" with agent ${agent.name}.`,
   );
+  if (options.model) out.print(`Model: ${options.model}.`);
   out.print('Type a message; an empty line or "exit" quits. Waiting requests survive quitting.');
   let waiting = await listPending(store, { session });
   try {
@@ -66,7 +69,9 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
         if (text === null || text === '' || text.toLowerCase() === 'exit') break;
         result = await guarded(() => agent.chat(session, text, principal === undefined ? {} : { principal }));
       }
-      if (result) out.print(formatTurn({ ...result, approvals: [] }));
+      // Waiting requests are printed at the top of the loop; print only what else happened.
+      if (result && (result.reply || result.unknown.length > 0))
+        out.print(formatTurn({ ...result, approvals: [] }));
       waiting = result ? result.approvals : await listPending(store, { session });
     }
   } finally {
