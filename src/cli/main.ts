@@ -71,4 +71,10 @@ function reportError(error: unknown, json: boolean): number {
   return known ? 1 : 70;
 }
 
+// `countersign pending | head` closes our stdout early; that is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 process.exitCode = await main(process.argv.slice(2));
