@@ -1,7 +1,7 @@
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent } from '../src/agent/create-agent.ts';
+import { createAgent, type DecideInput } from '../src/agent/create-agent.ts';
 import { listExecutions, listPending, showRequest } from '../src/agent/queries.ts';
 import { exportSession, importSession } from '../src/agent/session-transfer.ts';
 import { DEFAULT_REJECTION_REASON, MOVED_ON_REASON } from '../src/core/approval.ts';
@@ -204,5 +204,31 @@ describe('the agent loop on the bookstore', () => {
       code: 'INVALID_INPUT',
     });
     await expect(importSession(other.store, exported)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('arguments sent with a decision are ignored — the stored call runs — and the attempt is audited', async () => {
+    const { agent, store } = bookstore();
+    const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
+    const tampered = {
+      approved: true,
+      by: 'mallory',
+      args: { orderId: 1043 },
+      tool: 'refund',
+    } as DecideInput;
+    await agent.decide(first.approvals[0]!.id, tampered);
+    expect(await orderStatus(store, 1044)).toBe('Cancelled');
+    expect(await orderStatus(store, 1043)).toBeUndefined();
+    expect((await listExecutions(store)).map((e) => e.args)).toEqual([{ orderId: 1044 }]);
+    const ignored = (await store.listAudit()).find((entry) => entry.kind === 'tamper.ignored');
+    expect(ignored).toMatchObject({ actor: 'mallory', data: { fields: ['args', 'tool'] } });
+    expect(String(ignored?.data.sent)).toContain('1043');
+  });
+
+  it('a logged tool that needs no approval still leaves an audit entry', async () => {
+    const { agent, store } = bookstore();
+    const result = await agent.chat('s1', 'Add b-1 to my cart.', { principal: 'c-100' });
+    expect(result.status).toBe('completed');
+    const logged = (await store.listAudit()).filter((entry) => entry.kind === 'call.logged');
+    expect(logged).toMatchObject([{ data: { tool: 'add_to_cart', args: '{"bookId":"b-1","quantity":1}' } }]);
   });
 });

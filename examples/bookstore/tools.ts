@@ -47,6 +47,8 @@ export const addToCart = defineTool({
     quantity: z.number().int().min(1).max(20).default(1),
   }),
   approval: 'never',
+  // Reversible, so no approval; still every addition goes to the audit trail.
+  logged: true,
   execute: async ({ bookId, quantity }, ctx) => {
     const book = books.find((b) => b.id === bookId);
     if (!book) return { ok: false, message: `There is no book ${bookId}.` };

@@ -1,5 +1,6 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
@@ -197,6 +198,7 @@ export function createAgent(options: AgentOptions): Agent {
         });
       if (request.agent !== rt.agentName)
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      await auditIgnoredFields(rt, request, input);
       const at = rt.now().toISOString();
       if (request.status === 'pending' && request.expiresAt <= at) {
         await expireRequest(rt.store, request, at);
@@ -300,6 +302,38 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+const decisionFields = new Set(['approved', 'reason', 'by', 'remember']);
+
+/**
+ * A decision carries no call. Anything else sent with it (arguments, another tool) is
+ * ignored — the stored call is what runs — and the attempt is written to the audit trail.
+ */
+async function auditIgnoredFields(
+  rt: AgentRuntime,
+  request: ApprovalRequest,
+  input: DecideInput,
+): Promise<void> {
+  const extra = Object.keys(input).filter((key) => !decisionFields.has(key));
+  if (extra.length === 0) return;
+  const sent = input as unknown as Record<string, unknown>;
+  await rt.store.appendAudit(
+    [
+      {
+        kind: 'tamper.ignored',
+        session: request.session,
+        requestId: request.id,
+        actor: input.by?.trim() || 'unknown',
+        data: {
+          fields: extra,
+          sent: canonicalJson(Object.fromEntries(extra.map((key) => [key, sent[key] ?? null]))),
+          storedArgsHash: request.argsHash,
+        },
+      },
+    ],
+    rt.now().toISOString(),
+  );
 }
 
 /** The rule an "always" decision creates, refused where the tool wants every call seen. */

@@ -33,6 +33,8 @@ export class SessionRun {
   private leaseRenewedAt = Date.now();
   /** Model steps in a row whose every approval was given by a rule; capped per run. */
   private autoApprovedSteps = 0;
+  /** Audit entries of logged tool runs, written with the next step's commit. */
+  private pendingAudit: AuditEvent[] = [];
   /** A new message arrived: calls still queued behind a request are answered "moved on". */
   private movedOn = false;
 
@@ -411,7 +413,21 @@ export class SessionRun {
       const allowed = await tool.authorize(call.args, context);
       if (allowed !== true)
         return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
-      return { callId: call.callId, tool: call.tool, output: await tool.execute(call.args, context) };
+      const output = await tool.execute(call.args, context);
+      if (tool.logged) {
+        this.pendingAudit.push({
+          kind: 'call.logged',
+          session: this.session.id,
+          requestId: null,
+          actor: this.runtime.agentName,
+          data: {
+            tool: tool.name,
+            args: canonicalJson(call.args),
+            resultHash: sha256Hex(canonicalJson(output)),
+          },
+        });
+      }
+      return { callId: call.callId, tool: call.tool, output };
     } catch (error) {
       return {
         callId: call.callId,
@@ -606,13 +622,16 @@ export class SessionRun {
     step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>,
   ): Promise<void> {
     await this.renewLeaseIfOld();
+    const audit = [...(step.audit ?? []), ...this.pendingAudit];
     this.session = await this.store.commitStep({
       session: this.session.id,
       leaseOwner: this.owner,
       expectedMessageCount: this.session.messageCount,
       at: this.runtime.now().toISOString(),
       ...step,
+      ...(audit.length > 0 ? { audit } : {}),
     });
+    this.pendingAudit = [];
     for (const message of step.append) this.prompt.push(toModelMessage(message));
   }
 

@@ -13,7 +13,8 @@ export type AuditKind =
   | 'tamper.ignored'
   | 'tamper.refused'
   | 'session.imported'
-  | 'rule.revoked';
+  | 'rule.revoked'
+  | 'call.logged';
 
 export interface AuditEvent {
   kind: AuditKind;

@@ -47,6 +47,8 @@ export interface ToolOptions<S extends z.ZodType, R extends JsonValue> {
   idempotent?: boolean;
   /** Whether a person may approve this tool "always" for a session. Refunds say false. */
   standing?: boolean;
+  /** Record every run of this tool in the audit trail even when no approval is needed. */
+  logged?: boolean;
   /** How long a request for this tool waits for a decision (e.g. '15m'); overrides the agent's. */
   ttl?: string | number;
   execute: (args: z.output<S>, context: ToolContext) => R | Promise<R>;
@@ -63,6 +65,7 @@ export interface Tool {
   readonly approval: ApprovalPolicy<never>;
   readonly idempotent: boolean;
   readonly standing: boolean;
+  readonly logged: boolean;
   readonly ttlMs: number | undefined;
   effect(args: unknown, context: ToolContext): Promise<string>;
   authorize(args: unknown, context: ToolContext): Promise<AuthorizeResult>;
@@ -96,6 +99,7 @@ export function defineTool<S extends z.ZodType, R extends JsonValue>(options: To
     approval: approval as ApprovalPolicy<never>,
     idempotent: options.idempotent ?? false,
     standing: options.standing ?? true,
+    logged: options.logged ?? false,
     ttlMs: options.ttl === undefined ? undefined : parseDuration(options.ttl, `ttl of tool ${options.name}`),
     async effect(args, context) {
       if (options.effect) return options.effect(args as Args, context);

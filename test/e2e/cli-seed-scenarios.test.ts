@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
 import { startScriptedOpenAIServer } from '../helpers/scripted-openai-server.ts';
@@ -253,5 +253,30 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect(run.stdout).toContain('{"item":"eggs","quantity":"6"}');
     const executions = (await runCli(['executions', '--json'], env)).json as Array<{ args: unknown }>;
     expect(executions.map((e) => e.args)).toEqual([{ item: 'eggs', quantity: '6' }]);
+  });
+
+  it('COUNTERSIGN_APP can name a module of your own that exports agents', async () => {
+    const dir = dirname(tempStore().slice('sqlite:'.length));
+    const app = join(dir, 'my-app.ts');
+    const src = resolve(import.meta.dirname, '../../src/index.ts');
+    writeFileSync(
+      app,
+      `import { z } from ${JSON.stringify(resolve(import.meta.dirname, '../../node_modules/zod/index.js'))};
+import { createAgent, defineTool } from ${JSON.stringify(src)};
+const wire = defineTool({ name: 'cancel_order', description: 'Wire money.', input: z.object({ orderId: z.number() }), execute: () => 'sent' });
+export const agents = [createAgent({ name: 'custom', instructions: '', tools: [wire] })];
+`,
+    );
+    const env = { ...envFor(tempStore()), COUNTERSIGN_APP: app };
+    const turn = await chat(env, 'custom-1', 'Please cancel my order 7.');
+    expect(turn.approvals[0]).toMatchObject({ tool: 'cancel_order', args: { orderId: 7 } });
+    const bad = await runCli(['pending', '--json'], { ...env, COUNTERSIGN_APP: join(dir, 'missing.ts') });
+    expect(
+      (await runCli(['chat', 'x', 'hi', '--json'], { ...env, COUNTERSIGN_APP: join(dir, 'missing.ts') }))
+        .json,
+    ).toMatchObject({
+      error: { code: 'CONFIG_ERROR' },
+    });
+    expect(bad.code).toBe(0);
   });
 });
