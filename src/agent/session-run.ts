@@ -15,6 +15,7 @@ import type { StepCommit, Store } from '../store/store.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { validateArgs } from '../tools/validate-args.ts';
 import { faultPoint } from './fault-point.ts';
+import { type ApprovedCallDeps, runApprovedCall } from './run-approved-call.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { type ExecutionView, type TurnResult, toApprovalView, toExecutionView } from './views.ts';
 
@@ -355,7 +356,7 @@ export class SessionRun {
           results.push(rejectionResult(call, request.decision));
           continue;
         }
-        const outcome = await this.runApproved(call, request);
+        const outcome = await runApprovedCall(this.approvedCallDeps(), call, request);
         if (outcome.kind === 'unknown') unknown = true;
         else {
           if (outcome.kind === 'integrity') integrity = outcome.error;
@@ -438,143 +439,6 @@ export class SessionRun {
     }
   }
 
-  /**
-   * The stored call, exactly once: ledger row before, result after. A row found in
-   * `started` means an earlier process died mid-call; only idempotent tools run again.
-   */
-  private async runApproved(
-    call: BatchCall,
-    request: ApprovalRequest,
-  ): Promise<
-    | { kind: 'result'; result: ToolResult }
-    | { kind: 'unknown' }
-    | { kind: 'integrity'; result: ToolResult; error: IntegrityViolationError }
-  > {
-    const tool = this.runtime.toolsByName.get(request.tool);
-    const now = () => this.runtime.now().toISOString();
-    const key = `countersign:${request.id}`;
-    const base = { callId: call.callId, tool: request.tool };
-    const storedJson = canonicalJson(request.args);
-    const problem = !tool
-      ? `tool ${request.tool} is no longer registered`
-      : sha256Hex(storedJson) !== request.argsHash || storedJson !== request.argsJson
-        ? 'the stored arguments no longer match the hash of what was approved'
-        : canonicalJson(call.args) !== request.argsJson
-          ? 'the call in the session differs from the approved request'
-          : null;
-    if (problem || !tool) {
-      const existing = await this.store.getExecution(request.id);
-      if (existing && existing.status !== 'started')
-        return {
-          kind: 'result',
-          result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' },
-        };
-      const error = new IntegrityViolationError(`Refused to run request ${request.id}: ${problem}.`, {
-        hint: 'Nothing was run. Inspect the store for tampering; the agent was told the call did not run.',
-      });
-      await this.store.startExecution(
-        {
-          requestId: request.id,
-          session: this.session.id,
-          callId: call.callId,
-          tool: request.tool,
-          args: request.args,
-          idempotencyKey: key,
-          at: now(),
-        },
-        [
-          {
-            kind: 'tamper.refused',
-            session: this.session.id,
-            requestId: request.id,
-            actor: 'countersign',
-            data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash },
-          },
-        ],
-      );
-      await this.store.finishExecution(request.id, {
-        status: 'failed',
-        result: `Refused: ${problem}`,
-        at: now(),
-      });
-      return {
-        kind: 'integrity',
-        error,
-        result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true },
-      };
-    }
-
-    const started = await this.store.startExecution(
-      {
-        requestId: request.id,
-        session: this.session.id,
-        callId: call.callId,
-        tool: tool.name,
-        args: request.args,
-        idempotencyKey: key,
-        at: now(),
-      },
-      [
-        {
-          kind: 'execution.started',
-          session: this.session.id,
-          requestId: request.id,
-          actor: this.runtime.agentName,
-          data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key },
-        },
-      ],
-    );
-    if (!started.created) {
-      const record = started.record;
-      if (record.status === 'succeeded' || record.status === 'failed') {
-        return {
-          kind: 'result',
-          result: { ...base, output: record.result, isError: record.status === 'failed' },
-        };
-      }
-      if (!tool.idempotent) {
-        if (record.status !== 'unknown') {
-          await this.store.finishExecution(request.id, { status: 'unknown', result: null, at: now() });
-        }
-        return { kind: 'unknown' };
-      }
-      // Idempotent: the same key makes a second run a no-op at the tool's side.
-    }
-    faultPoint('after-started');
-    const context = this.toolContext(call.callId, request.id);
-    let status: 'succeeded' | 'failed' = 'succeeded';
-    let output: JsonValue;
-    try {
-      const allowed = await tool.authorize(request.args, context);
-      if (allowed !== true) {
-        status = 'failed';
-        output = `Not allowed: ${allowed}`;
-      } else {
-        output = await tool.execute(request.args, context);
-      }
-    } catch (error) {
-      status = 'failed';
-      output = `The tool failed: ${errorText(error)}`;
-    }
-    faultPoint('after-tool');
-    await this.store.finishExecution(request.id, {
-      status,
-      result: output,
-      at: now(),
-      audit: [
-        {
-          kind: 'execution.finished',
-          session: this.session.id,
-          requestId: request.id,
-          actor: this.runtime.agentName,
-          data: { status, resultHash: sha256Hex(canonicalJson(output)) },
-        },
-      ],
-    });
-    faultPoint('after-result');
-    return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
-  }
-
   /** Requests past their expiry are answered as expired before anything else happens. */
   private async expireOverdue(): Promise<void> {
     const batch = this.session.batch;
@@ -645,6 +509,15 @@ export class SessionRun {
       nowMs: now,
     });
     this.leaseRenewedAt = now;
+  }
+
+  private approvedCallDeps(): ApprovedCallDeps {
+    return {
+      runtime: this.runtime,
+      store: this.store,
+      session: this.session.id,
+      toolContext: (callId, requestId) => this.toolContext(callId, requestId),
+    };
   }
 
   private toolContext(callId: string, requestId: string | null): ToolContext {

@@ -1,0 +1,161 @@
+import type { ApprovalRequest } from '../core/approval.ts';
+import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { ToolResult } from '../core/messages.ts';
+import type { BatchCall } from '../core/session.ts';
+import type { Store } from '../store/store.ts';
+import type { ToolContext } from '../tools/define-tool.ts';
+import { faultPoint } from './fault-point.ts';
+import type { AgentRuntime } from './runtime.ts';
+
+export interface ApprovedCallDeps {
+  runtime: AgentRuntime;
+  store: Store;
+  session: string;
+  toolContext(callId: string, requestId: string | null): ToolContext;
+}
+
+export type ApprovedCallOutcome =
+  | { kind: 'result'; result: ToolResult }
+  | { kind: 'unknown' }
+  | { kind: 'integrity'; result: ToolResult; error: IntegrityViolationError };
+
+/**
+ * The stored call, exactly once: ledger row before, result after. A row found in
+ * `started` means an earlier process died mid-call; only idempotent tools run again.
+ */
+export async function runApprovedCall(
+  deps: ApprovedCallDeps,
+  call: BatchCall,
+  request: ApprovalRequest,
+): Promise<ApprovedCallOutcome> {
+  const { runtime, store, session } = deps;
+  const tool = runtime.toolsByName.get(request.tool);
+  const now = () => runtime.now().toISOString();
+  const key = `countersign:${request.id}`;
+  const base = { callId: call.callId, tool: request.tool };
+  const storedJson = canonicalJson(request.args);
+  const problem = !tool
+    ? `tool ${request.tool} is no longer registered`
+    : sha256Hex(storedJson) !== request.argsHash || storedJson !== request.argsJson
+      ? 'the stored arguments no longer match the hash of what was approved'
+      : canonicalJson(call.args) !== request.argsJson
+        ? 'the call in the session differs from the approved request'
+        : null;
+  if (problem || !tool) {
+    const existing = await store.getExecution(request.id);
+    if (existing && existing.status !== 'started')
+      return {
+        kind: 'result',
+        result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' },
+      };
+    const error = new IntegrityViolationError(`Refused to run request ${request.id}: ${problem}.`, {
+      hint: 'Nothing was run. Inspect the store for tampering; the agent was told the call did not run.',
+    });
+    await store.startExecution(
+      {
+        requestId: request.id,
+        session: session,
+        callId: call.callId,
+        tool: request.tool,
+        args: request.args,
+        idempotencyKey: key,
+        at: now(),
+      },
+      [
+        {
+          kind: 'tamper.refused',
+          session: session,
+          requestId: request.id,
+          actor: 'countersign',
+          data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash },
+        },
+      ],
+    );
+    await store.finishExecution(request.id, {
+      status: 'failed',
+      result: `Refused: ${problem}`,
+      at: now(),
+    });
+    return {
+      kind: 'integrity',
+      error,
+      result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true },
+    };
+  }
+
+  const started = await store.startExecution(
+    {
+      requestId: request.id,
+      session: session,
+      callId: call.callId,
+      tool: tool.name,
+      args: request.args,
+      idempotencyKey: key,
+      at: now(),
+    },
+    [
+      {
+        kind: 'execution.started',
+        session: session,
+        requestId: request.id,
+        actor: runtime.agentName,
+        data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key },
+      },
+    ],
+  );
+  if (!started.created) {
+    const record = started.record;
+    if (record.status === 'succeeded' || record.status === 'failed') {
+      return {
+        kind: 'result',
+        result: { ...base, output: record.result, isError: record.status === 'failed' },
+      };
+    }
+    if (!tool.idempotent) {
+      if (record.status !== 'unknown') {
+        await store.finishExecution(request.id, { status: 'unknown', result: null, at: now() });
+      }
+      return { kind: 'unknown' };
+    }
+    // Idempotent: the same key makes a second run a no-op at the tool's side.
+  }
+  faultPoint('after-started');
+  const context = deps.toolContext(call.callId, request.id);
+  let status: 'succeeded' | 'failed' = 'succeeded';
+  let output: JsonValue;
+  try {
+    const allowed = await tool.authorize(request.args, context);
+    if (allowed !== true) {
+      status = 'failed';
+      output = `Not allowed: ${allowed}`;
+    } else {
+      output = await tool.execute(request.args, context);
+    }
+  } catch (error) {
+    status = 'failed';
+    output = `The tool failed: ${errorText(error)}`;
+  }
+  faultPoint('after-tool');
+  await store.finishExecution(request.id, {
+    status,
+    result: output,
+    at: now(),
+    audit: [
+      {
+        kind: 'execution.finished',
+        session: session,
+        requestId: request.id,
+        actor: runtime.agentName,
+        data: { status, resultHash: sha256Hex(canonicalJson(output)) },
+      },
+    ],
+  });
+  faultPoint('after-result');
+  return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
