@@ -10,6 +10,8 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { emit } from '../events/emit.ts';
+import type { EventBus } from '../events/event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { StandingRule, Store } from '../store/store.ts';
@@ -48,6 +50,8 @@ export interface AgentOptions {
   busyWaitMs?: number;
   /** The clock; tests move it to exercise expiry. */
   now?: () => Date;
+  /** Where to announce new requests, decisions, executions and finished turns. */
+  events?: EventBus;
 }
 
 export interface DecideInput {
@@ -68,7 +72,7 @@ export interface Agent {
   readonly tools: readonly Tool[];
   readonly options: Readonly<AgentOptions>;
   /** The same agent bound to another model or store. */
-  with(runtime: { model?: AnyLanguageModel; store?: Store }): Agent;
+  with(runtime: { model?: AnyLanguageModel; store?: Store; events?: EventBus }): Agent;
   /** Send a user message. Any request still waiting is answered "moved on" first. */
   chat(session: string, text: string, options?: { principal?: string | null }): Promise<TurnResult>;
   /** Decide a waiting request by id; the stored call runs, then the session continues. */
@@ -131,6 +135,7 @@ export function createAgent(options: AgentOptions): Agent {
       leaseMs: options.leaseMs ?? 60_000,
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
+      events: options.events,
     };
     return runtime;
   };
@@ -144,7 +149,15 @@ export function createAgent(options: AgentOptions): Agent {
       const session = await rt.store.getSession(sessionId);
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
-      return await new SessionRun(rt, owner, session, messages).run(text);
+      const result = await new SessionRun(rt, owner, session, messages).run(text);
+      emit(rt.events, {
+        type: 'turn.finished',
+        at: rt.now().toISOString(),
+        session: sessionId,
+        status: result.status,
+        reply: result.reply,
+      });
+      return result;
     } finally {
       await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
     }
@@ -248,6 +261,15 @@ export function createAgent(options: AgentOptions): Agent {
           kind: 'person',
         });
       }
+      emit(rt.events, {
+        type: 'approval.decided',
+        at,
+        requestId,
+        session: request.session,
+        verdict: decision.verdict,
+        by: decision.by,
+        kind: decision.kind,
+      });
       faultPoint('after-decision');
       return runSession(request.session, undefined);
     },

@@ -4,6 +4,7 @@ import { IntegrityViolationError } from '../core/errors/integrity-violation-erro
 import type { JsonValue } from '../core/json.ts';
 import type { ToolResult } from '../core/messages.ts';
 import type { BatchCall } from '../core/session.ts';
+import { emit } from '../events/emit.ts';
 import type { Store } from '../store/store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { faultPoint } from './fault-point.ts';
@@ -153,6 +154,13 @@ export async function runApprovedCall(
     ],
   });
   faultPoint('after-result');
+  emit(runtime.events, {
+    type: 'execution.finished',
+    at: now(),
+    requestId: request.id,
+    session,
+    status,
+  });
   return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
 }
 

@@ -1,4 +1,5 @@
 import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
+import type { EventBus } from '../events/event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
@@ -21,4 +22,5 @@ export interface AgentRuntime {
   leaseMs: number;
   busyWaitMs: number;
   now: () => Date;
+  events: EventBus | undefined;
 }

@@ -8,6 +8,7 @@ import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
+import { emit } from '../events/emit.ts';
 import { fromModelResult } from '../model/from-model-result.ts';
 import type { AnyGenerateResult, ModelPrompt } from '../model/language-model.ts';
 import { toModelMessage, toModelPrompt } from '../model/to-model-prompt.ts';
@@ -448,7 +449,15 @@ export class SessionRun {
       if (call.disposition.kind !== 'approval') continue;
       const request = await this.store.getApproval(call.disposition.approvalId);
       if (request?.status === 'pending' && request.expiresAt <= now) {
-        await expireRequest(this.store, request, now);
+        if (await expireRequest(this.store, request, now)) {
+          this.announceDecision(request.id, {
+            verdict: 'expired',
+            by: 'countersign',
+            reason: null,
+            at: now,
+            kind: 'expiry',
+          });
+        }
       }
     }
   }
@@ -470,7 +479,7 @@ export class SessionRun {
         kind: 'moved-on',
       };
       // Losing this compare-and-set is fine: a person decided first, and their decision stands.
-      await this.store.decide(id, decision, [
+      const outcome = await this.store.decide(id, decision, [
         {
           kind: 'request.moved-on',
           session: this.session.id,
@@ -479,7 +488,20 @@ export class SessionRun {
           data: { reason: MOVED_ON_REASON },
         },
       ]);
+      if (outcome.won) this.announceDecision(id, decision);
     }
+  }
+
+  private announceDecision(requestId: string, decision: Decision): void {
+    emit(this.runtime.events, {
+      type: 'approval.decided',
+      at: decision.at,
+      requestId,
+      session: this.session.id,
+      verdict: decision.verdict,
+      by: decision.by,
+      kind: decision.kind,
+    });
   }
 
   private async commit(
@@ -496,6 +518,12 @@ export class SessionRun {
       ...(audit.length > 0 ? { audit } : {}),
     });
     this.pendingAudit = [];
+    const at = this.runtime.now().toISOString();
+    for (const request of step.approvals ?? []) {
+      if (request.status === 'pending') {
+        emit(this.runtime.events, { type: 'approval.requested', at, approval: toApprovalView(request, at) });
+      }
+    }
     for (const message of step.append) this.prompt.push(toModelMessage(message));
   }
 
