@@ -231,4 +231,28 @@ describe('the agent loop on the bookstore', () => {
     const logged = (await store.listAudit()).filter((entry) => entry.kind === 'call.logged');
     expect(logged).toMatchObject([{ data: { tool: 'add_to_cart', args: '{"bookId":"b-1","quantity":1}' } }]);
   });
+
+  it('keeps its session lease through a model call longer than the lease term', async () => {
+    const slow = createDemoModel();
+    const model = {
+      ...slow,
+      specificationVersion: 'v4' as const,
+      provider: slow.provider,
+      modelId: slow.modelId,
+      supportedUrls: {},
+      doStream: slow.doStream.bind(slow),
+      async doGenerate(options: Parameters<typeof slow.doGenerate>[0]) {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return slow.doGenerate(options);
+      },
+    };
+    const store = createMemoryStore();
+    const { agent } = bookstore({ store, model });
+    const shortLease = createAgent({ ...agent.options, leaseMs: 150, busyWaitMs: 50 });
+    const running = shortLease.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Past the first term, the session is still held: a second run gives up with SESSION_BUSY.
+    await expect(shortLease.resume('s1')).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+    expect((await running).status).toBe('awaiting_approval');
+  });
 });

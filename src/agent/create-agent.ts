@@ -18,7 +18,7 @@ import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { faultPoint } from './fault-point.ts';
-import { acquireSessionLease, newLeaseOwner } from './lease.ts';
+import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
 import type { TurnResult } from './views.ts';
@@ -44,7 +44,10 @@ export interface AgentOptions {
   maxAutoApprovedSteps?: number;
   /** How long a request waits for a decision: '2s', '15m', '24h' (default COUNTERSIGN_APPROVAL_TTL or 24h). */
   approvalTtl?: string | number;
-  /** How long a run may hold its session before another process may take it over (default 60s). */
+  /**
+   * The session lease's term (default 20s). A running process renews it every third of a
+   * term; one that died lets go within a term (at once on the same host).
+   */
   leaseMs?: number;
   /** How long a second run waits for a busy session before SESSION_BUSY (default 15s). */
   busyWaitMs?: number;
@@ -132,7 +135,7 @@ export function createAgent(options: AgentOptions): Agent {
         options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
         'approval TTL',
       ),
-      leaseMs: options.leaseMs ?? 60_000,
+      leaseMs: options.leaseMs ?? 20_000,
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
       events: options.events,
@@ -145,6 +148,7 @@ export function createAgent(options: AgentOptions): Agent {
     const rt = getRuntime();
     const owner = newLeaseOwner();
     await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
+    const stopRenewing = keepLease(rt.store, sessionId, owner, rt.leaseMs);
     try {
       const session = await rt.store.getSession(sessionId);
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
@@ -159,6 +163,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
       return result;
     } finally {
+      stopRenewing();
       await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
     }
   };

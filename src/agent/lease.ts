@@ -29,6 +29,23 @@ function ownerIsDeadHere(owner: string): boolean {
 }
 
 /**
+ * Renews the lease every third of its term while a run is in progress, so a long model call
+ * keeps the session, while a dead process lets go of it within one term. Returns the stop.
+ */
+export function keepLease(store: Store, session: string, owner: string, leaseMs: number): () => void {
+  const timer = setInterval(
+    () => {
+      const now = Date.now();
+      // A failed renewal is not fatal here: the next commit is fenced and will say so.
+      store.acquireLease({ session, owner, untilMs: now + leaseMs, nowMs: now }).catch(() => undefined);
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
  * One run per session at a time. Waits for a busy session (a decision arriving while the
  * model is still answering) up to `waitMs`, then gives up with SESSION_BUSY.
  */

@@ -32,7 +32,6 @@ export class SessionRun {
   private session: SessionRecord;
   private readonly prompt: ModelPrompt;
   private lastReply: string | null = null;
-  private leaseRenewedAt = Date.now();
   /** Model steps in a row whose every approval was given by a rule; capped per run. */
   private autoApprovedSteps = 0;
   /** Audit entries of logged tool runs, written with the next step's commit. */
@@ -507,7 +506,6 @@ export class SessionRun {
   private async commit(
     step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>,
   ): Promise<void> {
-    await this.renewLeaseIfOld();
     const audit = [...(step.audit ?? []), ...this.pendingAudit];
     this.session = await this.store.commitStep({
       session: this.session.id,
@@ -525,18 +523,6 @@ export class SessionRun {
       }
     }
     for (const message of step.append) this.prompt.push(toModelMessage(message));
-  }
-
-  private async renewLeaseIfOld(): Promise<void> {
-    const now = Date.now();
-    if (now - this.leaseRenewedAt < this.runtime.leaseMs / 3) return;
-    await this.store.acquireLease({
-      session: this.session.id,
-      owner: this.owner,
-      untilMs: now + this.runtime.leaseMs,
-      nowMs: now,
-    });
-    this.leaseRenewedAt = now;
   }
 
   private approvedCallDeps(): ApprovedCallDeps {
