@@ -255,4 +255,15 @@ describe('the agent loop on the bookstore', () => {
     await expect(shortLease.resume('s1')).rejects.toMatchObject({ code: 'SESSION_BUSY' });
     expect((await running).status).toBe('awaiting_approval');
   });
+
+  it('a reply belongs to its turn: a turn that stops at a request without words has reply null', async () => {
+    const { agent } = bookstore();
+    await agent.chat('s1', 'What is the status of order 1043?', { principal: 'c-100' });
+    const second = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
+    expect(second.status).toBe('awaiting_approval');
+    expect(second.reply).toBeNull();
+    const idle = await bookstore();
+    await idle.agent.chat('s2', 'What is the status of order 1043?', { principal: 'c-100' });
+    expect((await idle.agent.resume('s2')).reply).toContain('1043');
+  });
 });

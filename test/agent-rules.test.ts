@@ -165,4 +165,58 @@ describe('standing approvals and auto-approval rules', () => {
     expect(result.approvals[0]!.args).toEqual({ item: 'item-3', quantity: '1' });
     expect(await listExecutions(store)).toHaveLength(3);
   });
+
+  it('standing: false also keeps auto-approval rules away: every call is seen by a person', async () => {
+    const { agent: base, store } = bookstore();
+    const agent = createAgent({
+      ...base.options,
+      autoApprove: [{ name: 'everything', approve: () => true }],
+    });
+    const result = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
+    expect(result.status).toBe('awaiting_approval');
+    expect((await store.listAudit()).some((entry) => entry.kind === 'request.auto-approved')).toBe(false);
+  });
+
+  it('while an approved call has an unknown outcome, nothing else in its batch runs again', async () => {
+    let reads = 0;
+    const countReads = defineTool({
+      name: 'count_reads',
+      description: 'A read that counts its runs.',
+      input: z.object({}),
+      approval: 'never',
+      execute: () => {
+        reads += 1;
+        return reads;
+      },
+    });
+    const store = createMemoryStore();
+    const model = scriptModel([[{ tool: 'count_reads', args: {} }, add('eggs', '12')]]);
+    const agent = createAgent({
+      name: 'kitchen',
+      instructions: '',
+      tools: [countReads, addToShoppingList],
+      model,
+      store,
+    });
+    const first = await agent.chat('s1', 'go');
+    const request = first.approvals[0]!;
+    // As if an earlier process had started this call and died.
+    await store.startExecution({
+      requestId: request.id,
+      session: 's1',
+      callId: 'call-2',
+      tool: 'add_to_shopping_list',
+      args: request.args,
+      idempotencyKey: `countersign:${request.id}`,
+      at: new Date().toISOString(),
+    });
+    expect((await agent.approve(request.id)).status).toBe('awaiting_reconciliation');
+    expect((await agent.resume('s1')).status).toBe('awaiting_reconciliation');
+    expect(reads).toBe(0);
+    await expect(agent.chat('s1', 'hello?')).rejects.toMatchObject({ code: 'OUTCOME_UNKNOWN' });
+    const settled = await agent.reconcile(request.id, { outcome: 'failed', result: 'not added' });
+    expect(settled.status).toBe('completed');
+    expect(reads).toBe(1);
+    expect(await list(store)).toEqual(['milk', 'bread']);
+  });
 });

@@ -6,6 +6,7 @@ import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
+import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
@@ -21,7 +22,7 @@ import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
-import type { TurnResult } from './views.ts';
+import { argsIntact, type TurnResult } from './views.ts';
 
 export interface AgentOptions {
   name: string;
@@ -217,6 +218,24 @@ export function createAgent(options: AgentOptions): Agent {
       if (request.agent !== rt.agentName)
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
       await auditIgnoredFields(rt, request, input);
+      if (!argsIntact(request)) {
+        await rt.store.appendAudit(
+          [
+            {
+              kind: 'tamper.refused',
+              session: request.session,
+              requestId,
+              actor: input.by?.trim() || 'unknown',
+              data: { problem: 'stored arguments do not match their hash', argsHash: request.argsHash },
+            },
+          ],
+          rt.now().toISOString(),
+        );
+        throw new IntegrityViolationError(
+          `Request ${requestId} cannot be decided: its stored arguments no longer match the hash of what was raised.`,
+          { hint: 'Nothing was decided or run. Inspect the store for tampering.' },
+        );
+      }
       const at = rt.now().toISOString();
       if (request.status === 'pending' && request.expiresAt <= at) {
         await expireRequest(rt.store, request, at);
@@ -296,14 +315,21 @@ export function createAgent(options: AgentOptions): Agent {
         throw new NotFoundError(`No execution for request ${requestId}.`, {
           hint: 'List them with `countersign executions`.',
         });
+      if (execution.status === 'started') {
+        throw new InvalidInputError(
+          `The execution of ${requestId} is not marked unknown: it may still be running.`,
+          {
+            hint: `Run \`countersign resume ${execution.session}\` first; if its process is gone, the call is then marked unknown.`,
+          },
+        );
+      }
       if (execution.status === 'succeeded' || execution.status === 'failed') {
-        throw new AlreadyDecidedError(requestId, {
-          verdict: 'approved',
-          by: 'ledger',
-          reason: `execution already ${execution.status}`,
-          at: execution.finishedAt ?? execution.startedAt,
-          kind: 'person',
-        });
+        const at = execution.finishedAt ?? execution.startedAt;
+        throw new AlreadyDecidedError(
+          requestId,
+          { verdict: 'approved', by: 'ledger', reason: null, at, kind: 'person' },
+          `The execution of ${requestId} is already settled: ${execution.status} at ${at}.`,
+        );
       }
       const by = input.by?.trim() || 'unknown';
       const result =
@@ -397,7 +423,7 @@ function standingRule(
 
 function expiredError(requestId: string, expiresAt: string): ExpiredError {
   return new ExpiredError(`Request ${requestId} expired at ${expiresAt} and can no longer be decided.`, {
-    hint: 'The agent was told it expired; ask the customer to request it again if it is still wanted.',
+    hint: "The agent is told on the session's next run; ask the customer to request it again if it is still wanted.",
   });
 }
 

@@ -121,6 +121,18 @@ export async function runApprovedCall(
       return { kind: 'unknown' };
     }
     // Idempotent: the same key makes a second run a no-op at the tool's side.
+    await store.appendAudit(
+      [
+        {
+          kind: 'execution.retried',
+          session,
+          requestId: request.id,
+          actor: runtime.agentName,
+          data: { tool: tool.name, idempotencyKey: key, previousStatus: record.status },
+        },
+      ],
+      now(),
+    );
   }
   faultPoint('after-started');
   const context = deps.toolContext(call.callId, request.id);

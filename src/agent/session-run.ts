@@ -3,6 +3,7 @@ import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { ModelCallError } from '../core/errors/model-call-error.ts';
+import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
 import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
@@ -32,6 +33,9 @@ export class SessionRun {
   private session: SessionRecord;
   private readonly prompt: ModelPrompt;
   private lastReply: string | null = null;
+  /** The last answer already in the history: the reply of a run that had nothing to do. */
+  private readonly historyReply: string | null;
+  private modelCalled = false;
   /** Model steps in a row whose every approval was given by a rule; capped per run. */
   private autoApprovedSteps = 0;
   /** Audit entries of logged tool runs, written with the next step's commit. */
@@ -46,7 +50,7 @@ export class SessionRun {
     this.session = session;
     this.prompt = toModelPrompt(runtime.instructions, messages);
     const last = messages.at(-1);
-    if (last?.role === 'assistant' && !last.calls?.length) this.lastReply = last.text;
+    this.historyReply = last?.role === 'assistant' && !last.calls?.length ? last.text : null;
   }
 
   /** Continue the session: settle what waits, add the new message, run the model to a stop. */
@@ -57,6 +61,14 @@ export class SessionRun {
     const append: Message[] = [];
     if (this.session.batch) {
       const settled = await this.settleBatch(this.session.batch);
+      if (settled.kind === 'awaiting_reconciliation' && userText !== undefined) {
+        throw new OutcomeUnknownError(
+          `Session ${this.session.id} cannot take a new message yet: an approved call may or may not have run.`,
+          {
+            hint: 'A person must settle it first: `countersign executions --status unknown`, then `countersign reconcile REQUEST --succeeded|--failed`. The message was not stored.',
+          },
+        );
+      }
       if (settled.kind !== 'results') return this.result();
       append.push({ role: 'tool', results: settled.results });
     }
@@ -78,6 +90,7 @@ export class SessionRun {
     const { maxSteps } = this.runtime;
     for (let step = 1; step <= maxSteps; step++) {
       const { text, calls, unparseable } = await this.callModel();
+      this.modelCalled = true;
       if (text) this.lastReply = text;
       const assistant: Message = calls.length
         ? { role: 'assistant', text, calls }
@@ -252,23 +265,22 @@ export class SessionRun {
     args: JsonValue,
     argsHash: string | null,
   ): Promise<{ by: string; kind: 'standing-rule' | 'auto-rule'; reason: string } | null> {
-    if (this.autoApprovedSteps >= this.runtime.maxAutoApprovedSteps) return null;
+    // `standing: false` means every call is seen by a person: no rule of any kind applies.
+    if (!tool.standing || this.autoApprovedSteps >= this.runtime.maxAutoApprovedSteps) return null;
     const hash = argsHash ?? bindArgs(args).argsHash;
-    if (tool.standing) {
-      const rules = await this.store.listRules({ session: this.session.id });
-      const rule = rules.find(
-        (candidate) =>
-          candidate.toolIdentity === tool.identity &&
-          (candidate.argsHash === null || candidate.argsHash === hash),
-      );
-      if (rule) {
-        const scope = rule.argsHash ? 'with these arguments' : 'for this session';
-        return {
-          by: `rule:${rule.id}`,
-          kind: 'standing-rule',
-          reason: `Standing approval ${scope} by ${rule.createdBy}.`,
-        };
-      }
+    const rules = await this.store.listRules({ session: this.session.id });
+    const rule = rules.find(
+      (candidate) =>
+        candidate.toolIdentity === tool.identity &&
+        (candidate.argsHash === null || candidate.argsHash === hash),
+    );
+    if (rule) {
+      const scope = rule.argsHash ? 'with these arguments' : 'for this session';
+      return {
+        by: `rule:${rule.id}`,
+        kind: 'standing-rule',
+        reason: `Standing approval ${scope} by ${rule.createdBy}.`,
+      };
     }
     const context = this.toolContext('auto', null);
     for (const rule of this.runtime.autoApprove) {
@@ -326,6 +338,9 @@ export class SessionRun {
       if (request.status === 'pending') return { kind: 'awaiting_approval' };
       requests.set(request.id, request);
     }
+    // Before anything runs: an approved call whose earlier run may or may not have happened
+    // stops the batch here, so no other call of it runs again while a person reconciles.
+    if (await this.hasUnknownOutcome(requests)) return { kind: 'awaiting_reconciliation' };
     if (!this.movedOn && batch.calls.some((call) => call.disposition.kind === 'queued')) {
       batch = await this.surfaceQueued(batch, requests);
       if ([...requests.values()].some((request) => request.status === 'pending'))
@@ -371,6 +386,24 @@ export class SessionRun {
       throw integrity;
     }
     return { kind: 'results', results };
+  }
+
+  private async hasUnknownOutcome(requests: Map<string, ApprovalRequest>): Promise<boolean> {
+    let unknown = false;
+    for (const request of requests.values()) {
+      if (request.status !== 'approved') continue;
+      const record = await this.store.getExecution(request.id);
+      if (record?.status === 'unknown') unknown = true;
+      if (record?.status === 'started' && !this.runtime.toolsByName.get(request.tool)?.idempotent) {
+        await this.store.finishExecution(request.id, {
+          status: 'unknown',
+          result: null,
+          at: this.runtime.now().toISOString(),
+        });
+        unknown = true;
+      }
+    }
+    return unknown;
   }
 
   /**
@@ -561,7 +594,9 @@ export class SessionRun {
       : unknown.length > 0
         ? 'awaiting_reconciliation'
         : 'awaiting_approval';
-    return { session: this.session.id, status, reply: this.lastReply, approvals, unknown };
+    // A reply belongs to this run: words from an earlier turn are never repeated as new.
+    const reply = this.lastReply ?? (!this.modelCalled && status === 'completed' ? this.historyReply : null);
+    return { session: this.session.id, status, reply, approvals, unknown };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 
@@ -14,6 +15,14 @@ export interface ApprovalView {
   expiresAt: string;
   status: ApprovalStatus;
   decision: Decision | null;
+  /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
+  integrity: 'ok' | 'mismatch';
+}
+
+/** The stored arguments still are the ones that were hashed when the request was raised. */
+export function argsIntact(request: ApprovalRequest): boolean {
+  const json = canonicalJson(request.args);
+  return json === request.argsJson && sha256Hex(json) === request.argsHash;
 }
 
 export function toApprovalView(request: ApprovalRequest, now: string): ApprovalView {
@@ -30,6 +39,7 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     expiresAt: request.expiresAt,
     status: overdue ? 'expired' : request.status,
     decision: request.decision,
+    integrity: argsIntact(request) ? 'ok' : 'mismatch',
   };
 }
 

@@ -9,6 +9,7 @@ export type AuditKind =
   | 'request.moved-on'
   | 'execution.started'
   | 'execution.finished'
+  | 'execution.retried'
   | 'execution.reconciled'
   | 'tamper.ignored'
   | 'tamper.refused'

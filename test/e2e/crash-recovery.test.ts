@@ -70,6 +70,9 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
       'awaiting_reconciliation',
     );
     expect(await eggsOnList(env)).toBe(0);
+    // A new message cannot slip past it: refused, with what to do, and not stored.
+    const chat = await runCli(['chat', 'k', 'Put six eggs on the list.', '--json'], env);
+    expect((chat.json as { error: { code: string } }).error.code).toBe('OUTCOME_UNKNOWN');
 
     const settled = await runCli(
       ['reconcile', id, '--failed', '--result', 'Checked the list: not added.', '--json'],
@@ -82,6 +85,15 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
     expect(await eggsOnList(env)).toBe(0);
     const again = await runCli(['reconcile', id, '--succeeded', '--json'], env);
     expect((again.json as { error: { code: string } }).error.code).toBe('ALREADY_DECIDED');
+  });
+
+  it('reconcile refuses a call not yet marked unknown (it may still be running)', async () => {
+    const env = kitchen();
+    const id = await proposeEggs(env);
+    await approveAndCrash(env, id, 'after-started');
+    const early = await runCli(['reconcile', id, '--failed', '--json'], env);
+    expect((early.json as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+    expect(await executions(env)).toMatchObject([{ requestId: id, status: 'started' }]);
   });
 
   it('after the tool ran, before its result committed: unknown, the tool ran exactly once', async () => {

@@ -180,21 +180,47 @@ describe('approval lifecycle across processes', () => {
     });
   });
 
-  it('integrity: arguments edited in the database after the request are refused and audited, nothing runs', async () => {
+  it('integrity: arguments edited before the decision are flagged and cannot be approved; nothing runs', async () => {
     const store = tempStore();
     const env = envFor(store);
     const id = await propose(env);
     const db = new DatabaseSync(dbPath(store));
     db.prepare(`UPDATE approvals SET args_json = '{"orderId":1043}' WHERE id = ?`).run(id);
     db.close();
+    const shown = (await runCli(['show', id, '--json'], env)).json as { integrity: string; args: unknown };
+    expect(shown).toMatchObject({ integrity: 'mismatch', args: { orderId: 1043 } });
     const run = await runCli(['approve', id, '--json'], env);
     expect(run.code).not.toBe(0);
     expect((run.json as ErrorOut).error.code).toBe('INTEGRITY_VIOLATION');
     const entries = (await runCli(['audit', '--json'], env)).json as Array<{ kind: string }>;
     expect(entries.map((e) => e.kind)).toContain('tamper.refused');
+    expect((await runCli(['executions', '--json'], env)).json).toEqual([]);
+    // The session is not wedged: the next message answers the request as moved on.
+    const next = await runCli(
+      ['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
+      env,
+    );
+    expect((next.json as Turn).reply).toContain('Processing');
+  });
+
+  it('integrity: arguments edited after the decision, before the run: refused at execution, audited, nothing runs', async () => {
+    const store = tempStore();
+    const env = envFor(store);
+    const id = await propose(env);
+    const crashed = await runCli(['approve', id, '--json'], {
+      ...env,
+      COUNTERSIGN_TEST_FAULT: 'after-decision',
+    });
+    expect(crashed.signal).toBe('SIGKILL');
+    const db = new DatabaseSync(dbPath(store));
+    db.prepare(`UPDATE approvals SET args_json = '{"orderId":1043}' WHERE id = ?`).run(id);
+    db.close();
+    const resumed = await runCli(['resume', 's', '--json'], env);
+    expect((resumed.json as ErrorOut).error.code).toBe('INTEGRITY_VIOLATION');
     const executions = (await runCli(['executions', '--json'], env)).json as Array<{ status: string }>;
     expect(executions).toMatchObject([{ status: 'failed' }]);
-    // The session is not wedged: the next message is answered.
+    const entries = (await runCli(['audit', '--json'], env)).json as Array<{ kind: string }>;
+    expect(entries.map((e) => e.kind)).toContain('tamper.refused');
     const next = await runCli(
       ['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
       env,

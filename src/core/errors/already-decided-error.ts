@@ -5,11 +5,12 @@ import { CountersignError } from './countersign-error.ts';
 export class AlreadyDecidedError extends CountersignError {
   override readonly name = 'AlreadyDecidedError';
   readonly decision: Decision;
-  constructor(requestId: string, decision: Decision) {
+  constructor(requestId: string, decision: Decision, message?: string) {
     super(
       'ALREADY_DECIDED',
-      `Request ${requestId} was already ${decision.verdict} by ${decision.by} at ${decision.at}` +
-        (decision.reason ? ` (reason: ${decision.reason}).` : '.'),
+      message ??
+        `Request ${requestId} was already ${decision.verdict} by ${decision.by} at ${decision.at}` +
+          (decision.reason ? ` (reason: ${decision.reason}).` : '.'),
       { hint: 'Nothing was changed; the first decision stands.' },
     );
     this.decision = decision;
