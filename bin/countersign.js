@@ -1,19 +1,22 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (Node's built-in type stripping, no build step).
+// Runs the TypeScript sources directly with Node's built-in type stripping (no build step).
 // Node older than 22.13 has neither that nor node:sqlite: re-run with the Node that the
-// checkout pins (the `node` devDependency) when it is there.
+// checkout pins (the `node` devDependency) when it is there. Node 22.13–22.17 strips types
+// only behind a flag: re-run with it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
+const rerun = (node, flags) => {
+  const run = spawnSync(node, [...flags, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(run.status ?? 1);
+};
 if (major < 22 || (major === 22 && minor < 13)) {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
-  if (existsSync(pinned)) {
-    const run = spawnSync(pinned, process.argv.slice(1), { stdio: 'inherit' });
-    process.exit(run.status ?? 1);
-  }
+  if (existsSync(pinned)) rerun(pinned, []);
   process.stderr.write(`countersign needs Node.js 22.13 or newer (this is ${process.versions.node}).\n`);
   process.exit(1);
 }
+if (!process.features.typescript) rerun(process.execPath, ['--experimental-strip-types', '--no-warnings']);
 await import('../src/cli/main.ts');

@@ -1,8 +1,11 @@
+export type { AutoApprovalRule } from './agent/auto-approval-rule.ts';
 export { type Agent, type AgentOptions, createAgent, type DecideInput } from './agent/create-agent.ts';
 export {
   auditTrail,
   listExecutions,
   listPending,
+  listRules,
+  revokeRule,
   showRequest,
   sweepExpired,
   verifyAudit,
@@ -15,15 +18,39 @@ export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts
 export * from './core/errors/index.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, ToolCall, ToolResult } from './core/messages.ts';
+export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
+export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
 export { createDemoModel } from './model/demo-model.ts';
 export type { AnyLanguageModel } from './model/language-model.ts';
 export { resolveModel } from './model/resolve-model.ts';
+export {
+  type CheckpointStore,
+  type CheckpointSummary,
+  isCheckpointStore,
+  type RequestAnswer,
+  type RunStatus,
+  type RunSummary,
+  type StoredCheckpoint,
+} from './store/checkpoint-store.ts';
 export type { PayloadCodec } from './store/codec.ts';
 export { jsonCodec } from './store/codec.ts';
+export {
+  createFileCheckpointStore,
+  type FileCheckpointStore,
+  type FileCheckpointStoreOptions,
+} from './store/fs/file-checkpoint-store.ts';
+export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-store.ts';
 export { createMemoryStore } from './store/memory/memory-store.ts';
+export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
+// pg itself is imported inside createPostgresStore, so this export costs SQLite users nothing.
+export {
+  createPostgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './store/postgres/postgres-store.ts';
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts';
-export type { Store } from './store/store.ts';
+export type { StandingRule, Store } from './store/store.ts';
 export {
   type ApprovalPolicy,
   type AuthorizeResult,
@@ -33,3 +60,32 @@ export {
   type ToolOptions,
   type ToolState,
 } from './tools/define-tool.ts';
+export {
+  type AgentExecutor,
+  type AgentExecutorOptions,
+  type AgentExecutorState,
+  type AgentReply,
+  type ApprovalAnswer,
+  type ApprovalAsk,
+  agentExecutor,
+} from './workflow/agent-executor.ts';
+export {
+  defineWorkflow,
+  type Workflow,
+  type WorkflowBuilder,
+  type WorkflowContract,
+  type WorkflowMigration,
+} from './workflow/define-workflow.ts';
+export {
+  type AnyRequestPort,
+  type Executor,
+  type ExecutorAnswer,
+  type ExecutorOptions,
+  executor,
+} from './workflow/executor.ts';
+export type { AnsweredRequest, ExecutorContext, WorkflowState } from './workflow/executor-context.ts';
+export { type RequestPort, requestPort } from './workflow/request-port.ts';
+export type { PendingMessage, PendingRequest, RunError, WorkflowRunState } from './workflow/run-state.ts';
+export type { RequestView, RunView } from './workflow/run-view.ts';
+export { createWorkflowRunner, type WorkflowRunner, type WorkflowRunnerOptions } from './workflow/runner.ts';
+export type { WorkflowNode } from './workflow/workflow-node.ts';

@@ -32,7 +32,7 @@ export async function listExecutions(
   return (await store.listExecutions(filter)).map(toExecutionView);
 }
 
-/** Marks every overdue request expired (with its audit entry). Returns how many it expired. */
+/** Marks every overdue request expired (with its audit entry). Returns the ids it expired. */
 export async function sweepExpired(store: Store, now = new Date()): Promise<string[]> {
   const at = now.toISOString();
   const expired: string[] = [];

@@ -20,6 +20,7 @@ import { formatApproval, formatAudit, formatExecution, formatTurn } from './form
 import { interactiveChat } from './interactive-chat.ts';
 import type { CliValues } from './main.ts';
 import type { Output } from './output.ts';
+import { workflowCommands, workflowUsage } from './workflow-commands.ts';
 
 export interface CommandInput {
   args: string[];
@@ -34,6 +35,8 @@ export const usage = `countersign — tool calls that wait for a person and run 
 
 Usage: countersign <command> [options]        (every command takes --json)
 
+  serve [--port 8787] [--host 127.0.0.1] [--chat]
+                                          HTTP API, approval inbox (and with --chat a customer chat page)
   chat SESSION [MESSAGE] [--user ID]      send a message (no MESSAGE: interactive console)
   pending [--session S] [--tool T]        requests waiting for a decision, oldest first
   show REQUEST                            one request, with its decision if any
@@ -48,11 +51,16 @@ Usage: countersign <command> [options]        (every command takes --json)
   audit [--session S] [--verify]          the hash-chained decision trail
   session export SESSION [--out FILE]
   session import FILE
+${workflowUsage}
 
-Environment: COUNTERSIGN_STORE (sqlite:PATH | memory:; default ./.countersign/countersign.db),
+Environment: COUNTERSIGN_STORE (sqlite:PATH | memory: | file:DIR for workflow runs only; default ./.countersign/countersign.db),
 COUNTERSIGN_MODEL (demo | openai-compatible:MODEL | openai:MODEL | anthropic:MODEL),
 COUNTERSIGN_APP (bookstore | kitchen | path to a module exporting agents),
-COUNTERSIGN_APPROVAL_TTL (e.g. 2s, 15m, 24h; default 24h).`;
+COUNTERSIGN_APPROVAL_TTL (e.g. 2s, 15m, 24h; default 24h),
+COUNTERSIGN_APPROVER (the name decisions are recorded under; default $USER; --as overrides).
+
+Options: --json (machine-readable output), --agent NAME (an app with several agents),
+--as NAME (who decides; self-asserted on the CLI — the server authenticates approvers).`;
 
 function printTurn(out: Output, result: TurnResult): number {
   if (out.json) out.data(result);
@@ -65,11 +73,30 @@ function decider(values: CliValues): string {
 }
 
 export const commands: Record<string, Command> = {
+  ...workflowCommands,
+  async serve({ values, context, out }) {
+    // Imported here, so no other command pays for loading the HTTP server.
+    const { serveCommand } = await import('../server/serve-command.ts');
+    const model = await context.model();
+    return serveCommand({
+      app: await context.app(),
+      store: await context.store(),
+      model,
+      modelName: describeModel(model),
+      env: process.env,
+      host: values.host,
+      port: values.port,
+      chat: values.chat ?? false,
+      print: (text) => out.print(text),
+    });
+  },
+
   async chat({ args, values, context, out }) {
     const session = requireArg(args[0], 'countersign chat SESSION [MESSAGE] [--user ID]');
     const agent = await context.agent(values.agent);
-    const principal = values.user;
     if (args.length < 2) {
+      // The console demo signs in as the app's demo customer unless told otherwise.
+      const principal = values.user ?? (await context.app()).demoPrincipal;
       return interactiveChat({
         agent,
         session,
@@ -80,6 +107,7 @@ export const commands: Record<string, Command> = {
         model: describeModel(await context.model()),
       });
     }
+    const principal = values.user;
     const result = await agent.chat(
       session,
       args.slice(1).join(' '),

@@ -4,6 +4,8 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import { resolveModel } from '../model/resolve-model.ts';
+import type { CheckpointStore } from '../store/checkpoint-store.ts';
+import { openCheckpointStore } from '../store/open-checkpoint-store.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 
@@ -15,6 +17,7 @@ export class CliContext {
   private storePromise: Promise<Store> | undefined;
   private appPromise: Promise<AppModule> | undefined;
   private modelPromise: Promise<AnyLanguageModel> | undefined;
+  private checkpointsPromise: Promise<CheckpointStore> | undefined;
   private readonly env: NodeJS.ProcessEnv;
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
@@ -24,6 +27,14 @@ export class CliContext {
   store(): Promise<Store> {
     this.storePromise ??= openStore(this.env.COUNTERSIGN_STORE);
     return this.storePromise;
+  }
+
+  /** Where workflow runs live; the same connection as `store()` when that store keeps them too. */
+  checkpoints(): Promise<CheckpointStore> {
+    this.checkpointsPromise ??= openCheckpointStore(this.env.COUNTERSIGN_STORE, {
+      store: () => this.store(),
+    });
+    return this.checkpointsPromise;
   }
 
   app(): Promise<AppModule> {
@@ -65,7 +76,10 @@ export class CliContext {
   }
 
   async close(): Promise<void> {
-    if (this.storePromise) await (await this.storePromise).close();
+    const checkpoints = await this.checkpointsPromise?.catch(() => undefined);
+    const store = await this.storePromise?.catch(() => undefined);
+    if (checkpoints && checkpoints !== (store as unknown)) await checkpoints.close();
+    if (store) await store.close();
   }
 }
 

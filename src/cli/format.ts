@@ -19,12 +19,19 @@ export function formatRemaining(untilIso: string, now = Date.now()): string {
 /** Every argument in full: a person approves what the arguments say, not a summary. */
 export function formatApproval(view: ApprovalView): string {
   const lines = [
-    `Approval needed: ${view.id}`,
+    view.status === 'pending' ? `Approval needed: ${view.id}` : `Request ${view.id} (${view.status})`,
     `  tool:    ${view.tool}`,
     `  args:    ${readableJson(view.args)}`,
     `  effect:  ${oneLine(view.effect)}`,
-    `  session: ${view.session}   expires in ${formatRemaining(view.expiresAt)}`,
+    view.status === 'pending'
+      ? `  session: ${view.session}   expires in ${formatRemaining(view.expiresAt)}`
+      : `  session: ${view.session}`,
   ];
+  if (view.integrity === 'mismatch') {
+    lines.push(
+      '  WARNING: the stored arguments no longer match their hash — do not approve; check for tampering.',
+    );
+  }
   if (view.decision) {
     const d = view.decision;
     lines.push(`  decided: ${d.verdict} by ${d.by} at ${d.at}${d.reason ? ` — ${oneLine(d.reason)}` : ''}`);
@@ -34,7 +41,7 @@ export function formatApproval(view: ApprovalView): string {
 
 export function formatTurn(result: TurnResult): string {
   const parts: string[] = [];
-  if (result.reply) parts.push(`agent: ${result.reply}`);
+  if (result.reply) parts.push(`agent: ${oneLine(result.reply)}`);
   for (const approval of result.approvals) parts.push(formatApproval(approval));
   for (const execution of result.unknown) {
     parts.push(
@@ -55,7 +62,16 @@ export function formatAudit(entry: AuditEntry): string {
   return `#${entry.seq} ${entry.at} ${entry.kind.padEnd(22)} ${subject} by ${entry.actor} ${oneLine(readableJson(entry.data))}`;
 }
 
-/** Escapes line breaks so nothing a model or customer wrote can forge a line of output. */
+/**
+ * Escapes line breaks and every other control or direction-changing character, so nothing a
+ * model or a customer wrote can forge a line of output, move the cursor or reorder text.
+ */
 export function oneLine(text: string): string {
-  return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
+  return text
+    .replace(/\r/g, '\\r')
+    .replace(/\n/g, '\\n')
+    .replace(
+      /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+      (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
 }

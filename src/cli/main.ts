@@ -21,6 +21,11 @@ const options = {
   out: { type: 'string' },
   always: { type: 'boolean' },
   'always-with-args': { type: 'boolean' },
+  run: { type: 'string' },
+  from: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  chat: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

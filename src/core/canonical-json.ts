@@ -41,5 +41,10 @@ export function bindArgs(args: JsonValue): { argsJson: string; argsHash: string 
  * escaped so an argument can never start a line of its own on a console or in a log.
  */
 export function readableJson(value: unknown): string {
-  return canonicalJson(value).replace(/[\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16)}`);
+  // JSON already escapes C0 controls; DEL, C1 controls, line/paragraph separators and bidi
+  // overrides would still reach a terminal raw.
+  return canonicalJson(value).replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -35,7 +35,7 @@ export async function resolveModel(
   }
 }
 
-/** How a model is named to people, e.g. in `countersign doctor` and session headers. */
+/** How a model is named to people, e.g. in the console chat's banner. */
 export function describeModel(model: AnyLanguageModel): string {
   if (model.provider === DEMO_PROVIDER && model.modelId === DEMO_MODEL_ID) {
     return 'demo (offline, deterministic; not a real language model)';

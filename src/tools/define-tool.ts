@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
+import { ConfigError } from '../core/errors/config-error.ts';
 import type { JsonValue } from '../core/json.ts';
 
 /** Namespaced key/value state that lives in the same store as the sessions. */
@@ -51,6 +52,8 @@ export interface ToolOptions<S extends z.ZodType, R extends JsonValue> {
   logged?: boolean;
   /** How long a request for this tool waits for a decision (e.g. '15m'); overrides the agent's. */
   ttl?: string | number;
+  /** The role an approver must hold to decide a call of this tool (e.g. 'manager' for refunds). */
+  role?: string;
   execute: (args: z.output<S>, context: ToolContext) => R | Promise<R>;
 }
 
@@ -67,6 +70,8 @@ export interface Tool {
   readonly standing: boolean;
   readonly logged: boolean;
   readonly ttlMs: number | undefined;
+  /** The role an approver must hold to decide a call; undefined when any approver may. */
+  readonly role: string | undefined;
   effect(args: unknown, context: ToolContext): Promise<string>;
   authorize(args: unknown, context: ToolContext): Promise<AuthorizeResult>;
   needsApproval(args: unknown, context: ToolContext): Promise<boolean>;
@@ -77,7 +82,7 @@ const toolNamePattern = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
 export function defineTool<S extends z.ZodType, R extends JsonValue>(options: ToolOptions<S, R>): Tool {
   if (!toolNamePattern.test(options.name)) {
-    throw new TypeError(
+    throw new ConfigError(
       `Tool name "${options.name}" must start with a letter and use letters, digits, _ or - (max 64).`,
     );
   }
@@ -101,6 +106,7 @@ export function defineTool<S extends z.ZodType, R extends JsonValue>(options: To
     standing: options.standing ?? true,
     logged: options.logged ?? false,
     ttlMs: options.ttl === undefined ? undefined : parseDuration(options.ttl, `ttl of tool ${options.name}`),
+    role: options.role,
     async effect(args, context) {
       if (options.effect) return options.effect(args as Args, context);
       return `Run ${options.name} with ${canonicalJson(args)}.`;
