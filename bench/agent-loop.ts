@@ -23,7 +23,7 @@ const note = 'x'.repeat(160);
  * A zero-latency scripted model: `steps` tool calls of ~200-byte messages, then a reply.
  * It records when each call starts so per-step cost can be split into deciles.
  */
-function scriptedModel(steps: number, stamps: number[]): LanguageModelV4 {
+export function scriptedModel(steps: number, stamps: number[]): LanguageModelV4 {
   let n = 0;
   return {
     specificationVersion: 'v4',
@@ -60,7 +60,7 @@ function scriptedModel(steps: number, stamps: number[]): LanguageModelV4 {
   };
 }
 
-const noteTool = defineTool({
+export const noteTool = defineTool({
   name: 'note',
   description: 'Write a note.',
   input: z.object({ text: z.string() }),
@@ -86,7 +86,7 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function decileMs(stamps: number[], which: 'first' | 'last'): number {
+export function decileMs(stamps: number[], which: 'first' | 'last'): number {
   const gaps = stamps.slice(1).map((t, i) => t - stamps[i]!);
   const size = Math.max(1, Math.floor(gaps.length / 10));
   const slice = which === 'first' ? gaps.slice(0, size) : gaps.slice(-size);
@@ -163,6 +163,6 @@ export function benchDir(): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-function round(value: number): number {
+export function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }

@@ -2,6 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchDir, type LoopRow, rawSqliteCommits, runLoop, seedExportBytes } from './agent-loop.ts';
 import { type DecisionRow, decisionsContended, decisionsInProcess } from './decisions.ts';
+import { benchHttp, printHttpTable } from './http.ts';
+import { benchPostgres } from './postgres.ts';
+import { benchWorkflows, printWorkflowTable } from './workflow.ts';
 
 /**
  * `npm run bench`: prints tables and writes bench/results/<name>-<timestamp>.json.
@@ -86,6 +89,14 @@ async function main(): Promise<void> {
       })),
     );
 
+    const postgres = await benchPostgres(repeats, sizes);
+
+    const workflow = await benchWorkflows(join(dir, 'workflow'), repeats, sizes);
+    printWorkflowTable(workflow, repeats);
+
+    const http = await benchHttp(join(dir, 'http'), repeats, decisionCount);
+    printHttpTable(http, repeats);
+
     const results = {
       name: 'countersign-bench',
       at: new Date().toISOString(),
@@ -95,6 +106,9 @@ async function main(): Promise<void> {
       rawSqlite: raw,
       seedExportBytes: exportBytes,
       decisions,
+      postgres,
+      workflow,
+      http,
     };
     const outDir = join(import.meta.dirname, 'results');
     mkdirSync(outDir, { recursive: true });

@@ -24,6 +24,13 @@ export { createDemoModel } from './model/demo-model.ts';
 export type { AnyLanguageModel } from './model/language-model.ts';
 export { resolveModel } from './model/resolve-model.ts';
 export {
+  type CountersignServer,
+  createServer,
+  type ServerOptions,
+} from './server/create-server.ts';
+export { type RunningServer, startServer } from './server/start-server.ts';
+export { signPayload, verifySignature } from './server/webhooks/signature.ts';
+export {
   type CheckpointStore,
   type CheckpointSummary,
   isCheckpointStore,

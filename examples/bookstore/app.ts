@@ -1,4 +1,6 @@
 import { createAgent } from '../../src/index.ts';
+import { refundWorkflow } from './refund-workflow.ts';
+import { createSupportWorkflow } from './support-workflow.ts';
 import { addToCart, cancelOrder, getOrderStatus, searchBooks } from './tools.ts';
 
 export const bookstoreAgent = createAgent({
@@ -13,3 +15,8 @@ export const bookstoreAgent = createAgent({
 export const agents = [bookstoreAgent];
 /** The customer `npm start` signs in as. */
 export const demoPrincipal = 'c-100';
+
+export { refundWorkflow };
+export const supportWorkflow = createSupportWorkflow(bookstoreAgent);
+/** Workflows `countersign run start` knows by name. */
+export const workflows = [refundWorkflow, supportWorkflow];

@@ -2,10 +2,13 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
+import type { Workflow } from '../workflow/define-workflow.ts';
 
 /** What an application module (COUNTERSIGN_APP) exports. */
 export interface AppModule {
   agents: Agent[];
+  /** Workflows `countersign run start WORKFLOW` can start (optional). */
+  workflows?: Workflow[];
   /** The customer the interactive demo signs in as, if the app has one. */
   demoPrincipal?: string;
 }
@@ -41,13 +44,16 @@ export async function loadApp(
     unknown
   >;
   const agents = source.agents;
-  if (!Array.isArray(agents) || agents.length === 0) {
+  const workflows = Array.isArray(source.workflows) ? (source.workflows as Workflow[]) : undefined;
+  // An app of workflows only is an app too.
+  if ((!Array.isArray(agents) || agents.length === 0) && !workflows?.length) {
     throw new ConfigError(`The app "${spec}" exports no agents.`, {
-      hint: 'Export `agents`: an array of createAgent(...) results.',
+      hint: 'Export `agents`: an array of createAgent(...) results (or `workflows`: defineWorkflow(...) results).',
     });
   }
   return {
-    agents: agents as Agent[],
+    agents: Array.isArray(agents) ? (agents as Agent[]) : [],
+    ...(workflows ? { workflows } : {}),
     ...(typeof source.demoPrincipal === 'string' ? { demoPrincipal: source.demoPrincipal } : {}),
   };
 }

@@ -53,7 +53,8 @@ Usage: countersign <command> [options]        (every command takes --json)
   session import FILE
 ${workflowUsage}
 
-Environment: COUNTERSIGN_STORE (sqlite:PATH | memory: | file:DIR for workflow runs only; default ./.countersign/countersign.db),
+Environment: COUNTERSIGN_STORE (sqlite:PATH | memory: | postgres://USER@HOST:PORT/DB[?schema=NAME] |
+file:DIR for workflow runs only; default ./.countersign/countersign.db),
 COUNTERSIGN_MODEL (demo | openai-compatible:MODEL | openai:MODEL | anthropic:MODEL),
 COUNTERSIGN_APP (bookstore | kitchen | path to a module exporting agents),
 COUNTERSIGN_APPROVAL_TTL (e.g. 2s, 15m, 24h; default 24h),
@@ -78,9 +79,11 @@ export const commands: Record<string, Command> = {
     // Imported here, so no other command pays for loading the HTTP server.
     const { serveCommand } = await import('../server/serve-command.ts');
     const model = await context.model();
+    const app = await context.app();
     return serveCommand({
-      app: await context.app(),
+      app,
       store: await context.store(),
+      ...(app.workflows?.length ? { checkpoints: await context.checkpoints() } : {}),
       model,
       modelName: describeModel(model),
       env: process.env,

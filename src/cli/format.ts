@@ -71,6 +71,7 @@ export function oneLine(text: string): string {
     .replace(/\r/g, '\\r')
     .replace(/\n/g, '\\n')
     .replace(
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
       /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
       (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
     );

@@ -2,6 +2,13 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  dropSchema,
+  freshSchema,
+  postgresForTests,
+  storeUrl,
+  TEST_PG_URL,
+} from '../../test/helpers/postgres.ts';
 import { openStore } from './open-store.ts';
 import type { Store } from './store.ts';
 
@@ -45,7 +52,7 @@ describe('openStore', () => {
   });
 
   it.each([
-    ['postgres://user@host/db', /postgres:/],
+    ['mysql://user@host/db', /mysql:/],
     ['file:some/dir', /file:/],
     ['sqlite:', /without a file path/],
     ['sqlite://data/app.db', /URL-style/],
@@ -54,6 +61,51 @@ describe('openStore', () => {
     const attempt = openStore(spec, { cwd });
     await expect(attempt).rejects.toMatchObject({ code: 'CONFIG_ERROR' });
     await expect(attempt).rejects.toThrow(detail);
-    await expect(attempt).rejects.toThrow(/sqlite:PATH.*memory:/);
+    await expect(attempt).rejects.toThrow(/sqlite:PATH.*memory:.*postgres:\/\//);
+  });
+
+  it('refuses an unusable schema name before connecting anywhere', async () => {
+    const attempt = openStore('postgres://nobody@127.0.0.1:1/db?schema=Robert%27);--', { cwd });
+    await expect(attempt).rejects.toMatchObject({ code: 'CONFIG_ERROR' });
+    const fromEnv = openStore('postgresql://nobody@127.0.0.1:1/db', {
+      cwd,
+      env: { COUNTERSIGN_PG_SCHEMA: 'pg_x' },
+    });
+    await expect(fromEnv).rejects.toMatchObject({ code: 'CONFIG_ERROR' });
+  });
+
+  it('a postgres:// store that cannot be reached is STORE_UNAVAILABLE', async () => {
+    const attempt = openStore('postgres://nobody@127.0.0.1:1/db', { cwd });
+    await expect(attempt).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
+});
+
+const pg = await postgresForTests();
+
+describe.skipIf(pg === null)('openStore on PostgreSQL', () => {
+  const schemas: string[] = [];
+  let store: Store | undefined;
+
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+    for (const schema of schemas.splice(0)) await dropSchema(schema);
+  });
+
+  it('opens postgres://…?schema=NAME in that schema', async () => {
+    const schema = freshSchema('open');
+    schemas.push(schema);
+    store = await openStore(storeUrl(schema));
+    expect(store).toMatchObject({ kind: 'postgres', schema });
+    await store.setState('ns', 'k', 'v');
+    expect(await store.getState('ns', 'k')).toBe('v');
+  });
+
+  it('opens postgresql:// in the schema COUNTERSIGN_PG_SCHEMA names', async () => {
+    const schema = freshSchema('open_env');
+    schemas.push(schema);
+    const url = TEST_PG_URL.replace(/^postgres(ql)?:/, 'postgresql:');
+    store = await openStore(url, { env: { COUNTERSIGN_PG_SCHEMA: schema } });
+    expect(store).toMatchObject({ kind: 'postgres', schema });
   });
 });

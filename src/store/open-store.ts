@@ -6,13 +6,17 @@ export const DEFAULT_SQLITE_PATH = '.countersign/countersign.db';
 
 const SUPPORTED =
   'Supported now: sqlite:PATH (a SQLite file, relative to the working directory), memory: (nothing is kept ' +
-  `after the process exits), or leave COUNTERSIGN_STORE unset for sqlite:${DEFAULT_SQLITE_PATH}.`;
+  'after the process exits), postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME] (a PostgreSQL ' +
+  `database shared by several processes), or leave COUNTERSIGN_STORE unset for sqlite:${DEFAULT_SQLITE_PATH}.`;
 
 /**
  * Opens the store a COUNTERSIGN_STORE-style spec names. Backends are imported only when
  * chosen, so commands that never touch a store do not pay for loading one.
  */
-export async function openStore(spec?: string, options: { cwd?: string } = {}): Promise<Store> {
+export async function openStore(
+  spec?: string,
+  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<Store> {
   const cwd = options.cwd ?? process.cwd();
   const trimmed = spec?.trim() ?? '';
   if (trimmed === '') return openSqlite(resolve(cwd, DEFAULT_SQLITE_PATH));
@@ -33,6 +37,13 @@ export async function openStore(spec?: string, options: { cwd?: string } = {}): 
     }
     return openSqlite(resolve(cwd, path));
   }
+  if (/^postgres(?:ql)?:\/\//i.test(trimmed)) return openPostgres(trimmed, options.env ?? process.env);
+  if (trimmed.startsWith('file:')) {
+    throw new ConfigError(
+      `COUNTERSIGN_STORE "${trimmed}" is a file: checkpoint store; it holds workflow runs only, not agent sessions, so this command cannot use it.`,
+      { hint: SUPPORTED },
+    );
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)?.[1];
   throw new ConfigError(
     scheme === undefined
@@ -45,4 +56,11 @@ export async function openStore(spec?: string, options: { cwd?: string } = {}): 
 async function openSqlite(path: string): Promise<Store> {
   const { createSqliteStore } = await import('./sqlite/sqlite-store.ts');
   return createSqliteStore({ path });
+}
+
+/** `?schema=NAME` (or COUNTERSIGN_PG_SCHEMA) picks the schema; pg itself is loaded only here. */
+async function openPostgres(spec: string, env: Record<string, string | undefined>): Promise<Store> {
+  const { parsePostgresSpec } = await import('./postgres/postgres-spec.ts');
+  const { createPostgresStore } = await import('./postgres/postgres-store.ts');
+  return createPostgresStore(parsePostgresSpec(spec, env));
 }

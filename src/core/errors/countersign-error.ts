@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'CORRUPT_DATA'
   | 'INTEGRITY_VIOLATION'
   | 'OUTCOME_UNKNOWN'
-  | 'CONFIG_ERROR';
+  | 'CONFIG_ERROR'
+  | 'CHECKPOINT_INCOMPATIBLE';
 
 const marker = Symbol.for('countersign.error');
 

@@ -1,4 +1,5 @@
 export { AlreadyDecidedError } from './already-decided-error.ts';
+export { CheckpointIncompatibleError } from './checkpoint-incompatible-error.ts';
 export { ConfigError } from './config-error.ts';
 export { CorruptDataError } from './corrupt-data-error.ts';
 export { CountersignError, type ErrorCode } from './countersign-error.ts';
@@ -9,6 +10,7 @@ export { InvalidInputError } from './invalid-input-error.ts';
 export { ModelCallError } from './model-call-error.ts';
 export { NotFoundError } from './not-found-error.ts';
 export { OutcomeUnknownError } from './outcome-unknown-error.ts';
+export { RequestAnsweredError } from './request-answered-error.ts';
 export { SessionBusyError } from './session-busy-error.ts';
 export { StepLimitError } from './step-limit-error.ts';
 export { StoreUnavailableError } from './store-unavailable-error.ts';

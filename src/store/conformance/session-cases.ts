@@ -56,6 +56,23 @@ export function sessionCases(ctx: ConformanceContext): void {
       expect((await store.listSessions()).map((session) => session.id)).toEqual(['c', 'a', 'b']);
     });
 
+    it('breaks ties by id in code-point order, whatever the collation of the database', async () => {
+      const store = ctx.store();
+      const ids = ['b', 'B', 'a', '_x', '-x', 'A', '10', '9', 'é'];
+      for (const id of ids) await store.ensureSession({ id, agent: 'a', principal: null, at: at(1) });
+      expect((await store.listSessions()).map((session) => session.id)).toEqual([
+        '-x',
+        '10',
+        '9',
+        'A',
+        'B',
+        '_x',
+        'a',
+        'b',
+        'é',
+      ]);
+    });
+
     it('returns null or empty for unknown ids', async () => {
       const store = ctx.store();
       expect(await store.getSession('nope')).toBeNull();

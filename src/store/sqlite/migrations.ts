@@ -95,4 +95,39 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX rules_by_session ON rules (session);
   `,
+  `
+  CREATE TABLE workflow_runs (
+    id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    latest TEXT NOT NULL,
+    latest_seq INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE workflow_checkpoints (
+    id TEXT PRIMARY KEY,
+    run TEXT NOT NULL REFERENCES workflow_runs(id),
+    seq INTEGER NOT NULL,
+    parent TEXT,
+    superstep INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (run, seq)
+  );
+
+  CREATE TABLE workflow_answers (
+    run TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    response TEXT NOT NULL,
+    answered_by TEXT NOT NULL,
+    answered_at TEXT NOT NULL,
+    PRIMARY KEY (run, request_id)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -21,20 +21,20 @@ function wrong(where: string, column: string, value: unknown): CorruptDataError 
   });
 }
 
-function text(row: Row, column: string, where: string): string {
+export function text(row: Row, column: string, where: string): string {
   const value = row[column];
   if (typeof value !== 'string') throw wrong(where, column, value);
   return value;
 }
 
-function textOrNull(row: Row, column: string, where: string): string | null {
+export function textOrNull(row: Row, column: string, where: string): string | null {
   const value = row[column];
   if (value === null) return null;
   if (typeof value !== 'string') throw wrong(where, column, value);
   return value;
 }
 
-function int(row: Row, column: string, where: string): number {
+export function int(row: Row, column: string, where: string): number {
   const value = row[column];
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw wrong(where, column, value);
   return value;
@@ -46,13 +46,13 @@ function hex(row: Row, column: string, where: string): string {
   return Buffer.from(value).toString('hex');
 }
 
-function oneOf<T extends string>(row: Row, column: string, where: string, allowed: readonly T[]): T {
+export function oneOf<T extends string>(row: Row, column: string, where: string, allowed: readonly T[]): T {
   const value = text(row, column, where);
   if (!(allowed as readonly string[]).includes(value)) throw wrong(where, column, value);
   return value as T;
 }
 
-function payload(codec: PayloadCodec, row: Row, column: string, where: string): unknown {
+export function payload(codec: PayloadCodec, row: Row, column: string, where: string): unknown {
   return codec.decode(text(row, column, where), `${where}.${column}`);
 }
 

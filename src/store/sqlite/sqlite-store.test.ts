@@ -66,7 +66,18 @@ describe('SQLite store', () => {
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         .all()
         .map((row) => row.name);
-      expect(tables).toEqual(['approvals', 'audit', 'executions', 'messages', 'rules', 'sessions', 'state']);
+      expect(tables).toEqual([
+        'approvals',
+        'audit',
+        'executions',
+        'messages',
+        'rules',
+        'sessions',
+        'state',
+        'workflow_answers',
+        'workflow_checkpoints',
+        'workflow_runs',
+      ]);
     });
   });
 

@@ -4,6 +4,7 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
@@ -36,6 +37,7 @@ import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
+import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -43,7 +45,7 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-export interface SqliteStore extends Store {
+export interface SqliteStore extends Store, CheckpointStore {
   readonly kind: 'sqlite';
   /** Absolute path of the database file. */
   readonly path: string;
@@ -85,6 +87,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const store: SqliteStore = {
     kind: 'sqlite',
     path,
+    // Workflow runs share the file (and the `state` table) with the agents' sessions.
+    ...createSqliteCheckpoints({ sql, run, write }, codec),
 
     async ensureSession(input) {
       return write(() => {

@@ -1,0 +1,260 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Agent } from '../src/agent/create-agent.ts';
+import { createServer } from '../src/server/create-server.ts';
+import { startServer } from '../src/server/start-server.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../src/store/store.ts';
+import { benchDir, rawSqliteCommits } from './agent-loop.ts';
+import { countExecutions, decisionAgent } from './decision-agent.ts';
+
+export interface HttpRow {
+  clients: number;
+  /**
+   * unique: each request decided by one client; contended: by two racing clients (one gets
+   * 409); library: the same decisions through `agent.approve` in this process, no HTTP —
+   * the difference to `unique` is what HTTP costs.
+   */
+  mode: 'unique' | 'contended' | 'library';
+  decisions: number;
+  attempts: number;
+  decisionsPerSecond: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  won: number;
+  alreadyDecided: number;
+  otherErrors: number;
+  /** Store writes (each one SQLite transaction) per won decision, counted at the Store port. */
+  commitsPerDecision: number;
+  toolRuns: number;
+  doubleExecutions: number;
+}
+
+const TOKEN = 'bench-token-0123456789abcdef';
+const writeMethods = new Set([
+  'decide',
+  'acquireLease',
+  'releaseLease',
+  'startExecution',
+  'finishExecution',
+  'commitStep',
+  'setState',
+  'appendAudit',
+  'ensureSession',
+  'revokeRule',
+]);
+
+/** Counts write calls at the Store port; each is one SQLite transaction (one fsync). */
+function countingStore(store: Store): { store: Store; writes: () => number } {
+  let writes = 0;
+  const proxy = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof key === 'string' && writeMethods.has(key) && typeof value === 'function') {
+        return (...args: unknown[]) => {
+          writes += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: proxy, writes: () => writes };
+}
+
+function clientProcess(
+  args: string[],
+): Promise<{ latencies: number[]; statuses: Record<string, number>; elapsedMs: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'http-client.ts'), ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`http client exited ${code}`)),
+    );
+  });
+}
+
+async function approveDirectly(agent: Agent, id: string): Promise<number> {
+  try {
+    await agent.approve(id, { by: 'bench' });
+    return 200;
+  } catch (error) {
+    return (error as { code?: string }).code === 'ALREADY_DECIDED' ? 409 : 500;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
+}
+
+/**
+ * Approve + execute + continue over HTTP: `clients` concurrent keep-alive clients on
+ * loopback post decisions to one `countersign` server on one SQLite file, with a
+ * zero-latency model. Real tool runs are counted from the tool's own side effects.
+ */
+export async function decisionsOverHttp(
+  dir: string,
+  count: number,
+  clients: number,
+  mode: 'unique' | 'contended' | 'library',
+  watchIntervalMs = 2000,
+): Promise<HttpRow> {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `http-${mode}.db`);
+  const raw = createSqliteStore({ path, busyTimeoutMs: 30_000 });
+  const ids: string[] = [];
+  const preparer = decisionAgent(raw);
+  for (let i = 0; i < count; i++)
+    ids.push((await preparer.chat(`h-${i}`, 'Refund order 1044, please.')).approvals[0]!.id);
+
+  const { store, writes } = countingStore(raw);
+  const direct = decisionAgent(store);
+  const server = createServer({
+    agents: [direct],
+    store,
+    approvers: [{ name: 'bench', roles: [], token: TOKEN }],
+    watchIntervalMs,
+    log: () => undefined,
+  });
+  const running = await startServer(server, { host: '127.0.0.1', port: 0 });
+  // Contended: every request twice in a row, so two clients race for it.
+  const queue = mode === 'contended' ? ids.flatMap((id) => [id, id]) : [...ids];
+  const latencies: number[] = [];
+  let won = 0;
+  let alreadyDecided = 0;
+  let otherErrors = 0;
+  const tally = (status: number) => {
+    if (status === 200) won += 1;
+    else if (status === 409) alreadyDecided += 1;
+    else otherErrors += 1;
+  };
+  const writesBefore = writes();
+  let elapsedMs = 0;
+  if (mode === 'library') {
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        for (;;) {
+          const id = queue[next++];
+          if (id === undefined) return;
+          const t0 = performance.now();
+          tally(await approveDirectly(direct, id));
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    elapsedMs = performance.now() - started;
+  } else {
+    const file = join(dir, `queue-${mode}.json`);
+    writeFileSync(file, JSON.stringify(queue));
+    const out = await clientProcess([running.url, TOKEN, file, String(clients)]);
+    latencies.push(...out.latencies);
+    // Measured by the clients, so their process's start-up is not counted.
+    elapsedMs = out.elapsedMs;
+    for (const [status, times] of Object.entries(out.statuses))
+      for (let i = 0; i < times; i++) tally(Number(status));
+  }
+  const elapsed = elapsedMs / 1000;
+  const commits = writes() - writesBefore;
+  await running.close();
+  const { runs, doubles } = await countExecutions(raw, ids);
+  await raw.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    clients,
+    mode,
+    decisions: count,
+    attempts: queue.length,
+    decisionsPerSecond: Math.round(won / elapsed),
+    requestsPerSecond: Math.round(queue.length / elapsed),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    won,
+    alreadyDecided,
+    otherErrors,
+    commitsPerDecision: won ? Math.round((commits / won) * 10) / 10 : 0,
+    toolRuns: runs,
+    doubleExecutions: doubles,
+  };
+}
+
+export interface HttpBench {
+  /** Raw SQLite commits per second on this disk, measured between the runs (fsync-bound). */
+  rawCommitsPerSecond: number[];
+  rows: HttpRow[];
+}
+
+/**
+ * The modes run interleaved, `repeats` times, and the median run of each is reported: this
+ * machine's fsync latency swings several-fold from one minute to the next.
+ */
+export async function benchHttp(
+  dir: string,
+  repeats: number,
+  count: number,
+  clients = 16,
+): Promise<HttpBench> {
+  const modes = ['unique', 'contended', 'library'] as const;
+  const runs = new Map<string, HttpRow[]>(modes.map((mode) => [mode, []]));
+  const rawCommitsPerSecond: number[] = [];
+  for (let i = 0; i < repeats; i++) {
+    const rawDir = join(dir, `raw-${i}`);
+    mkdirSync(rawDir, { recursive: true });
+    rawCommitsPerSecond.push(rawSqliteCommits(rawDir, 1000).commitsPerSecond);
+    for (const mode of modes)
+      runs.get(mode)!.push(await decisionsOverHttp(join(dir, `${mode}-${i}`), count, clients, mode));
+  }
+  const rows = modes.map((mode) => {
+    const sorted = [...runs.get(mode)!].sort((a, b) => a.decisionsPerSecond - b.decisionsPerSecond);
+    return sorted[Math.floor(sorted.length / 2)]!;
+  });
+  return { rawCommitsPerSecond, rows };
+}
+
+export function printHttpTable(bench: HttpBench, repeats: number): void {
+  console.log(
+    `\nDecisions over HTTP on SQLite: approve + execute + continue, zero-latency model, ${bench.rows[0]?.clients ?? 16} concurrent clients on loopback (median of ${repeats} runs)\n`,
+  );
+  console.table(
+    bench.rows.map((row) => ({
+      mode: row.mode,
+      decisions: row.decisions,
+      'decisions/s': row.decisionsPerSecond,
+      'requests/s': row.requestsPerSecond,
+      'p50 ms': row.p50Ms,
+      'p99 ms': row.p99Ms,
+      '409s': row.alreadyDecided,
+      errors: row.otherErrors,
+      'commits/decision': row.commitsPerDecision,
+      'tool runs': row.toolRuns,
+      'double executions': row.doubleExecutions,
+    })),
+  );
+  console.log(`Raw SQLite commits/s measured between runs: ${bench.rawCommitsPerSecond.join(', ')}`);
+}
+
+/** `node bench/http.ts [count]`: this bench alone. */
+if (import.meta.main) {
+  const { dir, cleanup } = benchDir();
+  try {
+    const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+    const count = Number(process.argv[2] ?? process.env.BENCH_DECISIONS ?? 500);
+    const bench = await benchHttp(dir, repeats, count);
+    printHttpTable(bench, repeats);
+    const outDir = join(import.meta.dirname, 'results');
+    mkdirSync(outDir, { recursive: true });
+    const results = { name: 'http', at: new Date().toISOString(), node: process.version, repeats, ...bench };
+    writeFileSync(join(outDir, 'http-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    cleanup();
+  }
+}

@@ -1,0 +1,75 @@
+import type { Hono } from 'hono';
+import { auditTrail, listExecutions, revokeRule, verifyAudit } from '../../agent/queries.ts';
+import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../../core/errors/not-found-error.ts';
+import { enrichTurn } from '../approval-views.ts';
+import { hasRole } from '../auth/identity.ts';
+import { queryText, readJson } from '../http/read-json.ts';
+import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
+import { executionStatus, reconcileBody } from './schemas.ts';
+
+/** Executions, reconciliation, the audit trail and standing rules. */
+export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
+  app.get('/v1/executions', async (c) => {
+    requireIdentity(c);
+    const status = queryText(c, 'status');
+    const parsed = status === undefined ? undefined : executionStatus.safeParse(status);
+    if (parsed && !parsed.success)
+      throw new InvalidInputError(`status must be started, succeeded, failed or unknown, not ${status}.`);
+    const session = queryText(c, 'session');
+    return c.json(
+      await listExecutions(ctx.store, {
+        ...(session ? { session } : {}),
+        ...(parsed ? { status: parsed.data } : {}),
+      }),
+    );
+  });
+
+  app.post('/v1/executions/:requestId/reconcile', async (c) => {
+    const identity = requireIdentity(c);
+    const body = await readJson(c, reconcileBody);
+    const requestId = c.req.param('requestId');
+    const execution = await ctx.store.getExecution(requestId);
+    if (!execution) throw new NotFoundError(`No execution for request ${requestId}.`);
+    const session = await ctx.store.getSession(execution.session);
+    const agentName = session?.agent ?? ctx.agents.default.name;
+    // Settling an outcome is a decision about the call: the same role its approval needed.
+    const role = ctx.agents.tool(agentName, execution.tool)?.role;
+    if (role !== undefined && !hasRole(identity, role))
+      throw new ForbiddenError(`Reconciling ${execution.tool} needs the ${role} role.`);
+    const turn = await ctx.agents.get(agentName).reconcile(requestId, {
+      outcome: body.outcome,
+      by: identity.name,
+      ...(body.result !== undefined ? { result: body.result } : {}),
+    });
+    return c.json(await enrichTurn(ctx.store, ctx.agents, turn));
+  });
+
+  app.get('/v1/audit', async (c) => {
+    requireIdentity(c);
+    const session = queryText(c, 'session');
+    return c.json(await auditTrail(ctx.store, session ? { session } : {}));
+  });
+
+  app.get('/v1/audit/verify', async (c) => {
+    requireIdentity(c);
+    return c.json(await verifyAudit(ctx.store));
+  });
+
+  app.get('/v1/rules', async (c) => {
+    requireIdentity(c);
+    const session = queryText(c, 'session');
+    return c.json(
+      await ctx.store.listRules({
+        ...(session ? { session } : {}),
+        includeRevoked: queryText(c, 'includeRevoked') === 'true',
+      }),
+    );
+  });
+
+  app.post('/v1/rules/:id/revoke', async (c) => {
+    const identity = requireIdentity(c);
+    return c.json(await revokeRule(ctx.store, c.req.param('id'), identity.name, ctx.now()));
+  });
+}

@@ -1,0 +1,66 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { hasRole } from '../auth/identity.ts';
+import { readJson } from '../http/read-json.ts';
+import { requireIdentity, type ServerEnv } from '../server-context.ts';
+import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
+import { SERVICE_ROLE } from './session-routes.ts';
+
+const json: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
+
+export const startRunBody = z.strictObject({
+  workflow: z.string().min(1).describe('The workflow to run, e.g. refund'),
+  run: z.string().min(1).describe('The run id you choose, e.g. refund-1040'),
+  input: json.describe("The run's input, e.g. 1040"),
+});
+
+export const respondBody = z.strictObject({
+  response: json.describe('The answer, in the port\'s response schema, e.g. {"approved": true, "note": "…"}'),
+});
+
+export const resumeBody = z.strictObject({
+  from: z.string().optional().describe('Continue from this checkpoint (a new branch) instead of the latest'),
+});
+
+/** Workflow runs: start, read, answer a waiting request, resume, history. */
+export function runRoutes(app: Hono<ServerEnv>, desk: WorkflowDesk): void {
+  app.get('/v1/runs', async (c) => {
+    requireIdentity(c);
+    return c.json(await desk.runner.runs());
+  });
+
+  app.post('/v1/runs', async (c) => {
+    const identity = requireIdentity(c);
+    // Starting a run asks for something on someone's behalf, like a customer's message.
+    if (!hasRole(identity, SERVICE_ROLE))
+      throw new ForbiddenError(`Starting a workflow run needs the ${SERVICE_ROLE} role.`);
+    const body = await readJson(c, startRunBody);
+    return c.json(await desk.runner.start(body.workflow, body.run, body.input));
+  });
+
+  app.get('/v1/runs/:run', async (c) => {
+    requireIdentity(c);
+    return c.json(await desk.view(c.req.param('run')));
+  });
+
+  app.get('/v1/runs/:run/history', async (c) => {
+    requireIdentity(c);
+    return c.json(await desk.runner.history(c.req.param('run')));
+  });
+
+  app.post('/v1/runs/:run/resume', async (c) => {
+    requireIdentity(c);
+    const body = await readJson(c, resumeBody);
+    return c.json(await desk.runner.resume(c.req.param('run'), body.from ? { from: body.from } : {}));
+  });
+
+  app.post('/v1/runs/:run/requests/:requestId/response', async (c) => {
+    const identity = requireIdentity(c);
+    const body = await readJson(c, respondBody);
+    return c.json(await desk.respond(identity, c.req.param('run'), c.req.param('requestId'), body.response));
+  });
+}

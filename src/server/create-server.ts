@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Agent } from '../agent/create-agent.ts';
+import { ConfigError } from '../core/errors/config-error.ts';
+import type { EventBus } from '../events/event-bus.ts';
+import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
+import type { AnyLanguageModel } from '../model/language-model.ts';
+import { type CheckpointStore, isCheckpointStore } from '../store/checkpoint-store.ts';
+import type { Store } from '../store/store.ts';
+import type { Workflow } from '../workflow/define-workflow.ts';
+import { createWorkflowRunner } from '../workflow/runner.ts';
+import { createAgentRegistry } from './agent-registry.ts';
+import { approvalRoutes } from './api/approval-routes.ts';
+import { eventRoutes } from './api/event-routes.ts';
+import { ledgerRoutes } from './api/ledger-routes.ts';
+import { openApiDocument } from './api/openapi.ts';
+import { runRoutes } from './api/run-routes.ts';
+import { sessionRoutes } from './api/session-routes.ts';
+import {
+  type ApproverDirectory,
+  type ApproverEntry,
+  createApproverDirectory,
+} from './auth/approver-tokens.ts';
+import { type AuthConfig, resolveCaller, sameOrigin } from './auth/caller.ts';
+import { createRateLimiter } from './auth/rate-limiter.ts';
+import { createWebSessions } from './auth/web-sessions.ts';
+import type { StreamRegistry } from './events/event-stream.ts';
+import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
+import { toErrorReply } from './http/error-status.ts';
+import { ServerError } from './http/server-error.ts';
+import type { ServerContext, ServerEnv } from './server-context.ts';
+import { assetRoutes } from './web/assets.ts';
+import { authRoutes, WEB_SESSION_TTL_MS } from './web/auth-routes.ts';
+import { chatRoutes } from './web/chat-routes.ts';
+import { errorPage } from './web/error-page.ts';
+import { createFlashStore } from './web/flash-store.ts';
+import { inboxRoutes } from './web/inbox-routes.ts';
+import { workflowWebRoutes } from './web/workflow-routes.ts';
+import { startWebhooks, type WebhookSender } from './webhooks/webhook-sender.ts';
+import { createWorkflowDesk, type WorkflowDesk } from './workflows/workflow-desk.ts';
+
+export interface ServerOptions {
+  /** The app's agents; they are bound to `store`, `events` (and `model`, when given) here. */
+  agents: readonly Agent[];
+  store: Store;
+  model?: AnyLanguageModel;
+  /** Defaults to an in-process bus. */
+  events?: EventBus;
+  /** Who may sign in: parsed entries or a ready directory. */
+  approvers?: readonly ApproverEntry[] | ApproverDirectory;
+  /** Trust this header for the signed-in name (only behind a proxy that sets it). */
+  identityHeader?: string;
+  /** With identityHeader: the header carrying that user's comma-separated roles. */
+  rolesHeader?: string;
+  /** Serve the open customer chat page (/chat). A demo door: off unless asked for. */
+  chat?: boolean;
+  /** The customer id the chat page suggests. */
+  demoCustomer?: string;
+  webhook?: { url: string; secret: string; retryDelaysMs?: number[]; timeoutMs?: number };
+  now?: () => Date;
+  /** Largest request body accepted (default 64 KiB); larger gets 413. */
+  maxBodyBytes?: number;
+  /** Failed sign-ins per client address before 429 (default 10 per 15 minutes). */
+  login?: { maxFailures?: number; windowMs?: number };
+  secureCookies?: boolean;
+  /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
+  publicOrigin?: string;
+  /** How often to sweep expiries and look for other processes' requests (default 2 s; 0 = never). */
+  watchIntervalMs?: number;
+  log?: (line: string) => void;
+  /** The app's workflows: their runs get /v1/runs and their port requests join the inbox. */
+  workflows?: readonly Workflow[];
+  /** Where workflow runs live (default: `store`, when it keeps checkpoints too). */
+  checkpoints?: CheckpointStore;
+  /** Roles request ports need, by port id, for ports that do not declare one themselves. */
+  portRoles?: Record<string, string>;
+}
+
+export interface CountersignServer {
+  app: Hono<ServerEnv>;
+  events: EventBus;
+  /** One pass of the store watcher, now. */
+  watch(): Promise<void>;
+  /** Resolves when no webhook delivery is in flight. */
+  webhooksIdle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Runs of the app's workflows, their agents bound like the server's own. */
+function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
+  const checkpoints = options.checkpoints ?? (isCheckpointStore(options.store) ? options.store : null);
+  if (!checkpoints)
+    throw new ConfigError('The app has workflows, but the store keeps no workflow runs.', {
+      hint: 'Pass `checkpoints` (a CheckpointStore), or use a store that keeps them (SQLite, PostgreSQL).',
+    });
+  const workflows = options.workflows ?? [];
+  const runner = createWorkflowRunner({
+    workflows,
+    checkpoints,
+    bindAgent: (agent) =>
+      agent.with({ store: options.store, events, ...(options.model ? { model: options.model } : {}) }),
+  });
+  return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {} });
+}
+
+const isApi = (path: string) => path === '/v1' || path.startsWith('/v1/');
+
+/**
+ * The HTTP API (/v1), the approval inbox (/) and, when enabled, the customer chat (/chat),
+ * as one Hono app. It does not listen; `startServer` (or a test's `app.request`) drives it.
+ */
+export function createServer(options: ServerOptions): CountersignServer {
+  const events = options.events ?? createMemoryEventBus();
+  const agents = createAgentRegistry(
+    options.agents.map((agent) =>
+      agent.with({ store: options.store, events, ...(options.model ? { model: options.model } : {}) }),
+    ),
+  );
+  const approvers =
+    options.approvers && 'authenticate' in options.approvers
+      ? options.approvers
+      : createApproverDirectory((options.approvers as readonly ApproverEntry[] | undefined) ?? []);
+  const auth: AuthConfig = {
+    approvers,
+    identityHeader: options.identityHeader?.toLowerCase(),
+    rolesHeader: options.rolesHeader?.toLowerCase(),
+    webSessions: createWebSessions({ ttlMs: WEB_SESSION_TTL_MS }),
+    limiter: createRateLimiter({
+      maxFailures: options.login?.maxFailures ?? 10,
+      windowMs: options.login?.windowMs ?? 15 * 60_000,
+    }),
+    csrfSecret: randomBytes(32),
+  };
+  const desk = options.workflows?.length ? workflowDesk(options, events) : null;
+  const ctx: ServerContext = {
+    store: options.store,
+    agents,
+    events,
+    auth,
+    flashes: createFlashStore(),
+    now: options.now ?? (() => new Date()),
+    chat: options.chat ?? false,
+    secureCookies: options.secureCookies ?? false,
+    publicOrigin: options.publicOrigin,
+    desk,
+  };
+  const streams: StreamRegistry = new Set();
+  const app = new Hono<ServerEnv>();
+
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('x-content-type-options', 'nosniff');
+    // Not no-referrer: with it Chromium sends "Origin: null" on our own form posts.
+    c.header('referrer-policy', 'same-origin');
+    if (!isApi(c.req.path)) {
+      c.header(
+        'content-security-policy',
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
+      c.header('x-frame-options', 'DENY');
+    }
+  });
+
+  app.use('*', async (c, next) => {
+    c.set('caller', resolveCaller(c, auth));
+    const caller = c.get('caller');
+    const unsafe = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+    if (isApi(c.req.path) && unsafe && caller) {
+      // A browser's ambient credentials (the inbox cookie, a proxy's sign-in) may read the
+      // API but never change anything through it; the inbox's forms carry CSRF tokens.
+      if (caller.identity.via === 'cookie')
+        throw new ServerError(
+          'UNAUTHENTICATED',
+          'API changes need a bearer token; the inbox cookie only reads.',
+        );
+      if (caller.identity.via === 'header' && !sameOrigin(c, ctx.publicOrigin))
+        throw new ServerError('UNAUTHENTICATED', 'This request came from another site.');
+    }
+    await next();
+  });
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: options.maxBodyBytes ?? 64 * 1024,
+      onError: () => {
+        throw new ServerError(
+          'PAYLOAD_TOO_LARGE',
+          `The request body is larger than ${options.maxBodyBytes ?? 64 * 1024} bytes.`,
+        );
+      },
+    }),
+  );
+
+  app.get('/v1/openapi.json', (c) => c.json(openApiDocument({ runs: desk !== null })));
+  sessionRoutes(app, ctx);
+  approvalRoutes(app, ctx);
+  ledgerRoutes(app, ctx);
+  eventRoutes(app, ctx, streams);
+  if (desk) runRoutes(app, desk);
+  assetRoutes(app);
+  authRoutes(app, ctx);
+  inboxRoutes(app, ctx);
+  if (desk) workflowWebRoutes(app, ctx, desk);
+  if (ctx.chat) chatRoutes(app, ctx, streams, options.demoCustomer ?? 'c-100');
+
+  app.notFound((c) => {
+    if (isApi(c.req.path))
+      return c.json(
+        { error: { code: 'NOT_FOUND', message: `No route ${c.req.method} ${c.req.path}.` } },
+        404,
+      );
+    return errorPage(c, 404, 'There is no page here.');
+  });
+
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  app.onError((error, c) => {
+    const reply = toErrorReply(error);
+    if (reply.body.error.code === 'INTERNAL')
+      log(`countersign: ${c.req.method} ${c.req.path} failed: ${error.stack ?? error}`);
+    if (isApi(c.req.path) || !(c.req.header('accept') ?? '').includes('text/html')) {
+      return c.json(reply.body, reply.status as 400, reply.headers);
+    }
+    if (reply.status === 401) return c.redirect('/login', 303);
+    for (const [name, value] of Object.entries(reply.headers)) c.header(name, value);
+    return errorPage(c, reply.status as 400, reply.body.error.message);
+  });
+
+  const webhooks: WebhookSender | null = options.webhook
+    ? startWebhooks(events, { ...options.webhook, log })
+    : null;
+  const watcher: StoreWatcher = watchStore({
+    store: options.store,
+    events,
+    agents,
+    now: ctx.now,
+    intervalMs: options.watchIntervalMs ?? 2000,
+    log,
+  });
+
+  return {
+    app,
+    events,
+    watch: () => watcher.tick(),
+    webhooksIdle: async () => webhooks?.idle(),
+    async close() {
+      for (const end of [...streams]) end();
+      webhooks?.stop();
+      await watcher.stop();
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { expireRequest } from '../../agent/session-run.ts';
+import { toApprovalView } from '../../agent/views.ts';
+import type { ApprovalRequest } from '../../core/approval.ts';
+import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { emit } from '../../events/emit.ts';
+import type { EventBus } from '../../events/event-bus.ts';
+import type { Store } from '../../store/store.ts';
+import type { AgentRegistry } from '../agent-registry.ts';
+
+export interface StoreWatcher {
+  /** One pass now (tests call it instead of waiting for the timer). */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the live views honest beyond this process. Every `intervalMs` it answers overdue
+ * requests as expired (and lets their sessions continue, so the customer hears it), and
+ * announces requests raised or decided by other processes sharing the store — the console
+ * chat, `countersign approve` — which never reach this process's event bus.
+ */
+export function watchStore(options: {
+  store: Store;
+  events: EventBus;
+  agents: AgentRegistry;
+  now: () => Date;
+  intervalMs: number;
+  log?: (line: string) => void;
+}): StoreWatcher {
+  const { store, events, agents, now } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const known = new Set<string>();
+  let seeded = false;
+  let running: Promise<void> | null = null;
+  const unsubscribe = events.subscribe((event) => {
+    if (event.type === 'approval.requested') known.add(event.approval.id);
+    if (event.type === 'approval.decided') known.delete(event.requestId);
+  });
+
+  const pass = async () => {
+    const at = now();
+    const iso = at.toISOString();
+    // One scan per pass: overdue requests are expired from it, the rest are what waits.
+    const listed = await store.listApprovals({ status: 'pending' });
+    const resumeSessions = new Set<string>();
+    const pending: ApprovalRequest[] = [];
+    for (const request of listed) {
+      if (request.expiresAt > iso) {
+        pending.push(request);
+        continue;
+      }
+      if (!(await expireRequest(store, request, iso))) continue;
+      known.delete(request.id);
+      emit(events, {
+        type: 'approval.decided',
+        at: iso,
+        requestId: request.id,
+        session: request.session,
+        verdict: 'expired',
+        by: 'countersign',
+        kind: 'expiry',
+      });
+      resumeSessions.add(`${request.agent}\n${request.session}`);
+    }
+    const ids = new Set(pending.map((request) => request.id));
+    for (const request of pending) {
+      if (known.has(request.id)) continue;
+      known.add(request.id);
+      if (seeded)
+        emit(events, {
+          type: 'approval.requested',
+          at: iso,
+          approval: toApprovalView(request, iso),
+        });
+    }
+    for (const id of [...known]) {
+      if (ids.has(id)) continue;
+      known.delete(id);
+      const request = await store.getApproval(id);
+      if (!request?.decision) continue;
+      emit(events, {
+        type: 'approval.decided',
+        at: iso,
+        requestId: id,
+        session: request.session,
+        verdict: request.decision.verdict,
+        by: request.decision.by,
+        kind: request.decision.kind,
+      });
+    }
+    seeded = true;
+    for (const key of resumeSessions) {
+      const [agentName, session] = key.split('\n') as [string, string];
+      try {
+        await agents.get(agentName).resume(session);
+      } catch (error) {
+        // Busy means another run is on it and will see the expiry itself.
+        if (!(CountersignError.is(error) && error.code === 'SESSION_BUSY'))
+          log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
+      }
+    }
+  };
+
+  const tick = () => {
+    running ??= pass()
+      .catch((error: unknown) => log(`countersign: store watch failed: ${String(error)}`))
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+  // With no interval, nothing runs by itself: the caller (a test) ticks.
+  const timer = options.intervalMs > 0 ? setInterval(() => void tick(), options.intervalMs) : null;
+  timer?.unref();
+  if (timer) void tick();
+
+  return {
+    tick,
+    async stop() {
+      if (timer) clearInterval(timer);
+      unsubscribe();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+
+/**
+ * A JSON request body, validated. Only `application/json` is read: a cross-site form cannot
+ * send that type without a CORS preflight, which this server never answers.
+ */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+    throw new InvalidInputError('The request body must be JSON.', {
+      hint: 'Send it with Content-Type: application/json.',
+    });
+  }
+  const text = await c.req.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new InvalidInputError('The request body is not valid JSON.');
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) {
+    throw new InvalidInputError(
+      `The request body is not valid: ${z.prettifyError(result.error).replace(/\n/g, ' ')}`,
+    );
+  }
+  return result.data;
+}
+
+/** Query parameters are strings; an empty one counts as absent. */
+export function queryText(c: Context, name: string): string | undefined {
+  const value = c.req.query(name);
+  return value === undefined || value === '' ? undefined : value;
+}

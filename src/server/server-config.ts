@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../core/errors/config-error.ts';
+import { type ApproverEntry, parseApproverEntries } from './auth/approver-tokens.ts';
+
+export interface EnvServerConfig {
+  approvers: ApproverEntry[];
+  /** Set when no approver was configured: a one-off token for `demo` (support + manager). */
+  demoApprover: ApproverEntry | null;
+  identityHeader: string | undefined;
+  rolesHeader: string | undefined;
+  webhook: { url: string; secret: string } | undefined;
+  publicOrigin: string | undefined;
+  secureCookies: boolean;
+}
+
+/** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks and the public origin. */
+export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
+  const approvers: ApproverEntry[] = [];
+  if (env.COUNTERSIGN_TOKENS?.trim())
+    approvers.push(...parseApproverEntries(env.COUNTERSIGN_TOKENS, 'COUNTERSIGN_TOKENS'));
+  if (env.COUNTERSIGN_TOKENS_FILE?.trim()) {
+    let text: string;
+    try {
+      text = readFileSync(env.COUNTERSIGN_TOKENS_FILE, 'utf8');
+    } catch (cause) {
+      throw new ConfigError(
+        `Cannot read COUNTERSIGN_TOKENS_FILE ${env.COUNTERSIGN_TOKENS_FILE}: ${(cause as Error).message}`,
+      );
+    }
+    for (const entry of parseApproverEntries(text, env.COUNTERSIGN_TOKENS_FILE)) {
+      if (approvers.some((known) => known.name === entry.name))
+        throw new ConfigError(
+          `Approver ${entry.name} is in both COUNTERSIGN_TOKENS and COUNTERSIGN_TOKENS_FILE.`,
+        );
+      approvers.push(entry);
+    }
+  }
+  const identityHeader = env.COUNTERSIGN_IDENTITY_HEADER?.trim() || undefined;
+  const rolesHeader = env.COUNTERSIGN_ROLES_HEADER?.trim() || undefined;
+  if (rolesHeader && !identityHeader)
+    throw new ConfigError('COUNTERSIGN_ROLES_HEADER needs COUNTERSIGN_IDENTITY_HEADER.');
+  let demoApprover: ApproverEntry | null = null;
+  if (approvers.length === 0 && !identityHeader) {
+    demoApprover = {
+      name: 'demo',
+      roles: ['support', 'manager'],
+      token: randomBytes(18).toString('base64url'),
+    };
+    approvers.push(demoApprover);
+  }
+  const url = env.COUNTERSIGN_WEBHOOK_URL?.trim();
+  const secret = env.COUNTERSIGN_WEBHOOK_SECRET?.trim();
+  if (Boolean(url) !== Boolean(secret))
+    throw new ConfigError('Set both COUNTERSIGN_WEBHOOK_URL and COUNTERSIGN_WEBHOOK_SECRET, or neither.');
+  if (url) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError(`COUNTERSIGN_WEBHOOK_URL "${url}" is not a URL.`);
+    }
+  }
+  const publicOrigin = env.COUNTERSIGN_PUBLIC_ORIGIN?.trim().replace(/\/+$/, '') || undefined;
+  return {
+    approvers,
+    demoApprover,
+    identityHeader,
+    rolesHeader,
+    webhook: url && secret ? { url, secret } : undefined,
+    publicOrigin,
+    secureCookies: publicOrigin?.startsWith('https:') ?? false,
+  };
+}

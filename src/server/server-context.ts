@@ -1,0 +1,42 @@
+import type { Context } from 'hono';
+import type { EventBus } from '../events/event-bus.ts';
+import type { Store } from '../store/store.ts';
+import type { AgentRegistry } from './agent-registry.ts';
+import type { AuthConfig, Caller } from './auth/caller.ts';
+import type { Identity } from './auth/identity.ts';
+import { ServerError } from './http/server-error.ts';
+import type { FlashStore } from './web/flash-store.ts';
+import type { WorkflowDesk } from './workflows/workflow-desk.ts';
+
+/** Hono's per-request variables: the caller is resolved once, before any route runs. */
+export interface ServerEnv {
+  Variables: { caller: Caller | null };
+}
+
+/** Everything a route needs, built once by createServer. */
+export interface ServerContext {
+  store: Store;
+  agents: AgentRegistry;
+  events: EventBus;
+  auth: AuthConfig;
+  flashes: FlashStore;
+  now: () => Date;
+  /** Whether the open customer chat page (/chat) is served. */
+  chat: boolean;
+  /** Set Secure on the session cookie (behind TLS). */
+  secureCookies: boolean;
+  publicOrigin: string | undefined;
+  /** Workflow runs, when the app has workflows. */
+  desk: WorkflowDesk | null;
+}
+
+export function callerOf(c: Context<ServerEnv>): Caller | null {
+  return c.get('caller');
+}
+
+/** The authenticated identity, or 401. */
+export function requireIdentity(c: Context<ServerEnv>): Identity {
+  const caller = callerOf(c);
+  if (!caller) throw new ServerError('UNAUTHENTICATED', 'Sign in: send Authorization: Bearer <token>.');
+  return caller.identity;
+}

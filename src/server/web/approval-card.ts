@@ -1,0 +1,81 @@
+import type { HttpApprovalView } from '../approval-views.ts';
+import { hasRole, type Identity } from '../auth/identity.ts';
+import { html, type SafeHtml } from './html.ts';
+import { prettyJson } from './pretty-json.ts';
+import { ageText, remainingText } from './time-text.ts';
+
+export interface Viewer {
+  identity: Identity;
+  csrf: string | null;
+}
+
+/** Why this viewer may not decide, or null when they may. */
+export function cannotDecide(view: HttpApprovalView, viewer: Viewer): string | null {
+  if (view.requiredRole && !hasRole(viewer.identity, view.requiredRole))
+    return `Deciding ${view.tool} needs the ${view.requiredRole} role.`;
+  if (view.customer !== null && view.customer === viewer.identity.name)
+    return 'This request was raised in your own session; someone else must decide it.';
+  return null;
+}
+
+/** Approve, or reject with a reason: plain forms, so deciding works without JavaScript. */
+export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: string): SafeHtml {
+  const refusal = cannotDecide(view, viewer);
+  if (refusal) return html`<p class="note">${refusal}</p>`;
+  const action = `/approvals/${view.id}/decide`;
+  const hidden = html`<input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
+    <input type="hidden" name="return" value="${returnTo}">`;
+  return html`<div class="decide">
+    <form method="post" action="${action}" class="approve-form">
+      ${hidden}
+      ${
+        view.standingAllowed
+          ? html`<label class="check"><input type="checkbox" name="remember" value="tool"> Always approve ${view.tool} for this session</label>`
+          : ''
+      }
+      <button type="submit" name="verdict" value="approve" class="approve" aria-describedby="title-${view.id}">Approve</button>
+    </form>
+    <form method="post" action="${action}" class="reject-form">
+      ${hidden}
+      <label for="reason-${view.id}">Reason for rejecting <span class="hint">(the agent and the customer read it)</span></label>
+      <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off">
+      <button type="submit" name="verdict" value="reject" class="reject" aria-describedby="title-${view.id}">Reject</button>
+    </form>
+  </div>`;
+}
+
+/** One request, every argument in full, rendered as text. */
+export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
+  return html`<dl class="facts">
+    <dt>Tool</dt><dd><code>${view.tool}</code>${view.requiredRole ? html` <span class="badge">needs ${view.requiredRole}</span>` : ''}</dd>
+    <dt>Effect</dt><dd class="effect">${view.effect}</dd>
+    <dt>Arguments</dt><dd><pre class="args">${prettyJson(view.args)}</pre></dd>
+    <dt>Customer</dt><dd>${view.customer ?? 'no signed-in customer'} <span class="hint">session</span> <code>${view.session}</code></dd>
+    <dt>Raised</dt><dd><time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time></dd>
+    ${
+      view.status === 'pending'
+        ? html`<dt>Expires in</dt><dd><time datetime="${view.expiresAt}" data-countdown>${remainingText(view.expiresAt, nowMs)}</time></dd>`
+        : ''
+    }
+  </dl>`;
+}
+
+export function approvalCard(view: HttpApprovalView, viewer: Viewer, nowMs: number): SafeHtml {
+  return html`<article class="card" id="${view.id}" data-request="${view.id}" aria-labelledby="title-${view.id}">
+    <h2 id="title-${view.id}"><code>${view.tool}</code> <span class="for">for ${view.customer ?? 'no customer'}</span></h2>
+    ${approvalFacts(view, nowMs)}
+    <p><a href="/approvals/${view.id}">Conversation and details<span class="visually-hidden"> of ${view.tool} for ${view.customer ?? 'no customer'}</span></a></p>
+    ${decisionForms(view, viewer, '/')}
+  </article>`;
+}
+
+export function decisionText(view: HttpApprovalView): string {
+  const d = view.decision;
+  if (!d) return view.status === 'expired' ? 'Expired without a decision.' : 'Waiting for a decision.';
+  const who = d.kind === 'person' ? d.by : `${d.by} (${d.kind})`;
+  return `${capitalize(d.verdict)} by ${who} at ${d.at}${d.reason ? ` — ${d.reason}` : ''}`;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

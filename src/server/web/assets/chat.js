@@ -1,0 +1,29 @@
+// The customer chat page: when something happens in this conversation (a request is
+// raised or decided, the agent answers), re-read the conversation from the server.
+(() => {
+  const log = document.getElementById('chat-log');
+  if (!log || !('EventSource' in window)) return;
+  const query = new URLSearchParams(log.dataset.query);
+  let refreshing = Promise.resolve();
+  const refresh = () => {
+    refreshing = refreshing
+      .then(async () => {
+        const response = await fetch(`/chat/log?${query}`, { cache: 'no-store' });
+        if (!response.ok) return;
+        // Markup rendered and escaped by the server.
+        log.innerHTML = await response.text();
+        log.lastElementChild?.scrollIntoView({ block: 'end' });
+      })
+      .catch(() => undefined);
+  };
+  const source = new EventSource(`/chat/events?session=${encodeURIComponent(query.get('session') ?? '')}`);
+  let opened = false;
+  source.addEventListener('ready', () => {
+    if (opened) refresh();
+    opened = true;
+  });
+  for (const type of ['approval.requested', 'approval.decided', 'turn.finished']) {
+    source.addEventListener(type, refresh);
+  }
+  log.lastElementChild?.scrollIntoView({ block: 'end' });
+})();

@@ -1,0 +1,158 @@
+import type { Hono } from 'hono';
+import { auditTrail, verifyAudit } from '../../agent/queries.ts';
+import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { getApproval, queryApprovals } from '../approval-views.ts';
+import { csrfMatches, sameOrigin } from '../auth/caller.ts';
+import { decideRequest } from '../decide-request.ts';
+import { queryText } from '../http/read-json.ts';
+import type { ServerContext, ServerEnv } from '../server-context.ts';
+import { approvalCard } from './approval-card.ts';
+import { errorPage } from './error-page.ts';
+import { auditBody, detailBody, historyBody, pendingBody } from './inbox-pages.ts';
+import { page } from './layout.ts';
+import { formText, viewerOr, withFlash } from './web-guard.ts';
+
+const AUDIT_PAGE = 500;
+
+export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
+  const flashFor = (name: string, id: string | undefined) => ctx.flashes.take(id, name);
+
+  app.get('/', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const now = ctx.now();
+    const list = await queryApprovals(ctx.store, ctx.agents, { status: 'pending' }, now);
+    const ports = ctx.desk ? await ctx.desk.pendingRequests() : [];
+    return c.html(
+      page({
+        title: list.length ? `(${list.length}) Pending` : 'Pending',
+        section: 'inbox',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        flash: flashFor(viewer.identity.name, c.req.query('flash')),
+        body: pendingBody(list, viewer, now.getTime(), ports),
+        scripts: ['inbox.js'],
+        data: { page: 'pending' },
+      }),
+    );
+  });
+
+  // One card, for the live list to insert when a request arrives; 204 once it is not pending.
+  app.get('/inbox/cards/:id', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return c.body(null, 401);
+    const now = ctx.now();
+    const view = await getApproval(ctx.store, ctx.agents, c.req.param('id'), now);
+    if (view.status !== 'pending') return c.body(null, 204);
+    c.header('cache-control', 'no-store');
+    return c.html(approvalCard(view, viewer, now.getTime()).value);
+  });
+
+  app.get('/approvals/:id', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const now = ctx.now();
+    const view = await getApproval(ctx.store, ctx.agents, c.req.param('id'), now);
+    const messages = await ctx.store.loadMessages(view.session);
+    const execution = await ctx.store.getExecution(view.id);
+    return c.html(
+      page({
+        title: `${view.tool} for ${view.customer ?? 'no customer'}`,
+        section: 'inbox',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        flash: flashFor(viewer.identity.name, c.req.query('flash')),
+        body: detailBody(view, viewer, messages, execution, now.getTime()),
+        scripts: ['inbox.js'],
+        data: { page: 'detail', request: view.id, status: view.status },
+      }),
+    );
+  });
+
+  app.post('/approvals/:id/decide', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const id = c.req.param('id');
+    const form = await c.req.parseBody();
+    if (!sameOrigin(c, ctx.publicOrigin) || !csrfMatches(viewer.csrf, form.csrf)) {
+      return errorPage(
+        c,
+        403,
+        'This form did not come from this inbox (or it is too old). Reload the page and try again.',
+      );
+    }
+    const returnTo = form.return === `/approvals/${id}` ? `/approvals/${id}` : '/';
+    const verdict = form.verdict;
+    const reason = formText(form.reason);
+    const name = viewer.identity.name;
+    const flash = (kind: 'ok' | 'error', text: string) =>
+      c.redirect(withFlash(returnTo, ctx.flashes.put(name, { kind, text })), 303);
+    if (verdict !== 'approve' && verdict !== 'reject') return flash('error', 'Choose Approve or Reject.');
+    if (verdict === 'reject' && reason === '')
+      return flash('error', 'A rejection needs a reason: the agent reads it and tells the customer.');
+    try {
+      const result = await decideRequest(ctx.store, ctx.agents, viewer.identity, id, {
+        approved: verdict === 'approve',
+        ...(reason ? { reason } : {}),
+        ...(verdict === 'approve' && form.remember === 'tool' ? { remember: 'tool' as const } : {}),
+        extra: {},
+      });
+      const done = verdict === 'approve' ? 'Approved' : 'Rejected';
+      return flash('ok', `${done}.${result.reply ? ` The agent replied: ${result.reply}` : ''}`);
+    } catch (error) {
+      if (!CountersignError.is(error)) throw error;
+      // A decision that won but whose continuation failed (the model is down) still stands.
+      const now = await ctx.store.getApproval(id);
+      if (error.code !== 'ALREADY_DECIDED' && now?.decision?.by === name && now.decision.kind === 'person') {
+        return flash(
+          'error',
+          `Your decision (${now.decision.verdict}) is recorded, but the agent could not continue: ${error.message}`,
+        );
+      }
+      return flash(
+        'error',
+        error.code === 'ALREADY_DECIDED' ? error.message : `${error.code}: ${error.message}`,
+      );
+    }
+  });
+
+  app.get('/history', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const tool = queryText(c, 'tool');
+    const session = queryText(c, 'session');
+    const decided = await queryApprovals(
+      ctx.store,
+      ctx.agents,
+      { ...(tool ? { tool } : {}), ...(session ? { session } : {}), decided: true, limit: 200 },
+      ctx.now(),
+    );
+    return c.html(
+      page({
+        title: 'History',
+        section: 'history',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        body: historyBody(decided, { ...(tool ? { tool } : {}), ...(session ? { session } : {}) }),
+        scripts: ['inbox.js'],
+      }),
+    );
+  });
+
+  app.get('/audit', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const entries = await auditTrail(ctx.store);
+    const verdict = c.req.query('verify') ? await verifyAudit(ctx.store) : null;
+    return c.html(
+      page({
+        title: 'Audit',
+        section: 'audit',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        body: auditBody(entries.slice(-AUDIT_PAGE).reverse(), entries.length, verdict),
+        scripts: ['inbox.js'],
+      }),
+    );
+  });
+}

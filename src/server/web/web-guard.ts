@@ -1,0 +1,26 @@
+import type { Context } from 'hono';
+import { callerOf, type ServerEnv } from '../server-context.ts';
+import type { Viewer } from './approval-card.ts';
+
+/** The signed-in viewer of an inbox page, or the redirect to the sign-in page. */
+export function viewerOr(c: Context<ServerEnv>): Viewer | Response {
+  const caller = callerOf(c);
+  if (caller) return { identity: caller.identity, csrf: caller.csrf };
+  const url = new URL(c.req.url);
+  return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+}
+
+/** Only our own paths: `next=//evil.example` or `next=https://…` would send a person elsewhere. */
+export function safeNext(next: unknown, fallback = '/'): string {
+  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.includes('\\'))
+    return fallback;
+  return next;
+}
+
+export function withFlash(path: string, flashId: string): string {
+  return `${path}${path.includes('?') ? '&' : '?'}flash=${encodeURIComponent(flashId)}`;
+}
+
+export function formText(value: unknown): string {
+  return typeof value === 'string' ? value.trim() : '';
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
+import { NotFoundError } from '../../core/errors/not-found-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import type { CheckpointStore } from '../../store/checkpoint-store.ts';
+import { restoreRunState } from '../../workflow/compatibility.ts';
+import type { Workflow } from '../../workflow/define-workflow.ts';
+import { type RunView, toRunView } from '../../workflow/run-view.ts';
+import type { WorkflowRunner } from '../../workflow/runner.ts';
+import { hasRole, type Identity } from '../auth/identity.ts';
+
+/** A workflow request waiting at a port, as the inbox lists it beside tool calls. */
+export interface PortRequestView {
+  run: string;
+  workflow: string;
+  id: string;
+  port: string;
+  data: JsonValue;
+  createdAt: string;
+  /** The role an answer needs (the port's `role`); null when any approver may answer. */
+  requiredRole: string | null;
+  /** The port's answer schema, as JSON Schema, so a form can be drawn for it. */
+  responseSchema: Record<string, unknown>;
+}
+
+/** What the server does with workflow runs: the runner, plus reads it does not offer. */
+export interface WorkflowDesk {
+  runner: WorkflowRunner;
+  /** A run where it stands now, without continuing it. */
+  view(run: string): Promise<RunView>;
+  /** Requests waiting at ports across all runs, oldest first. */
+  pendingRequests(): Promise<PortRequestView[]>;
+  /** Answers a port request as `identity`, if it holds the port's role. */
+  respond(identity: Identity, run: string, requestId: string, response: JsonValue): Promise<RunView>;
+}
+
+/**
+ * The role a request port asks for. Ports declare it as `role` (read here without depending
+ * on the port type having the field yet); the server's `portRoles` option can set or add it.
+ */
+function roleOf(workflow: Workflow, port: string, portRoles: Record<string, string>): string | null {
+  const node = workflow.nodes.get(port) as { role?: unknown } | undefined;
+  if (typeof node?.role === 'string') return node.role;
+  return portRoles[port] ?? null;
+}
+
+export function createWorkflowDesk(options: {
+  runner: WorkflowRunner;
+  workflows: readonly Workflow[];
+  checkpoints: CheckpointStore;
+  portRoles: Record<string, string>;
+}): WorkflowDesk {
+  const { runner, checkpoints, portRoles } = options;
+  const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]));
+
+  const latestState = async (run: string) => {
+    const latest = await checkpoints.latestCheckpoint(run);
+    if (!latest) return null;
+    const workflow = byName.get(latest.workflow);
+    if (!workflow) return null;
+    return { latest, workflow, state: restoreRunState(workflow, latest) };
+  };
+
+  return {
+    runner,
+    async view(run) {
+      const found = await latestState(run);
+      if (!found) throw new NotFoundError(`There is no run ${run} of a workflow this server runs.`);
+      return toRunView(found.latest, found.state);
+    },
+    async pendingRequests() {
+      const out: PortRequestView[] = [];
+      for (const summary of await runner.runs()) {
+        if (summary.status !== 'awaiting_input') continue;
+        const found = await latestState(summary.run).catch(() => null);
+        if (!found) continue;
+        for (const request of found.state.requests) {
+          const node = found.workflow.nodes.get(request.port);
+          const schema =
+            node?.kind === 'port'
+              ? (z.toJSONSchema(node.response, { target: 'draft-7', io: 'input' }) as Record<string, unknown>)
+              : {};
+          out.push({
+            run: summary.run,
+            workflow: summary.workflow,
+            id: request.id,
+            port: request.port,
+            data: request.data,
+            createdAt: request.createdAt,
+            requiredRole: roleOf(found.workflow, request.port, portRoles),
+            responseSchema: schema,
+          });
+        }
+      }
+      return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    },
+    async respond(identity, run, requestId, response) {
+      const found = await latestState(run);
+      const request = found?.state.requests.find((candidate) => candidate.id === requestId);
+      const role = found && request ? roleOf(found.workflow, request.port, portRoles) : null;
+      if (role !== null && !hasRole(identity, role)) {
+        throw new ForbiddenError(`Answering ${request?.port} needs the ${role} role.`, {
+          hint: `Ask someone with the ${role} role.`,
+        });
+      }
+      return runner.respond(run, requestId, response, { by: identity.name });
+    },
+  };
+}

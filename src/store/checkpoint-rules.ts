@@ -1,0 +1,47 @@
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { userIdPattern } from '../core/ids.ts';
+import type { StoredCheckpoint } from './checkpoint-store.ts';
+
+// Shared by every checkpoint backend so a refusal reads the same whichever store is configured.
+
+/**
+ * Run and request ids become directory and file names in the file store, so every backend
+ * refuses the same ids: the caller-id alphabet, and never a `..` that could climb out.
+ */
+export function assertStoreId(kind: 'run' | 'request' | 'checkpoint', id: string): void {
+  if (typeof id !== 'string' || !userIdPattern.test(id) || id.includes('..')) {
+    throw new InvalidInputError(
+      `${kind[0]!.toUpperCase()}${kind.slice(1)} id "${String(id)}" is not valid.`,
+      {
+        hint: 'Use 1-128 letters, digits and . _ : @ - characters, starting with a letter or digit, without "..".',
+      },
+    );
+  }
+}
+
+/** The header rules a save must meet before any backend looks at what is stored. */
+export function assertCheckpointHeader(checkpoint: StoredCheckpoint, expectedLatest: string | null): void {
+  assertStoreId('run', checkpoint.run);
+  assertStoreId('checkpoint', checkpoint.id);
+  const bad = (detail: string) =>
+    new InvalidInputError(`Checkpoint ${checkpoint.id} of run ${checkpoint.run} is malformed: ${detail}.`);
+  if (!Number.isSafeInteger(checkpoint.seq) || checkpoint.seq < 0) throw bad(`seq ${checkpoint.seq}`);
+  if ((expectedLatest === null) !== (checkpoint.seq === 0)) {
+    throw bad(`seq ${checkpoint.seq} with expected latest ${expectedLatest ?? 'none'}`);
+  }
+  if ((checkpoint.parent === null) !== (checkpoint.seq === 0)) {
+    throw bad(`seq ${checkpoint.seq} with parent ${checkpoint.parent ?? 'none'}`);
+  }
+  if (!Number.isSafeInteger(checkpoint.superstep) || checkpoint.superstep < 0) {
+    throw bad(`superstep ${checkpoint.superstep}`);
+  }
+}
+
+export function toCheckpointSummary(checkpoint: StoredCheckpoint) {
+  return {
+    checkpointId: checkpoint.id,
+    parentCheckpointId: checkpoint.parent,
+    superstep: checkpoint.superstep,
+    createdAt: checkpoint.createdAt,
+  };
+}

@@ -1,0 +1,108 @@
+import type { JsonValue } from '../core/json.ts';
+
+export type RunStatus = 'running' | 'awaiting_input' | 'completed' | 'failed';
+
+/**
+ * One workflow checkpoint as stores keep it. The header is what stores index and list; the
+ * body (the run's state and the contract it was written under) is opaque to them and is
+ * interpreted only by `src/workflow/`.
+ */
+export interface StoredCheckpoint {
+  id: string;
+  run: string;
+  /** Position in the run's history, 0 for the first checkpoint; unique within a run. */
+  seq: number;
+  /** The checkpoint this one continues from; null only for a run's first checkpoint. */
+  parent: string | null;
+  superstep: number;
+  createdAt: string;
+  workflow: string;
+  version: number;
+  status: RunStatus;
+  body: JsonValue;
+}
+
+export interface CheckpointSummary {
+  checkpointId: string;
+  parentCheckpointId: string | null;
+  superstep: number;
+  createdAt: string;
+}
+
+export interface RunSummary {
+  run: string;
+  workflow: string;
+  version: number;
+  status: RunStatus;
+  /** The run's latest checkpoint. */
+  checkpoint: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * `saved: false` means another writer committed to the run after `expectedLatest` was read:
+ * nothing was written, and `latest` is what is there now.
+ */
+export type SaveCheckpointResult =
+  | { saved: true; checkpoint: StoredCheckpoint }
+  | { saved: false; latest: StoredCheckpoint | null };
+
+/** A response given to a workflow request. Recorded once; the record is what the run consumes. */
+export interface RequestAnswer {
+  run: string;
+  requestId: string;
+  response: JsonValue;
+  by: string;
+  at: string;
+}
+
+export type AnswerResult = { won: true; answer: RequestAnswer } | { won: false; answer: RequestAnswer };
+
+export type ClaimResult = { won: true; value: JsonValue } | { won: false; value: JsonValue };
+
+/**
+ * Where workflow runs live. A run is a chain (a tree, once forked) of checkpoints, each
+ * linked to its parent; "latest" is the last one committed. Every backend (memory, SQLite,
+ * the file store) passes the shared suite in `conformance/checkpoint-store-conformance.ts`.
+ */
+export interface CheckpointStore {
+  readonly kind: string;
+
+  /**
+   * Commits a checkpoint only if the run's latest checkpoint is still `expectedLatest`
+   * (null: the run must not exist yet). `checkpoint.seq` must be the latest's seq + 1 (0 for
+   * the first). This is what keeps two processes continuing one run from both appending.
+   */
+  saveCheckpoint(checkpoint: StoredCheckpoint, expectedLatest: string | null): Promise<SaveCheckpointResult>;
+  getCheckpoint(run: string, checkpointId: string): Promise<StoredCheckpoint | null>;
+  latestCheckpoint(run: string): Promise<StoredCheckpoint | null>;
+  /** Every checkpoint of the run in commit order, branches included. */
+  checkpointHistory(run: string): Promise<CheckpointSummary[]>;
+  /** Runs with the status of their latest checkpoint, oldest first. */
+  listRuns(): Promise<RunSummary[]>;
+
+  /**
+   * The answer-once compare-and-set: records the answer unless one exists for this request,
+   * across processes. The loser gets the answer that won.
+   */
+  answerRequest(answer: RequestAnswer): Promise<AnswerResult>;
+  getAnswer(run: string, requestId: string): Promise<RequestAnswer | null>;
+
+  // application state that workflow executors read and change (e.g. the bookstore's refunds)
+  getState(namespace: string, key: string): Promise<JsonValue | undefined>;
+  setState(namespace: string, key: string, value: JsonValue): Promise<void>;
+  /** Stores `value` only if the key is absent; the loser gets what is there. */
+  claimState(namespace: string, key: string, value: JsonValue): Promise<ClaimResult>;
+
+  close(): Promise<void>;
+}
+
+export function isCheckpointStore(value: unknown): value is CheckpointStore {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { saveCheckpoint?: unknown }).saveCheckpoint === 'function' &&
+    typeof (value as { answerRequest?: unknown }).answerRequest === 'function'
+  );
+}

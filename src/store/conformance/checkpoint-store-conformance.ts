@@ -1,0 +1,294 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../core/json.ts';
+import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
+import { at } from './fixtures.ts';
+
+export type CheckpointStoreFactory = () => Promise<{ store: CheckpointStore; cleanup: () => Promise<void> }>;
+
+/** A checkpoint of `run` at position `seq`, its parent the previous position's `id`. */
+export function checkpoint(
+  run: string,
+  seq: number,
+  overrides: Partial<StoredCheckpoint> & { body?: JsonValue } = {},
+): StoredCheckpoint {
+  return {
+    id: `cp-${run}-${seq}`,
+    run,
+    seq,
+    parent: seq === 0 ? null : `cp-${run}-${seq - 1}`,
+    superstep: seq,
+    createdAt: at(seq),
+    workflow: 'refund',
+    version: 1,
+    status: 'running' satisfies RunStatus,
+    body: { messages: [{ to: 'prepare', payload: 1040 }], note: 'Crème brûlée ✓' },
+    ...overrides,
+  };
+}
+
+/** Saves positions 0..count-1 of a linear run. */
+export async function chain(store: CheckpointStore, run: string, count: number): Promise<void> {
+  for (let seq = 0; seq < count; seq++) {
+    const result = await store.saveCheckpoint(
+      checkpoint(run, seq),
+      seq === 0 ? null : `cp-${run}-${seq - 1}`,
+    );
+    if (!result.saved) throw new Error(`test setup could not save ${run}/${seq}`);
+  }
+}
+
+/**
+ * The behaviour every CheckpointStore backend must share (memory, SQLite, the file store).
+ * A backend's test file calls this with a factory for empty stores.
+ */
+export function describeCheckpointStoreConformance(name: string, factory: CheckpointStoreFactory): void {
+  describe(`CheckpointStore conformance: ${name}`, () => {
+    let current: { store: CheckpointStore; cleanup: () => Promise<void> } | undefined;
+    const store = (): CheckpointStore => {
+      if (current === undefined) throw new Error('conformance: no store outside a test');
+      return current.store;
+    };
+
+    beforeEach(async () => {
+      current = await factory();
+    });
+
+    afterEach(async () => {
+      if (current === undefined) return;
+      await current.store.close();
+      await current.cleanup();
+      current = undefined;
+    });
+
+    describe('checkpoints', () => {
+      it('knows nothing of a run that was never saved', async () => {
+        expect(await store().latestCheckpoint('nope')).toBeNull();
+        expect(await store().getCheckpoint('nope', 'cp-x')).toBeNull();
+        expect(await store().checkpointHistory('nope')).toEqual([]);
+        expect(await store().listRuns()).toEqual([]);
+      });
+
+      it('saves, reads back and links each checkpoint to its parent', async () => {
+        await chain(store(), 'refund-1040', 3);
+        expect(await store().getCheckpoint('refund-1040', 'cp-refund-1040-1')).toEqual(
+          checkpoint('refund-1040', 1),
+        );
+        expect(await store().latestCheckpoint('refund-1040')).toEqual(checkpoint('refund-1040', 2));
+        expect(await store().checkpointHistory('refund-1040')).toEqual([
+          { checkpointId: 'cp-refund-1040-0', parentCheckpointId: null, superstep: 0, createdAt: at(0) },
+          {
+            checkpointId: 'cp-refund-1040-1',
+            parentCheckpointId: 'cp-refund-1040-0',
+            superstep: 1,
+            createdAt: at(1),
+          },
+          {
+            checkpointId: 'cp-refund-1040-2',
+            parentCheckpointId: 'cp-refund-1040-1',
+            superstep: 2,
+            createdAt: at(2),
+          },
+        ]);
+      });
+
+      it('does not find a checkpoint under another run', async () => {
+        await chain(store(), 'a', 1);
+        await chain(store(), 'b', 1);
+        expect(await store().getCheckpoint('b', 'cp-a-0')).toBeNull();
+      });
+
+      it('refuses a second first checkpoint for a run: the run id is taken', async () => {
+        await chain(store(), 'r', 1);
+        const again = await store().saveCheckpoint(checkpoint('r', 0, { id: 'cp-other' }), null);
+        expect(again).toEqual({ saved: false, latest: checkpoint('r', 0) });
+        expect(await store().checkpointHistory('r')).toHaveLength(1);
+      });
+
+      it('refuses a save computed against a checkpoint that is no longer the latest', async () => {
+        await chain(store(), 'r', 2);
+        const stale = await store().saveCheckpoint(
+          checkpoint('r', 1, { id: 'cp-stale', parent: 'cp-r-0' }),
+          'cp-r-0',
+        );
+        expect(stale).toEqual({ saved: false, latest: checkpoint('r', 1) });
+        const ok = await store().saveCheckpoint(checkpoint('r', 2), 'cp-r-1');
+        expect(ok.saved).toBe(true);
+      });
+
+      it('gives exactly one winner when writers race for the same position', async () => {
+        await chain(store(), 'r', 1);
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            store().saveCheckpoint(checkpoint('r', 1, { id: `cp-racer-${i}`, parent: 'cp-r-0' }), 'cp-r-0'),
+          ),
+        );
+        const winners = results.filter((result) => result.saved);
+        expect(winners).toHaveLength(1);
+        const latest = await store().latestCheckpoint('r');
+        expect(winners[0]).toMatchObject({ checkpoint: { id: latest?.id } });
+        expect(await store().checkpointHistory('r')).toHaveLength(2);
+      });
+
+      it('keeps branches: two children of one parent are both in the history', async () => {
+        await chain(store(), 'r', 2);
+        await store().saveCheckpoint(
+          checkpoint('r', 2, { id: 'cp-branch', parent: 'cp-r-0', superstep: 1 }),
+          'cp-r-1',
+        );
+        const history = await store().checkpointHistory('r');
+        expect(history.map((entry) => [entry.checkpointId, entry.parentCheckpointId])).toEqual([
+          ['cp-r-0', null],
+          ['cp-r-1', 'cp-r-0'],
+          ['cp-branch', 'cp-r-0'],
+        ]);
+        expect((await store().latestCheckpoint('r'))?.id).toBe('cp-branch');
+        // The checkpoint the branch started from is unchanged.
+        expect(await store().getCheckpoint('r', 'cp-r-0')).toEqual(checkpoint('r', 0));
+      });
+
+      it('refuses malformed headers and unsafe run ids with INVALID_INPUT', async () => {
+        await expect(store().saveCheckpoint(checkpoint('r', 1), null)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        await expect(
+          store().saveCheckpoint(checkpoint('r', 0, { parent: 'cp-x' }), null),
+        ).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        for (const run of ['../escape', 'a/b', '..', 'x..y', '', 'a\\b', '.hidden']) {
+          await expect(
+            store().saveCheckpoint({ ...checkpoint('r', 0), run }, null),
+            `run id ${JSON.stringify(run)}`,
+          ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+          await expect(store().latestCheckpoint(run)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        }
+      });
+
+      it('refuses a seq that does not follow the latest', async () => {
+        await chain(store(), 'r', 2);
+        await expect(
+          store().saveCheckpoint(checkpoint('r', 5, { parent: 'cp-r-1' }), 'cp-r-1'),
+        ).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        expect(await store().checkpointHistory('r')).toHaveLength(2);
+      });
+
+      it('hands out copies', async () => {
+        const original = checkpoint('r', 0);
+        await store().saveCheckpoint(original, null);
+        (original.body as { note: string }).note = 'changed';
+        const read = await store().latestCheckpoint('r');
+        expect(read?.body).toMatchObject({ note: 'Crème brûlée ✓' });
+      });
+    });
+
+    describe('runs', () => {
+      it('lists runs with the status and version of their latest checkpoint', async () => {
+        await chain(store(), 'a', 2);
+        await store().saveCheckpoint(
+          checkpoint('a', 2, { status: 'awaiting_input', version: 2, createdAt: at(50) }),
+          'cp-a-1',
+        );
+        await store().saveCheckpoint(checkpoint('b', 0, { createdAt: at(10), status: 'completed' }), null);
+        expect(await store().listRuns()).toEqual([
+          {
+            run: 'a',
+            workflow: 'refund',
+            version: 2,
+            status: 'awaiting_input',
+            checkpoint: 'cp-a-2',
+            createdAt: at(0),
+            updatedAt: at(50),
+          },
+          {
+            run: 'b',
+            workflow: 'refund',
+            version: 1,
+            status: 'completed',
+            checkpoint: 'cp-b-0',
+            createdAt: at(10),
+            updatedAt: at(10),
+          },
+        ]);
+      });
+    });
+
+    describe('answers', () => {
+      const answer = (by: string, approved = true) => ({
+        run: 'r',
+        requestId: 'req_1',
+        response: { approved, note: `by ${by}` },
+        by,
+        at: at(20),
+      });
+
+      it('records the first answer and gives later ones the first', async () => {
+        expect(await store().getAnswer('r', 'req_1')).toBeNull();
+        expect(await store().answerRequest(answer('alice'))).toEqual({ won: true, answer: answer('alice') });
+        expect(await store().answerRequest(answer('bob', false))).toEqual({
+          won: false,
+          answer: answer('alice'),
+        });
+        expect(await store().getAnswer('r', 'req_1')).toEqual(answer('alice'));
+      });
+
+      it('keeps answers of different runs and requests apart', async () => {
+        await store().answerRequest(answer('alice'));
+        expect(await store().getAnswer('other', 'req_1')).toBeNull();
+        expect(await store().getAnswer('r', 'req_2')).toBeNull();
+        expect((await store().answerRequest({ ...answer('bob'), requestId: 'req_2' })).won).toBe(true);
+      });
+
+      it('has exactly one winner among concurrent answers', async () => {
+        const results = await Promise.all(
+          ['a', 'b', 'c', 'd', 'e'].map((by) => store().answerRequest(answer(by))),
+        );
+        expect(results.filter((result) => result.won)).toHaveLength(1);
+        const stored = await store().getAnswer('r', 'req_1');
+        for (const result of results) expect(result.answer).toEqual(stored);
+      });
+
+      it('refuses unsafe request ids', async () => {
+        await expect(store().answerRequest({ ...answer('x'), requestId: '../../x' })).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+      });
+    });
+
+    describe('application state', () => {
+      it('gets, sets and claims once', async () => {
+        expect(await store().getState('bookstore', 'refund:1040')).toBeUndefined();
+        expect(await store().claimState('bookstore', 'refund:1040', { amount: 35 })).toEqual({
+          won: true,
+          value: { amount: 35 },
+        });
+        expect(await store().claimState('bookstore', 'refund:1040', { amount: 99 })).toEqual({
+          won: false,
+          value: { amount: 35 },
+        });
+        await store().setState('bookstore', 'order:1040', { status: 'Delivered' });
+        expect(await store().getState('bookstore', 'order:1040')).toEqual({ status: 'Delivered' });
+        await store().setState('bookstore', 'order:1040', null);
+        expect(await store().getState('bookstore', 'order:1040')).toBeNull();
+        expect(await store().getState('other', 'refund:1040')).toBeUndefined();
+      });
+
+      it('keeps keys that only differ in characters a file name cannot hold apart', async () => {
+        await store().setState('ns', '../x', 1);
+        await store().setState('ns', '..%2Fx', 2);
+        await store().setState('ns/..', 'x', 3);
+        expect(await store().getState('ns', '../x')).toBe(1);
+        expect(await store().getState('ns', '..%2Fx')).toBe(2);
+        expect(await store().getState('ns/..', 'x')).toBe(3);
+      });
+
+      it('has exactly one winner among concurrent claims', async () => {
+        const results = await Promise.all(
+          [1, 2, 3, 4, 5].map((n) => store().claimState('bookstore', 'refund:1044', { n })),
+        );
+        expect(results.filter((result) => result.won)).toHaveLength(1);
+      });
+    });
+  });
+}

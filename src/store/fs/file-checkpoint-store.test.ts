@@ -1,0 +1,175 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  chain,
+  checkpoint,
+  describeCheckpointStoreConformance,
+} from '../conformance/checkpoint-store-conformance.ts';
+import { runFixture } from '../sqlite/run-fixture.ts';
+import { createFileCheckpointStore, type FileCheckpointStore } from './file-checkpoint-store.ts';
+
+describeCheckpointStoreConformance('file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-file-'));
+  return {
+    store: createFileCheckpointStore({ dir }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('file checkpoint store', () => {
+  let dir: string;
+  let store: FileCheckpointStore;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-cp-file-'));
+    store = createFileCheckpointStore({ dir });
+  });
+
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const indexLines = () =>
+    readFileSync(join(dir, 'index.jsonl'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map(
+        (line) =>
+          JSON.parse(line) as { run: string; checkpoint: string; file: string; parent: string | null },
+      );
+
+  it('writes one JSON file per checkpoint and one index line each, and leaves no temp files', async () => {
+    await chain(store, 'refund-1040', 3);
+    expect(readdirSync(join(dir, 'runs', 'refund-1040')).sort()).toEqual([
+      '00000000.json',
+      '00000001.json',
+      '00000002.json',
+    ]);
+    expect(JSON.parse(readFileSync(store.checkpointPath('refund-1040', 1), 'utf8'))).toEqual(
+      checkpoint('refund-1040', 1),
+    );
+    expect(indexLines()).toEqual([
+      {
+        run: 'refund-1040',
+        checkpoint: 'cp-refund-1040-0',
+        file: 'runs/refund-1040/00000000.json',
+        parent: null,
+      },
+      {
+        run: 'refund-1040',
+        checkpoint: 'cp-refund-1040-1',
+        file: 'runs/refund-1040/00000001.json',
+        parent: 'cp-refund-1040-0',
+      },
+      {
+        run: 'refund-1040',
+        checkpoint: 'cp-refund-1040-2',
+        file: 'runs/refund-1040/00000002.json',
+        parent: 'cp-refund-1040-1',
+      },
+    ]);
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+  });
+
+  it('never creates anything outside its directory, whatever the run, request or state key', async () => {
+    const before = readdirSync(join(dir, '..')).length;
+    for (const run of ['../../etc', '..', 'a/../../b', '/abs']) {
+      await expect(store.saveCheckpoint({ ...checkpoint('r', 0), run }, null)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(store.getAnswer(run, 'req_1')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
+    await store.setState('../..', '../../../x', 1);
+    await store.claimState('/', '/etc/passwd', 1);
+    expect(readdirSync(join(dir, '..')).length).toBe(before);
+    expect(
+      readdirSync(join(dir, 'state')).every((name) => !name.includes('/') && !name.startsWith('.')),
+    ).toBe(true);
+  });
+
+  it('tolerates duplicate index lines', async () => {
+    await chain(store, 'r', 2);
+    const text = readFileSync(join(dir, 'index.jsonl'), 'utf8');
+    appendFileSync(join(dir, 'index.jsonl'), text);
+    const reopened = createFileCheckpointStore({ dir });
+    expect(await reopened.getCheckpoint('r', 'cp-r-1')).toEqual(checkpoint('r', 1));
+    expect(await reopened.checkpointHistory('r')).toHaveLength(2);
+    expect(await reopened.listRuns()).toHaveLength(1);
+  });
+
+  it('finds a committed checkpoint the index missed (a crash between file and index line)', async () => {
+    await chain(store, 'r', 2);
+    writeFileSync(
+      join(dir, 'index.jsonl'),
+      `${readFileSync(join(dir, 'index.jsonl'), 'utf8').split('\n')[0]}\n`,
+    );
+    expect(await createFileCheckpointStore({ dir }).getCheckpoint('r', 'cp-r-1')).toEqual(checkpoint('r', 1));
+  });
+
+  it('names a truncated checkpoint file in a CORRUPT_DATA error', async () => {
+    await chain(store, 'r', 2);
+    const path = store.checkpointPath('r', 1);
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.slice(0, Math.floor(text.length / 2)));
+    const reopened = createFileCheckpointStore({ dir });
+    await expect(reopened.latestCheckpoint('r')).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    await expect(reopened.latestCheckpoint('r')).rejects.toThrow(path);
+    await expect(reopened.checkpointHistory('r')).rejects.toThrow(/truncated or edited/);
+  });
+
+  it('names a checkpoint file whose fields are wrong, and an empty one', async () => {
+    await chain(store, 'r', 2);
+    writeFileSync(store.checkpointPath('r', 1), JSON.stringify({ ...checkpoint('r', 1), seq: 'one' }));
+    await expect(store.getCheckpoint('r', 'cp-r-1')).rejects.toThrow(/00000001\.json.*"seq"/);
+    writeFileSync(store.checkpointPath('r', 1), '');
+    await expect(store.latestCheckpoint('r')).rejects.toThrow(/00000001\.json is damaged: it is empty/);
+  });
+
+  it('names a damaged index line with its number', async () => {
+    await chain(store, 'r', 1);
+    appendFileSync(join(dir, 'index.jsonl'), '{"run":"r","checkp');
+    await expect(store.getCheckpoint('r', 'cp-r-0')).rejects.toThrow(/index\.jsonl \(line 2\)/);
+  });
+
+  it('names a damaged answer file', async () => {
+    await store.answerRequest({ run: 'r', requestId: 'req_1', response: true, by: 'a', at: 'now' });
+    writeFileSync(join(dir, 'runs', 'r', 'answers', 'req_1.json'), '{"run":');
+    await expect(store.getAnswer('r', 'req_1')).rejects.toThrow(/req_1\.json is damaged/);
+  });
+
+  it('several writer processes: whole index lines, a whole chain, one answer', async () => {
+    const writers = 4;
+    const count = 15;
+    await store.saveCheckpoint(checkpoint('shared', 0), null);
+    const startAt = String(Date.now() + 800);
+    const outputs = await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        runFixture('../fs/writer-race.fixture.ts', [dir, `w${i}`, String(count), startAt]),
+      ),
+    );
+    const results = outputs.map(
+      (out) => JSON.parse(out) as { wins: number; conflicts: number; answered: boolean },
+    );
+    expect(results.filter((result) => result.answered)).toHaveLength(1);
+    expect(results.every((result) => result.wins === count)).toBe(true);
+
+    const lines = indexLines();
+    expect(lines).toHaveLength(1 + writers * count * 2);
+    expect(new Set(lines.map((line) => line.checkpoint)).size).toBe(lines.length);
+
+    const history = await store.checkpointHistory('shared');
+    expect(history).toHaveLength(1 + writers * count);
+    history.forEach((entry, i) => {
+      expect(entry.parentCheckpointId).toBe(i === 0 ? null : history[i - 1]!.checkpointId);
+    });
+    for (let i = 0; i < writers; i++) {
+      const own = await store.checkpointHistory(`own-w${i}`);
+      expect(own.map((entry) => entry.checkpointId)).toEqual(
+        Array.from({ length: count }, (_, seq) => `cp-w${i}-own-${seq}`),
+      );
+    }
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+  }, 60_000);
+});

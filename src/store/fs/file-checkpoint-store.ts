@@ -1,0 +1,347 @@
+import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import type {
+  CheckpointStore,
+  RequestAnswer,
+  RunSummary,
+  SaveCheckpointResult,
+  StoredCheckpoint,
+} from '../checkpoint-store.ts';
+import { createAtomicWriter } from './atomic-file.ts';
+import {
+  type IndexLine,
+  parseAnswerFile,
+  parseCheckpointFile,
+  parseIndex,
+  parseStateFile,
+} from './file-records.ts';
+import { checkpointFileName, checkpointFilePattern, safeFileName } from './safe-names.ts';
+
+export interface FileCheckpointStoreOptions {
+  dir: string;
+  /** fsync every file and its directory before a write counts as done (default true). */
+  durable?: boolean;
+}
+
+export interface FileCheckpointStore extends CheckpointStore {
+  readonly kind: 'file';
+  /** Absolute path of the store's directory. */
+  readonly dir: string;
+  /** Absolute path of a checkpoint's file (for tools and tests that look inside). */
+  checkpointPath(run: string, seq: number): string;
+}
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Workflow checkpoints as JSON files in one directory, shared safely by several processes
+ * on one machine:
+ *
+ *   index.jsonl                       one {run, checkpoint, file, parent} line per checkpoint
+ *   runs/<run>/00000000.json          checkpoint files, named by their position in the run
+ *   runs/<run>/answers/<request>.json the answer given to a request (created once)
+ *   state/<namespace>/<key>.json      executors' application state
+ *   tmp/                              files being written
+ *
+ * The checkpoint files are the truth; the index is the catalogue that maps a checkpoint id
+ * to its file. A checkpoint is committed by publishing its file under the next position
+ * with `link`, which fails when another writer took that position first — the
+ * compare-and-set of `saveCheckpoint`. A crash between that and the index append leaves a
+ * checkpoint the index lacks; lookups then fall back to the run's directory.
+ *
+ * index.jsonl is appended with one write of one line under O_APPEND. On Linux local file
+ * systems such a write is not interleaved with another process's and lands at the end, so
+ * concurrent appends give whole lines; network file systems do not promise that.
+ */
+export function createFileCheckpointStore(options: FileCheckpointStoreOptions): FileCheckpointStore {
+  const dir = resolve(options.dir);
+  const durable = options.durable ?? true;
+  const tmpDir = join(dir, 'tmp');
+  const indexPath = join(dir, 'index.jsonl');
+  const writer = createAtomicWriter(tmpDir, durable);
+  // The id at each run's latest known position, so a save need not read its parent back.
+  const knownLatest = new Map<string, { seq: number; id: string }>();
+  let ready: Promise<void> | undefined;
+
+  function ensureLayout(): Promise<void> {
+    ready ??= Promise.all([
+      mkdir(tmpDir, { recursive: true }),
+      mkdir(join(dir, 'runs'), { recursive: true }),
+      mkdir(join(dir, 'state'), { recursive: true }),
+    ]).then(
+      () => undefined,
+      (cause) => {
+        ready = undefined;
+        throw new StoreUnavailableError(`The checkpoint directory ${dir} cannot be created.`, {
+          hint: 'Check COUNTERSIGN_STORE=file:DIR and that DIR is writable.',
+          cause,
+        });
+      },
+    );
+    return ready;
+  }
+
+  /** Every path is built from validated ids and checked to stay inside the directory. */
+  function inside(...parts: string[]): string {
+    const path = resolve(dir, ...parts);
+    if (!path.startsWith(dir + sep)) {
+      throw new InvalidInputError(`The path ${parts.join('/')} would leave the checkpoint directory.`);
+    }
+    return path;
+  }
+
+  const runDir = (run: string) => {
+    assertStoreId('run', run);
+    return inside('runs', run);
+  };
+
+  async function readCheckpointAt(path: string): Promise<StoredCheckpoint | null> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+    return parseCheckpointFile(text, path);
+  }
+
+  /** Positions of the run's checkpoints, ascending. */
+  async function positions(run: string): Promise<number[]> {
+    let names: string[];
+    try {
+      names = await readdir(runDir(run));
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    return names
+      .map((name) => checkpointFilePattern.exec(name)?.[1])
+      .filter((seq): seq is string => seq !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
+  async function checkpointAt(run: string, seq: number): Promise<StoredCheckpoint | null> {
+    const path = join(runDir(run), checkpointFileName(seq));
+    const checkpoint = await readCheckpointAt(path);
+    if (checkpoint !== null && (checkpoint.run !== run || checkpoint.seq !== seq)) {
+      throw new CorruptDataError(
+        `The file ${path} holds checkpoint ${checkpoint.seq} of run ${checkpoint.run}, not ${seq} of ${run}.`,
+        { hint: 'It was moved or copied by hand; put it back or remove it.' },
+      );
+    }
+    return checkpoint;
+  }
+
+  async function latest(run: string): Promise<StoredCheckpoint | null> {
+    const seqs = await positions(run);
+    const last = seqs.at(-1);
+    if (last === undefined) return null;
+    const checkpoint = await checkpointAt(run, last);
+    if (checkpoint !== null) knownLatest.set(run, { seq: checkpoint.seq, id: checkpoint.id });
+    return checkpoint;
+  }
+
+  async function readIndex(): Promise<IndexLine[]> {
+    let text: string;
+    try {
+      text = await readFile(indexPath, 'utf8');
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    return parseIndex(text, indexPath);
+  }
+
+  async function readAnswer(run: string, requestId: string): Promise<RequestAnswer | null> {
+    assertStoreId('request', requestId);
+    const path = inside('runs', run, 'answers', `${requestId}.json`);
+    try {
+      return parseAnswerFile(await readFile(path, 'utf8'), path);
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  function statePath(namespace: string, key: string): string {
+    return inside('state', safeFileName(namespace), `${safeFileName(key)}.json`);
+  }
+
+  async function readState(path: string): Promise<JsonValue | undefined> {
+    try {
+      return parseStateFile(await readFile(path, 'utf8'), path);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  return {
+    kind: 'file',
+    dir,
+
+    checkpointPath(run, seq) {
+      return join(runDir(run), checkpointFileName(seq));
+    },
+
+    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+      assertCheckpointHeader(checkpoint, expectedLatest);
+      await ensureLayout();
+      const folder = runDir(checkpoint.run);
+      const conflict = async (): Promise<SaveCheckpointResult> => ({
+        saved: false,
+        latest: await latest(checkpoint.run),
+      });
+      if (expectedLatest !== null) {
+        // The position before this one must hold the checkpoint the caller read; that the
+        // position after it is still free is what the exclusive publish below checks.
+        const known = knownLatest.get(checkpoint.run);
+        const previousId =
+          known?.seq === checkpoint.seq - 1
+            ? known.id
+            : (await checkpointAt(checkpoint.run, checkpoint.seq - 1))?.id;
+        if (previousId !== expectedLatest) {
+          const current = await latest(checkpoint.run);
+          if (current?.id === expectedLatest) {
+            throw new InvalidInputError(
+              `Checkpoint ${checkpoint.id} has seq ${checkpoint.seq}; the run's latest is ${current.seq}.`,
+            );
+          }
+          return { saved: false, latest: current };
+        }
+      }
+      await mkdir(folder, { recursive: true });
+      const file = join(folder, checkpointFileName(checkpoint.seq));
+      if (!(await writer.createExclusive(file, `${JSON.stringify(checkpoint)}\n`))) return conflict();
+      knownLatest.set(checkpoint.run, { seq: checkpoint.seq, id: checkpoint.id });
+      const line: IndexLine = {
+        run: checkpoint.run,
+        checkpoint: checkpoint.id,
+        file: relative(dir, file).split(sep).join('/'),
+        parent: checkpoint.parent,
+      };
+      await appendFile(indexPath, `${JSON.stringify(line)}\n`, { flag: 'a' });
+      return { saved: true, checkpoint: structuredClone(checkpoint) };
+    },
+
+    async getCheckpoint(run, checkpointId) {
+      assertStoreId('run', run);
+      const line = (await readIndex()).find(
+        (entry) => entry.run === run && entry.checkpoint === checkpointId,
+      );
+      if (line !== undefined) {
+        const found = await readCheckpointAt(inside(...line.file.split('/')));
+        if (found?.id === checkpointId && found.run === run) return found;
+      }
+      for (const seq of await positions(run)) {
+        const checkpoint = await checkpointAt(run, seq);
+        if (checkpoint?.id === checkpointId) return checkpoint;
+      }
+      return null;
+    },
+
+    async latestCheckpoint(run) {
+      return latest(run);
+    },
+
+    async checkpointHistory(run) {
+      const summaries = [];
+      for (const seq of await positions(run)) {
+        const checkpoint = await checkpointAt(run, seq);
+        if (checkpoint !== null) summaries.push(toCheckpointSummary(checkpoint));
+      }
+      return summaries;
+    },
+
+    async listRuns() {
+      let names: string[];
+      try {
+        names = await readdir(join(dir, 'runs'));
+      } catch (error) {
+        if (isMissing(error)) return [];
+        throw error;
+      }
+      const list: RunSummary[] = [];
+      for (const run of names.sort()) {
+        try {
+          assertStoreId('run', run);
+        } catch {
+          continue; // not a run directory this store made
+        }
+        const [first, last] = [await checkpointAt(run, 0), await latest(run)];
+        if (first === null || last === null) continue;
+        list.push({
+          run,
+          workflow: last.workflow,
+          version: last.version,
+          status: last.status,
+          checkpoint: last.id,
+          createdAt: first.createdAt,
+          updatedAt: last.createdAt,
+        });
+      }
+      return list.sort((a, b) =>
+        a.createdAt === b.createdAt ? (a.run < b.run ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+      );
+    },
+
+    async answerRequest(answer) {
+      assertStoreId('run', answer.run);
+      assertStoreId('request', answer.requestId);
+      await ensureLayout();
+      const folder = inside('runs', answer.run, 'answers');
+      await mkdir(folder, { recursive: true });
+      const record: RequestAnswer = {
+        run: answer.run,
+        requestId: answer.requestId,
+        response: answer.response,
+        by: answer.by,
+        at: answer.at,
+      };
+      const path = join(folder, `${answer.requestId}.json`);
+      if (await writer.createExclusive(path, `${JSON.stringify(record)}\n`)) {
+        return { won: true, answer: structuredClone(record) };
+      }
+      const existing = await readAnswer(answer.run, answer.requestId);
+      if (existing === null) throw new Error(`answer ${answer.requestId} vanished after it was created`);
+      return { won: false, answer: existing };
+    },
+
+    async getAnswer(run, requestId) {
+      assertStoreId('run', run);
+      return readAnswer(run, requestId);
+    },
+
+    async getState(namespace, key) {
+      return readState(statePath(namespace, key));
+    },
+
+    async setState(namespace, key, value) {
+      await ensureLayout();
+      const path = statePath(namespace, key);
+      await mkdir(join(path, '..'), { recursive: true });
+      await writer.replace(path, `${JSON.stringify({ namespace, key, value })}\n`);
+    },
+
+    async claimState(namespace, key, value) {
+      await ensureLayout();
+      const path = statePath(namespace, key);
+      await mkdir(join(path, '..'), { recursive: true });
+      if (await writer.createExclusive(path, `${JSON.stringify({ namespace, key, value })}\n`)) {
+        return { won: true, value: structuredClone(value) };
+      }
+      const existing = await readState(path);
+      if (existing === undefined) throw new Error(`state ${namespace}/${key} vanished after it was created`);
+      return { won: false, value: existing };
+    },
+
+    async close() {},
+  };
+}

@@ -1,0 +1,123 @@
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import type {
+  CheckpointStore,
+  RequestAnswer,
+  RunSummary,
+  SaveCheckpointResult,
+  StoredCheckpoint,
+} from '../checkpoint-store.ts';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+interface RunEntry {
+  checkpoints: StoredCheckpoint[];
+  createdAt: string;
+}
+
+/**
+ * A process-local CheckpointStore for unit tests and `COUNTERSIGN_STORE=memory:`. Each method
+ * checks before it changes anything and never awaits in between, so it is as all-or-nothing
+ * as a transaction.
+ */
+export function createMemoryCheckpointStore(): CheckpointStore {
+  const runs = new Map<string, RunEntry>();
+  const answers = new Map<string, RequestAnswer>();
+  const state = new Map<string, JsonValue>();
+  const stateKey = (namespace: string, key: string) => JSON.stringify([namespace, key]);
+
+  return {
+    kind: 'memory',
+
+    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+      assertCheckpointHeader(checkpoint, expectedLatest);
+      const entry = runs.get(checkpoint.run);
+      const latest = entry?.checkpoints.at(-1) ?? null;
+      if ((latest?.id ?? null) !== expectedLatest) return { saved: false, latest: copy(latest) };
+      if (latest !== null && checkpoint.seq !== latest.seq + 1) {
+        throw new InvalidInputError(
+          `Checkpoint ${checkpoint.id} has seq ${checkpoint.seq}; the run's latest is ${latest.seq}.`,
+        );
+      }
+      for (const other of runs.values()) {
+        if (other.checkpoints.some((stored) => stored.id === checkpoint.id)) {
+          throw new InvalidInputError(`Checkpoint ${checkpoint.id} already exists.`);
+        }
+      }
+      const stored = copy(checkpoint);
+      if (entry === undefined)
+        runs.set(checkpoint.run, { checkpoints: [stored], createdAt: stored.createdAt });
+      else entry.checkpoints.push(stored);
+      return { saved: true, checkpoint: copy(stored) };
+    },
+
+    async getCheckpoint(run, checkpointId) {
+      assertStoreId('run', run);
+      return copy(runs.get(run)?.checkpoints.find((stored) => stored.id === checkpointId) ?? null);
+    },
+
+    async latestCheckpoint(run) {
+      assertStoreId('run', run);
+      return copy(runs.get(run)?.checkpoints.at(-1) ?? null);
+    },
+
+    async checkpointHistory(run) {
+      assertStoreId('run', run);
+      return (runs.get(run)?.checkpoints ?? []).map(toCheckpointSummary);
+    },
+
+    async listRuns(): Promise<RunSummary[]> {
+      const list: RunSummary[] = [];
+      for (const [run, entry] of runs) {
+        const latest = entry.checkpoints.at(-1);
+        if (latest === undefined) continue;
+        list.push({
+          run,
+          workflow: latest.workflow,
+          version: latest.version,
+          status: latest.status,
+          checkpoint: latest.id,
+          createdAt: entry.createdAt,
+          updatedAt: latest.createdAt,
+        });
+      }
+      return list.sort((a, b) =>
+        a.createdAt === b.createdAt ? (a.run < b.run ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+      );
+    },
+
+    async answerRequest(answer) {
+      assertStoreId('run', answer.run);
+      assertStoreId('request', answer.requestId);
+      const key = `${answer.run}\n${answer.requestId}`;
+      const existing = answers.get(key);
+      if (existing !== undefined) return { won: false, answer: copy(existing) };
+      answers.set(key, copy(answer));
+      return { won: true, answer: copy(answer) };
+    },
+
+    async getAnswer(run, requestId) {
+      assertStoreId('run', run);
+      assertStoreId('request', requestId);
+      return copy(answers.get(`${run}\n${requestId}`) ?? null);
+    },
+
+    async getState(namespace, key) {
+      return copy(state.get(stateKey(namespace, key)));
+    },
+
+    async setState(namespace, key, value) {
+      state.set(stateKey(namespace, key), copy(value));
+    },
+
+    async claimState(namespace, key, value) {
+      const existing = state.get(stateKey(namespace, key));
+      if (existing !== undefined) return { won: false, value: copy(existing) };
+      state.set(stateKey(namespace, key), copy(value));
+      return { won: true, value: copy(value) };
+    },
+
+    async close() {},
+  };
+}

@@ -1,0 +1,160 @@
+import type { Pool, PoolClient } from 'pg';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { isRetryable, translatePgError } from './pg-errors.ts';
+import type { PoolOptions } from './pool-options.ts';
+
+export type Row = Record<string, unknown>;
+/** Runs one parameterized statement and returns its rows. */
+export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+
+export interface Connection {
+  /** One statement in autocommit: it is its own transaction, one round trip. */
+  query: Query;
+  /** BEGIN … COMMIT on one connection, retried as a whole after a serialization failure or deadlock. */
+  transaction<T>(work: (query: Query) => Promise<T>): Promise<T>;
+  /** A REPEATABLE READ READ ONLY transaction: several reads see one snapshot. */
+  snapshotRead<T>(work: (query: Query) => Promise<T>): Promise<T>;
+  /** A connection of its own for work that manages its own transactions (migrations). */
+  withClient<T>(work: (query: Query) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const ATTEMPTS = 5;
+
+/**
+ * Runs `work` again after a failure PostgreSQL rolled back completely (40001, 40P01), with a
+ * short jittered pause, at most `attempts` times in all. Nothing else is retried: after a
+ * network error a COMMIT may or may not have happened, and only the caller can know what
+ * repeating the write would mean.
+ */
+export async function withRetries<T>(work: () => Promise<T>, attempts = ATTEMPTS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || !isRetryable(error)) throw error;
+      const pause = 2 ** attempt * (2 + Math.random() * 3);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+export async function openPool(connectionString: string, options: PoolOptions): Promise<Pool> {
+  // Imported here, not at the top: SQLite and memory users never load pg.
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
+    idleTimeoutMillis: options.idleTimeoutMillis ?? 10_000,
+    // What pg_stat_activity shows unless the URL (?application_name=) or PGAPPNAME says otherwise.
+    fallback_application_name: 'countersign',
+    // Every transaction here lasts milliseconds; one idle for a minute belongs to a stuck
+    // process (stopped, swapping) and would hold row locks, the audit head's among them,
+    // that every other process waits on. The server ends it and its locks.
+    idle_in_transaction_session_timeout: 60_000,
+    // A process that forgets close() still exits once its connections are idle.
+    allowExitOnIdle: true,
+  });
+  // An idle connection that dies (server restart, network blip) is reported here and dropped
+  // from the pool; without a listener the 'error' event would crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
+ * The store's access to one pool. Every statement is prepared once per connection under a
+ * name derived from its text (a step's commit is then parsed and planned once, not 1000 times),
+ * and every failure leaves here as a typed error naming the server.
+ */
+export function createConnection(pool: Pool, target: string): Connection {
+  const names = new Map<string, string>();
+  let closed = false;
+
+  function nameOf(text: string): string {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `countersign_${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  }
+
+  function queryOn(client: Pool | PoolClient): Query {
+    return async (text, values = []) => {
+      const result = await client.query({ name: nameOf(text), text, values: [...values] });
+      return result.rows as Row[];
+    };
+  }
+
+  function assertOpen(): void {
+    if (closed) {
+      throw new StoreUnavailableError(`The store at ${target} is closed.`, {
+        hint: 'Open the store again; a closed store cannot be reused.',
+      });
+    }
+  }
+
+  async function checkout(): Promise<PoolClient> {
+    assertOpen();
+    try {
+      return await pool.connect();
+    } catch (error) {
+      throw translatePgError(error, target, true);
+    }
+  }
+
+  async function inTransaction<T>(begin: string, work: (query: Query) => Promise<T>): Promise<T> {
+    const client = await checkout();
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const result = await work(queryOn(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // The connection is unusable; release(error) closes it instead of pooling it.
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async function translated<T>(work: () => Promise<T>): Promise<T> {
+    assertOpen();
+    try {
+      return await withRetries(work);
+    } catch (error) {
+      throw translatePgError(error, target);
+    }
+  }
+
+  return {
+    query: (text, values) => translated(() => queryOn(pool)(text, values)),
+    transaction: (work) => translated(() => inTransaction('BEGIN', work)),
+    snapshotRead: (work) =>
+      translated(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),
+    async withClient(work) {
+      const client = await checkout();
+      let broken: Error | undefined;
+      try {
+        return await work(async (text, values = []) => (await client.query(text, [...values])).rows as Row[]);
+      } catch (error) {
+        broken = error as Error;
+        throw translatePgError(error, target);
+      } finally {
+        client.release(broken);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,413 @@
+import type { Decision } from '../../core/approval.ts';
+import type { AuditEntry } from '../../core/audit.ts';
+import type { ExecutionStatus } from '../../core/execution.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import type {
+  ApprovalFilter,
+  DecideResult,
+  ExecutionFinish,
+  ExecutionStart,
+  ExecutionStartResult,
+  LeaseInfo,
+  LeaseRequest,
+  SessionSnapshot,
+  StandingRule,
+  StepCommit,
+  Store,
+} from '../store.ts';
+import {
+  approvalOutsideSession,
+  executionAlreadyFinished,
+  executionNotFound,
+  leaseLost,
+  ruleOutsideSession,
+  sessionExists,
+  sessionNotFound,
+  staleStep,
+} from '../store-errors.ts';
+import { createConnection, openPool, type Query } from './connection.ts';
+import { migrate } from './migrate.ts';
+import { describeTarget } from './pg-errors.ts';
+import type { PoolOptions } from './pool-options.ts';
+import { createRowQueries, first } from './row-queries.ts';
+import { createRowWriters } from './row-writers.ts';
+import { toApproval, toExecution, toFence, toLease, toRule, toSession, toStateValue } from './rows.ts';
+import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS, tablesIn } from './tables.ts';
+
+export interface PostgresStoreOptions {
+  /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
+  connectionString: string;
+  /** The schema holding the store's tables (default `countersign`); created if missing. */
+  schema?: string;
+  pool?: PoolOptions;
+  codec?: PayloadCodec;
+}
+
+export interface PostgresStore extends Store {
+  readonly kind: 'postgres';
+  readonly schema: string;
+}
+
+/**
+ * The Store on PostgreSQL, shared by any number of processes. Every method is one statement
+ * or one short transaction; nothing is held between calls. Compare-and-sets (decide, lease,
+ * ledger start, step fencing) are single conditional statements, so under READ COMMITTED a
+ * second writer waits for the first and then re-checks the condition against what it wrote.
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  const codec = options.codec ?? jsonCodec;
+  const target = describeTarget(options.connectionString, schema);
+  const connection = createConnection(await openPool(options.connectionString, options.pool ?? {}), target);
+  try {
+    await migrate(connection, schema, target);
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+  const t = tablesIn(schema);
+  const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit } = createRowWriters(
+    t,
+    codec,
+  );
+  const { query } = connection;
+
+  /** Writes without approvals, rules or audit events are one statement: no BEGIN/COMMIT round trips. */
+  function write<T>(single: boolean, work: (query: Query) => Promise<T>): Promise<T> {
+    return single ? work(query) : connection.transaction(work);
+  }
+
+  const {
+    auditOf,
+    sessionById,
+    listSessions,
+    messagesOf,
+    approvalById,
+    approvalsWhere,
+    executionById,
+    executionsWhere,
+    ruleById,
+    rulesOf,
+  } = createRowQueries(t, codec);
+
+  // The fenced step: the UPDATE only matches while `leaseOwner` holds the lease and the count
+  // is the one the step was computed against, and the messages are inserted only from its
+  // RETURNING row. A concurrent commit makes this one wait on the row lock and then re-check
+  // the condition against the committed row, so of two racing steps exactly one matches.
+  const commitSql = `
+    WITH s AS (
+      UPDATE ${t.sessions}
+      SET message_count = $3::integer + cardinality($5::text[]),
+          updated_at = $4::text,
+          batch = CASE WHEN $6::boolean THEN $7::text ELSE batch END
+      WHERE id = $1::text AND lease_owner = $2::text AND message_count = $3::integer
+      RETURNING ${SESSION_COLUMNS}
+    ), added AS (
+      INSERT INTO ${t.messages} (session, seq, at, body)
+      SELECT s.id, $3::integer + o.n - 1, $4::text, o.body
+      FROM s CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS o(body, n)
+    )
+    SELECT ${SESSION_COLUMNS} FROM s`;
+
+  /** Why a fenced step matched nothing, for the error; read after the fact, so only a diagnosis. */
+  async function refusal(q: Query, step: StepCommit): Promise<Error> {
+    const row = first(
+      await q(`SELECT lease_owner, message_count FROM ${t.sessions} WHERE id = $1`, [step.session]),
+    );
+    if (row === undefined) return sessionNotFound(step.session);
+    const { owner, messageCount } = toFence(row, step.session);
+    if (owner !== step.leaseOwner) return leaseLost(step.session, owner, step.leaseOwner);
+    if (messageCount !== step.expectedMessageCount) {
+      return staleStep(step.session, messageCount, step.expectedMessageCount);
+    }
+    return leaseLost(step.session, owner, step.leaseOwner);
+  }
+
+  const store: PostgresStore = {
+    kind: 'postgres',
+    schema,
+
+    async ensureSession(input) {
+      const inserted = first(
+        await query(
+          `INSERT INTO ${t.sessions} (id, agent, principal, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $4) ON CONFLICT (id) DO NOTHING RETURNING ${SESSION_COLUMNS}`,
+          [input.id, input.agent, input.principal, input.at],
+        ),
+      );
+      if (inserted !== undefined) return toSession(codec, inserted);
+      const existing = await sessionById(query, input.id);
+      if (existing === null) throw sessionNotFound(input.id);
+      return existing;
+    },
+
+    async getSession(id) {
+      return sessionById(query, id);
+    },
+
+    async listSessions() {
+      return listSessions(query);
+    },
+
+    async loadMessages(session) {
+      return messagesOf(query, session);
+    },
+
+    async commitStep(step: StepCommit) {
+      const approvals = step.approvals ?? [];
+      const single = approvals.length === 0 && (step.audit ?? []).length === 0;
+      return write(single, async (q) => {
+        const row = first(
+          await q(commitSql, [
+            step.session,
+            step.leaseOwner,
+            step.expectedMessageCount,
+            step.at,
+            step.append.map((message) => codec.encode(message)),
+            step.batch !== undefined,
+            step.batch === undefined || step.batch === null ? null : codec.encode(step.batch),
+          ]),
+        );
+        if (row === undefined) throw await refusal(q, step);
+        for (const request of approvals) {
+          if (request.session !== step.session) {
+            throw approvalOutsideSession(request.id, request.session, step.session);
+          }
+          await insertApproval(q, request);
+        }
+        await appendAudit(q, step.audit, step.at);
+        return toSession(codec, row);
+      });
+    },
+
+    async acquireLease(request: LeaseRequest) {
+      const rows = await query(
+        `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
+         WHERE id = $3::text
+           AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
+         RETURNING 1 AS ok`,
+        [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
+      );
+      return rows.length > 0;
+    },
+
+    async releaseLease(session, owner) {
+      await query(
+        `UPDATE ${t.sessions} SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND lease_owner = $2`,
+        [session, owner],
+      );
+    },
+
+    async getLease(session): Promise<LeaseInfo | null> {
+      const row = first(
+        await query(`SELECT lease_owner, lease_until FROM ${t.sessions} WHERE id = $1`, [session]),
+      );
+      return row === undefined ? null : toLease(row, session);
+    },
+
+    async getApproval(id) {
+      return approvalById(query, id);
+    },
+
+    async listApprovals(filter: ApprovalFilter = {}) {
+      return approvalsWhere(query, [
+        ['status', filter.status],
+        ['session', filter.session],
+        ['tool', filter.tool],
+      ]);
+    },
+
+    async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
+      const { rule } = options;
+      const values = [id, decision.verdict, codec.encode(decision)];
+      const cas = decisionNeedsUnexpired(decision)
+        ? `UPDATE ${t.approvals} SET status = $2, decision = $3
+           WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${APPROVAL_COLUMNS}`
+        : `UPDATE ${t.approvals} SET status = $2, decision = $3
+           WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`;
+      if (decisionNeedsUnexpired(decision)) values.push(decision.at);
+      const single = rule === undefined && (audit ?? []).length === 0;
+      const won = await write(single, async (q) => {
+        const row = first(await q(cas, values));
+        if (row === undefined) return null;
+        const request = toApproval(codec, row);
+        if (rule !== undefined) {
+          // Throwing here rolls the decision back too: a decision must not stand without the
+          // rule it was given with.
+          if (rule.session !== request.session) {
+            throw ruleOutsideSession(rule.id, rule.session, id, request.session);
+          }
+          await insertRule(q, rule);
+        }
+        await appendAudit(q, audit, decision.at);
+        return request;
+      });
+      // A lost compare-and-set reads the row afterwards: a decided request never changes again.
+      return won === null
+        ? { won: false, request: await approvalById(query, id) }
+        : { won: true, request: won };
+    },
+
+    async listRules(filter: { session?: string; includeRevoked?: boolean } = {}) {
+      return rulesOf(query, filter);
+    },
+
+    async getRule(id) {
+      return ruleById(query, id);
+    },
+
+    async revokeRule(id, by, at, audit): Promise<StandingRule | null> {
+      const revoked = await write((audit ?? []).length === 0, async (q) => {
+        const row = first(
+          await q(
+            `UPDATE ${t.rules} SET revoked_at = $3, revoked_by = $2
+             WHERE id = $1 AND revoked_at IS NULL RETURNING ${RULE_COLUMNS}`,
+            [id, by, at],
+          ),
+        );
+        if (row === undefined) return null;
+        await appendAudit(q, audit, at);
+        return toRule(row);
+      });
+      // Unknown, or revoked before: either way what is stored now is the answer.
+      return revoked ?? ruleById(query, id);
+    },
+
+    async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
+      const created = await write((audit ?? []).length === 0, async (q) => {
+        // The ledger's compare-and-set: only the first start of a request inserts a row.
+        const row = first(
+          await q(
+            `INSERT INTO ${t.executions} (${EXECUTION_COLUMNS})
+             SELECT $1, $2, $3, $4, $5, $6, 'started', NULL, 1, $7, NULL
+             WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = $2)
+             ON CONFLICT (request_id) DO NOTHING RETURNING ${EXECUTION_COLUMNS}`,
+            [
+              start.requestId,
+              start.session,
+              start.callId,
+              start.tool,
+              codec.encode(start.args),
+              start.idempotencyKey,
+              start.at,
+            ],
+          ),
+        );
+        if (row === undefined) return null;
+        await appendAudit(q, audit, start.at);
+        return toExecution(codec, row);
+      });
+      if (created !== null) return { created: true, record: created };
+      const existing = await executionById(query, start.requestId);
+      if (existing === null) throw sessionNotFound(start.session);
+      return { created: false, record: existing };
+    },
+
+    async finishExecution(requestId, finish: ExecutionFinish) {
+      return write((finish.audit ?? []).length === 0, async (q) => {
+        const row = first(
+          await q(
+            `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
+             WHERE request_id = $1 AND status IN ('started', 'unknown') RETURNING ${EXECUTION_COLUMNS}`,
+            [
+              requestId,
+              finish.status,
+              finish.result === null ? null : codec.encode(finish.result),
+              finish.at,
+            ],
+          ),
+        );
+        if (row === undefined) {
+          const existing = await executionById(q, requestId);
+          if (existing === null) throw executionNotFound(requestId);
+          throw executionAlreadyFinished(requestId, existing.status);
+        }
+        await appendAudit(q, finish.audit, finish.at);
+        return toExecution(codec, row);
+      });
+    },
+
+    async getExecution(requestId) {
+      return executionById(query, requestId);
+    },
+
+    async listExecutions(filter: { session?: string; status?: ExecutionStatus } = {}) {
+      return executionsWhere(query, [
+        ['session', filter.session],
+        ['status', filter.status],
+      ]);
+    },
+
+    async appendAudit(events, at) {
+      if (events.length === 0) return;
+      await connection.transaction((q) => appendAudit(q, events, at));
+    },
+
+    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
+      return auditOf(query, filter.session);
+    },
+
+    async getState(namespace, key) {
+      const row = first(
+        await query(`SELECT value FROM ${t.state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
+      );
+      return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
+    },
+
+    async setState(namespace, key, value: JsonValue) {
+      await query(
+        `INSERT INTO ${t.state} (namespace, key, value) VALUES ($1, $2, $3)
+         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
+        [namespace, key, codec.encode(value)],
+      );
+    },
+
+    async exportSession(id): Promise<SessionSnapshot | null> {
+      return connection.snapshotRead(async (q) => {
+        const session = await sessionById(q, id);
+        if (session === null) return null;
+        // Rules stay behind: they are trust granted in this store and are granted again after a move.
+        return {
+          session,
+          messages: await messagesOf(q, id),
+          approvals: await approvalsWhere(q, [['session', id]]),
+          executions: await executionsWhere(q, [['session', id]]),
+        };
+      });
+    },
+
+    async importSession(snapshot: SessionSnapshot, audit) {
+      assertSnapshotConsistent(snapshot);
+      const { session } = snapshot;
+      await connection.transaction(async (q) => {
+        const inserted = await q(
+          `INSERT INTO ${t.sessions} (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (id) DO NOTHING RETURNING id`,
+          [
+            session.id,
+            session.agent,
+            session.principal,
+            session.createdAt,
+            session.updatedAt,
+            session.messageCount,
+            session.batch === null ? null : codec.encode(session.batch),
+          ],
+        );
+        if (inserted.length === 0) throw sessionExists(session.id);
+        await insertMessages(q, session.id, snapshot.messages);
+        for (const request of snapshot.approvals) await insertApproval(q, request);
+        for (const record of snapshot.executions) await insertExecution(q, record);
+        await appendAudit(q, audit, new Date().toISOString());
+      });
+    },
+
+    async close() {
+      await connection.close();
+    },
+  };
+  return store;
+}

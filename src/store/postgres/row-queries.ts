@@ -1,0 +1,127 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
+import type { AuditEntry } from '../../core/audit.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import type { SessionRecord } from '../../core/session.ts';
+import type { PayloadCodec } from '../codec.ts';
+import type { StandingRule } from '../store.ts';
+import type { Query, Row } from './connection.ts';
+import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from './rows.ts';
+import {
+  APPROVAL_COLUMNS,
+  AUDIT_COLUMNS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+  SESSION_COLUMNS,
+  type Tables,
+} from './tables.ts';
+
+export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
+
+/** Equality filters on optional values, as a WHERE clause with numbered parameters. */
+function whereClause(conditions: Conditions): { clause: string; values: string[] } {
+  const used = conditions.filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+  return {
+    clause:
+      used.length === 0 ? '' : ` WHERE ${used.map(([column], i) => `${column} = $${i + 1}`).join(' AND ')}`,
+    values: used.map(([, value]) => value),
+  };
+}
+
+export const first = (rows: Row[]): Row | undefined => rows[0];
+
+/**
+ * The SELECTs used on their own and inside transactions: each takes the `Query` to run on,
+ * the pool's or the transaction's.
+ */
+export function createRowQueries(tables: Tables, codec: PayloadCodec) {
+  async function sessionById(q: Query, id: string): Promise<SessionRecord | null> {
+    const row = first(await q(`SELECT ${SESSION_COLUMNS} FROM ${tables.sessions} WHERE id = $1`, [id]));
+    return row === undefined ? null : toSession(codec, row);
+  }
+
+  async function listSessions(q: Query): Promise<SessionRecord[]> {
+    const rows = await q(`SELECT ${SESSION_COLUMNS} FROM ${tables.sessions} ORDER BY created_at, id`);
+    return rows.map((row) => toSession(codec, row));
+  }
+
+  async function messagesOf(q: Query, session: string): Promise<StoredMessage[]> {
+    const rows = await q(`SELECT seq, at, body FROM ${tables.messages} WHERE session = $1 ORDER BY seq`, [
+      session,
+    ]);
+    return rows.map((row) => toMessage(codec, row, session));
+  }
+
+  async function approvalById(q: Query, id: string): Promise<ApprovalRequest | null> {
+    const row = first(await q(`SELECT ${APPROVAL_COLUMNS} FROM ${tables.approvals} WHERE id = $1`, [id]));
+    return row === undefined ? null : toApproval(codec, row);
+  }
+
+  async function approvalsWhere(q: Query, conditions: Conditions): Promise<ApprovalRequest[]> {
+    const { clause, values } = whereClause(conditions);
+    const rows = await q(
+      `SELECT ${APPROVAL_COLUMNS} FROM ${tables.approvals}${clause} ORDER BY created_at, id`,
+      values,
+    );
+    return rows.map((row) => toApproval(codec, row));
+  }
+
+  async function executionById(q: Query, requestId: string): Promise<ExecutionRecord | null> {
+    const row = first(
+      await q(`SELECT ${EXECUTION_COLUMNS} FROM ${tables.executions} WHERE request_id = $1`, [requestId]),
+    );
+    return row === undefined ? null : toExecution(codec, row);
+  }
+
+  async function executionsWhere(q: Query, conditions: Conditions): Promise<ExecutionRecord[]> {
+    const { clause, values } = whereClause(conditions);
+    const rows = await q(
+      `SELECT ${EXECUTION_COLUMNS} FROM ${tables.executions}${clause} ORDER BY started_at, request_id`,
+      values,
+    );
+    return rows.map((row) => toExecution(codec, row));
+  }
+
+  async function ruleById(q: Query, id: string): Promise<StandingRule | null> {
+    const row = first(await q(`SELECT ${RULE_COLUMNS} FROM ${tables.rules} WHERE id = $1`, [id]));
+    return row === undefined ? null : toRule(row);
+  }
+
+  async function rulesOf(
+    q: Query,
+    filter: { session?: string; includeRevoked?: boolean },
+  ): Promise<StandingRule[]> {
+    const where: string[] = [];
+    const values: string[] = [];
+    if (filter.session !== undefined) {
+      values.push(filter.session);
+      where.push(`session = $${values.length}`);
+    }
+    if (filter.includeRevoked !== true) where.push('revoked_at IS NULL');
+    const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+    const rows = await q(
+      `SELECT ${RULE_COLUMNS} FROM ${tables.rules}${clause} ORDER BY created_at, id`,
+      values,
+    );
+    return rows.map((row) => toRule(row));
+  }
+
+  async function auditOf(q: Query, session: string | undefined): Promise<AuditEntry[]> {
+    const { clause, values } = whereClause([['session', session]]);
+    const rows = await q(`SELECT ${AUDIT_COLUMNS} FROM ${tables.audit}${clause} ORDER BY seq`, values);
+    return rows.map((row) => toAuditEntry(codec, row));
+  }
+
+  return {
+    auditOf,
+    sessionById,
+    listSessions,
+    messagesOf,
+    approvalById,
+    approvalsWhere,
+    executionById,
+    executionsWhere,
+    ruleById,
+    rulesOf,
+  };
+}

@@ -1,0 +1,224 @@
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import type {
+  CheckpointStore,
+  RequestAnswer,
+  RunStatus,
+  RunSummary,
+  SaveCheckpointResult,
+  StoredCheckpoint,
+} from '../checkpoint-store.ts';
+import type { PayloadCodec } from '../codec.ts';
+import type { Connection } from './connection.ts';
+import { int, oneOf, payload, type Row, text, textOrNull } from './rows.ts';
+
+const CHECKPOINT_COLUMNS = 'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
+const runStatuses: readonly RunStatus[] = ['running', 'awaiting_input', 'completed', 'failed'];
+
+function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
+  const where = `workflow_checkpoints(id=${String(row.id)})`;
+  return {
+    id: text(row, 'id', where),
+    run: text(row, 'run', where),
+    seq: int(row, 'seq', where),
+    parent: textOrNull(row, 'parent', where),
+    superstep: int(row, 'superstep', where),
+    createdAt: text(row, 'created_at', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    body: payload(codec, row, 'body', where) as JsonValue,
+  };
+}
+
+function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
+  const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+  return {
+    run: text(row, 'run', where),
+    requestId: text(row, 'request_id', where),
+    response: payload(codec, row, 'response', where) as JsonValue,
+    by: text(row, 'answered_by', where),
+    at: text(row, 'answered_at', where),
+  };
+}
+
+function toRunSummary(row: Row): RunSummary {
+  const where = `workflow_runs(id=${String(row.id)})`;
+  return {
+    run: text(row, 'id', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    checkpoint: text(row, 'latest', where),
+    createdAt: text(row, 'created_at', where),
+    updatedAt: text(row, 'updated_at', where),
+  };
+}
+
+type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' | 'getState' | 'setState'>;
+
+/**
+ * The CheckpointStore half of the SQLite store. `workflow_runs` keeps each run's latest
+ * checkpoint, so the compare-and-set on it is one row read under BEGIN IMMEDIATE, and a
+ * checkpoint write is one INSERT plus one UPDATE whatever the run's length.
+ */
+export function createSqliteCheckpoints(
+  connection: Pick<Connection, 'sql' | 'run' | 'write'>,
+  codec: PayloadCodec,
+): CheckpointMethods {
+  const { sql, run, write } = connection;
+
+  function checkpointById(runId: string, id: string): StoredCheckpoint | null {
+    const row = sql(`SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE id = ? AND run = ?`).get(
+      id,
+      runId,
+    );
+    return row === undefined ? null : toCheckpoint(codec, row);
+  }
+
+  function answerOf(runId: string, requestId: string): RequestAnswer | null {
+    const row = sql(
+      'SELECT run, request_id, response, answered_by, answered_at FROM workflow_answers WHERE run = ? AND request_id = ?',
+    ).get(runId, requestId);
+    return row === undefined ? null : toAnswer(codec, row);
+  }
+
+  return {
+    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+      assertCheckpointHeader(checkpoint, expectedLatest);
+      return write(() => {
+        const head = sql('SELECT latest, latest_seq FROM workflow_runs WHERE id = ?').get(checkpoint.run);
+        const latest =
+          head === undefined ? null : text(head, 'latest', `workflow_runs(id=${checkpoint.run})`);
+        if (latest !== expectedLatest) {
+          return { saved: false, latest: latest === null ? null : checkpointById(checkpoint.run, latest) };
+        }
+        if (head !== undefined && checkpoint.seq !== Number(head.latest_seq) + 1) {
+          throw new InvalidInputError(
+            `Checkpoint ${checkpoint.id} has seq ${checkpoint.seq}; the run's latest is ${String(head.latest_seq)}.`,
+          );
+        }
+        if (sql('SELECT 1 FROM workflow_checkpoints WHERE id = ?').get(checkpoint.id) !== undefined) {
+          throw new InvalidInputError(`Checkpoint ${checkpoint.id} already exists.`);
+        }
+        if (head === undefined) {
+          sql(
+            `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            checkpoint.run,
+            checkpoint.workflow,
+            checkpoint.version,
+            checkpoint.status,
+            checkpoint.id,
+            checkpoint.seq,
+            checkpoint.createdAt,
+            checkpoint.createdAt,
+          );
+        } else {
+          sql(
+            `UPDATE workflow_runs SET workflow = ?, version = ?, status = ?, latest = ?, latest_seq = ?, updated_at = ?
+             WHERE id = ?`,
+          ).run(
+            checkpoint.workflow,
+            checkpoint.version,
+            checkpoint.status,
+            checkpoint.id,
+            checkpoint.seq,
+            checkpoint.createdAt,
+            checkpoint.run,
+          );
+        }
+        sql(
+          `INSERT INTO workflow_checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          checkpoint.id,
+          checkpoint.run,
+          checkpoint.seq,
+          checkpoint.parent,
+          checkpoint.superstep,
+          checkpoint.createdAt,
+          checkpoint.workflow,
+          checkpoint.version,
+          checkpoint.status,
+          codec.encode(checkpoint.body),
+        );
+        // Returned as a later read would decode it, so a codec that changes values shows here too.
+        const saved = checkpointById(checkpoint.run, checkpoint.id);
+        if (saved === null)
+          throw new Error(`checkpoint ${checkpoint.id} vanished inside its own transaction`);
+        return { saved: true, checkpoint: saved };
+      });
+    },
+
+    async getCheckpoint(runId, checkpointId) {
+      assertStoreId('run', runId);
+      return run(() => checkpointById(runId, checkpointId));
+    },
+
+    async latestCheckpoint(runId) {
+      assertStoreId('run', runId);
+      return run(() => {
+        const row = sql(
+          `SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints
+           WHERE id = (SELECT latest FROM workflow_runs WHERE id = ?)`,
+        ).get(runId);
+        return row === undefined ? null : toCheckpoint(codec, row);
+      });
+    },
+
+    async checkpointHistory(runId) {
+      assertStoreId('run', runId);
+      return run(() =>
+        sql(`SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE run = ? ORDER BY seq`)
+          .all(runId)
+          .map((row) => toCheckpointSummary(toCheckpoint(codec, row))),
+      );
+    },
+
+    async listRuns() {
+      return run(() =>
+        sql(
+          'SELECT id, workflow, version, status, latest, created_at, updated_at FROM workflow_runs ORDER BY created_at, id',
+        )
+          .all()
+          .map(toRunSummary),
+      );
+    },
+
+    async answerRequest(answer) {
+      assertStoreId('run', answer.run);
+      assertStoreId('request', answer.requestId);
+      return write(() => {
+        const result = sql(
+          `INSERT INTO workflow_answers (run, request_id, response, answered_by, answered_at)
+           VALUES (?, ?, ?, ?, ?) ON CONFLICT (run, request_id) DO NOTHING`,
+        ).run(answer.run, answer.requestId, codec.encode(answer.response), answer.by, answer.at);
+        const stored = answerOf(answer.run, answer.requestId);
+        if (stored === null)
+          throw new Error(`answer ${answer.requestId} vanished inside its own transaction`);
+        return result.changes > 0 ? { won: true, answer: stored } : { won: false, answer: stored };
+      });
+    },
+
+    async getAnswer(runId, requestId) {
+      assertStoreId('run', runId);
+      assertStoreId('request', requestId);
+      return run(() => answerOf(runId, requestId));
+    },
+
+    async claimState(namespace, key, value) {
+      return write(() => {
+        const result = sql(
+          'INSERT INTO state (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING',
+        ).run(namespace, key, codec.encode(value));
+        const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
+        if (row === undefined)
+          throw new Error(`state ${namespace}/${key} vanished inside its own transaction`);
+        const stored = payload(codec, row, 'value', `state(namespace=${namespace}, key=${key})`) as JsonValue;
+        return result.changes > 0 ? { won: true, value: stored } : { won: false, value: stored };
+      });
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import type { Agent } from '../agent/create-agent.ts';
+import type { TurnResult } from '../agent/views.ts';
+import { sha256Hex } from '../core/canonical-json.ts';
+import { CountersignError } from '../core/errors/countersign-error.ts';
+import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
+import type { JsonValue } from '../core/json.ts';
+import { type Executor, executor } from './executor.ts';
+import type { ExecutorContext } from './executor-context.ts';
+import { type RequestPort, requestPort } from './request-port.ts';
+
+const json: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
+
+/** What a person sees when an agent inside a workflow wants a tool call approved. */
+export const approvalAskSchema = z.object({
+  /** The agent's approval request id: the call that runs is the one stored under it. */
+  approval: z.string(),
+  session: z.string(),
+  tool: z.string(),
+  args: json,
+  argsHash: z.string(),
+  effect: z.string(),
+  expiresAt: z.string(),
+});
+export type ApprovalAsk = z.infer<typeof approvalAskSchema>;
+
+export const approvalAnswerSchema = z.object({ approved: z.boolean(), reason: z.string().optional() });
+export type ApprovalAnswer = z.infer<typeof approvalAnswerSchema>;
+
+export const agentReplySchema = z.object({ session: z.string(), reply: z.string().nullable() });
+export type AgentReply = z.infer<typeof agentReplySchema>;
+
+const agentStateSchema = z.object({ session: z.string(), asked: z.array(z.string()) });
+export type AgentExecutorState = z.infer<typeof agentStateSchema>;
+
+export interface AgentExecutorOptions<I> {
+  id: string;
+  agent: Agent;
+  input: z.ZodType<I>;
+  /** The user message (and the signed-in principal) an input becomes. */
+  prompt: (input: I) => { text: string; principal?: string | null };
+  /** Id of the port its approvals are asked on (default "approval"). */
+  port?: string;
+}
+
+export type AgentExecutor<I> = Executor<I, AgentReply, AgentExecutorState> & {
+  readonly approvals: RequestPort<ApprovalAsk, ApprovalAnswer>;
+};
+
+/**
+ * An executor that runs an agent turn on a session derived from the run. When the agent
+ * stops for approval, each waiting call becomes a request of the run on `approvals`; the
+ * answer is applied with `agent.decide`, so binding, decided-once, executed-once and the
+ * audit trail are the agent path's own. Its reply is sent on when the turn completes.
+ */
+export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecutor<I> {
+  const approvals = requestPort(options.port ?? 'approval', {
+    request: approvalAskSchema,
+    response: approvalAnswerSchema,
+  });
+
+  const sessionOf = (run: string) => {
+    const plain = `wf.${run}.${options.id}`;
+    return plain.length <= 128 ? plain : `wf.${sha256Hex(run).slice(0, 32)}.${options.id}`;
+  };
+
+  function settle(turn: TurnResult, ctx: ExecutorContext<AgentExecutorState>): AgentReply | undefined {
+    const asked = new Set(ctx.getState()?.asked ?? []);
+    const waiting = turn.approvals.filter((approval) => approval.status === 'pending');
+    for (const approval of waiting) {
+      if (asked.has(approval.id)) continue;
+      ctx.request(approvals, {
+        approval: approval.id,
+        session: approval.session,
+        tool: approval.tool,
+        args: approval.args,
+        argsHash: approval.argsHash,
+        effect: approval.effect,
+        expiresAt: approval.expiresAt,
+      });
+    }
+    ctx.setState({ session: turn.session, asked: waiting.map((approval) => approval.id) });
+    if (turn.status === 'awaiting_reconciliation') {
+      throw new OutcomeUnknownError(
+        `An approved call of session ${turn.session} may or may not have run; a person must reconcile it.`,
+        {
+          hint: `Settle it with \`countersign reconcile REQUEST\`, then \`countersign run resume ${ctx.run}\`.`,
+        },
+      );
+    }
+    return turn.status === 'completed' ? { session: turn.session, reply: turn.reply } : undefined;
+  }
+
+  const node = executor<I, AgentReply, AgentExecutorState>({
+    id: options.id,
+    input: options.input,
+    output: agentReplySchema,
+    state: agentStateSchema,
+    ports: [approvals],
+    async handle(input, ctx) {
+      const agent = await ctx.agent(options.agent);
+      const session = sessionOf(ctx.run);
+      // Run again from the same checkpoint (a crash before it was committed), the message
+      // must not be sent twice: the claim says whether this delivery already sent it.
+      const first = await ctx.state.claim(`workflow-agent-turn:${ctx.idempotencyKey}`, session);
+      if (!first.won) {
+        try {
+          return settle(await agent.resume(session), ctx);
+        } catch (error) {
+          // The earlier attempt died before the session existed: the message was never sent.
+          if (!CountersignError.is(error) || error.code !== 'NOT_FOUND') throw error;
+        }
+      }
+      const { text, principal } = options.prompt(input);
+      return settle(await agent.chat(session, text, principal === undefined ? {} : { principal }), ctx);
+    },
+    async onResponse(answer, ctx) {
+      const ask = approvalAskSchema.parse(answer.request);
+      const decision = approvalAnswerSchema.parse(answer.response);
+      const agent = await ctx.agent(options.agent);
+      let turn: TurnResult;
+      try {
+        turn = await agent.decide(ask.approval, {
+          approved: decision.approved,
+          by: answer.by,
+          ...(decision.reason ? { reason: decision.reason } : {}),
+        });
+      } catch (error) {
+        // Decided already (this delivery ran before, or a person used `countersign approve`)
+        // or expired: the agent's record stands, and its session carries on from there.
+        if (!CountersignError.is(error) || (error.code !== 'ALREADY_DECIDED' && error.code !== 'EXPIRED'))
+          throw error;
+        turn = await agent.resume(ask.session);
+      }
+      return settle(turn, ctx);
+    },
+  });
+  return Object.assign(node, { approvals });
+}

@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import { ConfigError } from '../core/errors/config-error.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { AnsweredRequest } from './executor-context.ts';
+import { describeIssue } from './schema-hash.ts';
+import { nodeIdPattern, type WorkflowNode } from './workflow-node.ts';
+
+/**
+ * A point where the run stops and asks the outside. A message reaching the port becomes a
+ * request (`request` schema); the answer (`response` schema) travels on along the port's
+ * edges in the next superstep.
+ */
+export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
+  readonly kind: 'port';
+  readonly request: z.ZodType<Req>;
+  readonly response: z.ZodType<Res>;
+  /** The request an answer belongs to, typed: for executors downstream of the port. */
+  requestOf(context: { readonly answered: AnsweredRequest | null }): Req;
+}
+
+export function requestPort<Req, Res>(
+  id: string,
+  schemas: { request: z.ZodType<Req>; response: z.ZodType<Res> },
+): RequestPort<Req, Res> {
+  if (!nodeIdPattern.test(id)) {
+    throw new ConfigError(
+      `Request port id "${id}" must start with a letter and use letters, digits, . _ - (max 64).`,
+    );
+  }
+  return {
+    id,
+    kind: 'port',
+    request: schemas.request,
+    response: schemas.response,
+    requestOf(context) {
+      const answered = context.answered;
+      if (answered === null || answered.port !== id) {
+        throw new InvalidInputError(`This message is not an answer from port ${id}.`);
+      }
+      const parsed = schemas.request.safeParse(answered.request);
+      if (!parsed.success) {
+        throw new InvalidInputError(
+          `The request ${answered.requestId} on port ${id} does not fit its schema: ${describeIssue(parsed.error).detail}.`,
+        );
+      }
+      return parsed.data;
+    },
+  };
+}

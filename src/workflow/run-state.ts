@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { RunStatus } from '../store/checkpoint-store.ts';
+import type { WorkflowContract } from './define-workflow.ts';
+
+/** A message waiting to be delivered in the next superstep. */
+export interface PendingMessage {
+  /** The sending executor or port; null for the run's input. */
+  from: string | null;
+  to: string;
+  payload: JsonValue;
+  /** Set when the message is an answer to a request. */
+  answer?: {
+    requestId: string;
+    port: string;
+    request: JsonValue;
+    by: string;
+    at: string;
+    /** True when it goes back to the executor that asked (its onResponse). */
+    reply: boolean;
+  };
+}
+
+export interface PendingRequest {
+  id: string;
+  port: string;
+  data: JsonValue;
+  createdAt: string;
+  /** The executor that asked with ctx.request; null when a message reached the port along an edge. */
+  askedBy: string | null;
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+  executor: string | null;
+}
+
+/**
+ * Everything a run needs to continue, and nothing it does not: no history. Its size follows
+ * what is in flight, never how long the run has been going.
+ */
+export interface WorkflowRunState {
+  messages: PendingMessage[];
+  requests: PendingRequest[];
+  /** Fan-in edge id → source id → messages that arrived before every source had sent one. */
+  fanIn: Record<string, Record<string, JsonValue[]>>;
+  /** Executor id → its own state. */
+  executors: Record<string, JsonValue>;
+  outputs: JsonValue[];
+  error: RunError | null;
+}
+
+export const CHECKPOINT_FORMAT = 1;
+
+export interface CheckpointBody {
+  format: typeof CHECKPOINT_FORMAT;
+  contract: WorkflowContract;
+  state: WorkflowRunState;
+}
+
+export function emptyRunState(): WorkflowRunState {
+  return { messages: [], requests: [], fanIn: {}, executors: {}, outputs: [], error: null };
+}
+
+export function statusOf(state: WorkflowRunState): RunStatus {
+  if (state.error !== null) return 'failed';
+  if (state.messages.length > 0) return 'running';
+  if (state.requests.length > 0) return 'awaiting_input';
+  return 'completed';
+}
+
+const json: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
+
+const bodySchema = z.object({
+  format: z.literal(CHECKPOINT_FORMAT),
+  contract: z.object({
+    nodes: z.record(
+      z.string(),
+      z.object({ kind: z.enum(['executor', 'port']), schemas: z.record(z.string(), z.string()) }),
+    ),
+  }),
+  state: z.object({
+    messages: z.array(
+      z.object({
+        from: z.string().nullable(),
+        to: z.string(),
+        payload: json,
+        answer: z
+          .object({
+            requestId: z.string(),
+            port: z.string(),
+            request: json,
+            by: z.string(),
+            at: z.string(),
+            reply: z.boolean(),
+          })
+          .optional(),
+      }),
+    ),
+    requests: z.array(
+      z.object({
+        id: z.string(),
+        port: z.string(),
+        data: json,
+        createdAt: z.string(),
+        askedBy: z.string().nullable(),
+      }),
+    ),
+    fanIn: z.record(z.string(), z.record(z.string(), z.array(json))),
+    executors: z.record(z.string(), json),
+    outputs: z.array(json),
+    error: z.object({ code: z.string(), message: z.string(), executor: z.string().nullable() }).nullable(),
+  }),
+});
+
+/** Reads a stored body; anything else than what this code writes is reported, not guessed at. */
+export function decodeCheckpointBody(body: JsonValue, where: string): CheckpointBody {
+  const parsed = bodySchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new CorruptDataError(
+      `${where} is not a countersign checkpoint of format ${CHECKPOINT_FORMAT}` +
+        (issue ? ` (at ${issue.path.map(String).join('.') || 'the top'}: ${issue.message})` : '') +
+        '.',
+      { hint: 'It was written by other software or edited by hand; nothing was changed.' },
+    );
+  }
+  return parsed.data as CheckpointBody;
+}

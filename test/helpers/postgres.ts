@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** The server the PostgreSQL tests use: COUNTERSIGN_TEST_PG, or the local one with trust auth. */
+export const TEST_PG_URL =
+  process.env.COUNTERSIGN_TEST_PG?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const onCi = (process.env.CI ?? '') !== '' && process.env.CI !== 'false' && process.env.CI !== '0';
+
+/** The URL without its password, for messages. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return 'COUNTERSIGN_TEST_PG';
+  }
+}
+
+let reachable: Promise<string | null> | undefined;
+
+/**
+ * Test files run in separate worker processes of one vitest run; the first to claim a marker
+ * named after that run (the parent's pid and start time) prints the skip line, the rest stay
+ * quiet. Where /proc is missing every file prints it.
+ */
+function firstToSkipInThisRun(): boolean {
+  try {
+    const started = readFileSync(`/proc/${process.ppid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
+    closeSync(openSync(join(tmpdir(), `countersign-pg-skip-${process.ppid}-${started}`), 'wx'));
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'EEXIST';
+  }
+}
+
+async function probe(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (error) {
+    return (error as Error).message || String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The server URL when PostgreSQL answers, or null when it does not and the file's tests
+ * should skip; then one line says how to run them. Under CI the tests must never skip
+ * silently, so an unreachable server fails the file instead.
+ */
+export function postgresForTests(): Promise<string | null> {
+  reachable ??= probe().then((problem) => {
+    if (problem === null) return TEST_PG_URL;
+    if (onCi) {
+      throw new Error(
+        `PostgreSQL tests cannot run under CI: ${shown(TEST_PG_URL)} is unreachable (${problem}).`,
+      );
+    }
+    if (!firstToSkipInThisRun()) return null;
+    console.warn(
+      `PostgreSQL tests skipped: nothing answers at ${shown(TEST_PG_URL)} (${problem}). ` +
+        'To run them, start PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth) or set COUNTERSIGN_TEST_PG=postgres://USER:PASSWORD@HOST:PORT/DATABASE.',
+    );
+    return null;
+  });
+  return reachable;
+}
+
+/** A schema name no other test or run uses: `cs_test_<label>_<random>`. */
+export function freshSchema(label: string): string {
+  const clean = label
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 30);
+  return `cs_test_${clean}_${randomBytes(5).toString('hex')}`;
+}
+
+/** Runs `work` on a short-lived connection of its own (outside any store). */
+export async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await withAdmin((client) =>
+    client.query(`DROP SCHEMA IF EXISTS "${schema.replaceAll('"', '""')}" CASCADE`),
+  );
+}
+
+/** A COUNTERSIGN_STORE value naming the test server and `schema`. */
+export function storeUrl(schema: string): string {
+  return `${TEST_PG_URL}${TEST_PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+}

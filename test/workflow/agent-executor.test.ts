@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bookstoreAgent, supportWorkflow } from '../../examples/bookstore/app.ts';
+import { createDemoModel } from '../../src/model/demo-model.ts';
+import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { createWorkflowRunner, type WorkflowRunner } from '../../src/workflow/runner.ts';
+import { orderStatus } from '../helpers/bookstore-agent.ts';
+
+const cancel1044 = { customer: 'c-100', message: 'Please cancel my order 1044.' };
+
+describe('an agent inside a workflow', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let runner: WorkflowRunner;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-agent-wf-'));
+    store = createSqliteStore({ path: join(dir, 'store.db') });
+    runner = createWorkflowRunner({
+      workflows: [supportWorkflow],
+      checkpoints: store,
+      bindAgent: (agent) => agent.with({ store, model: createDemoModel() }),
+    });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function waiting() {
+    const view = await runner.start('support', 's-1', cancel1044);
+    expect(view.status).toBe('awaiting_input');
+    expect(view.requests).toHaveLength(1);
+    return { view, request: view.requests[0]! };
+  }
+
+  it('waits on the approval port with the stored call as the request, then runs it once on approval', async () => {
+    const { request } = await waiting();
+    const pending = await store.listApprovals({ status: 'pending' });
+    expect(pending).toHaveLength(1);
+    expect(request).toMatchObject({
+      port: 'approval',
+      data: {
+        approval: pending[0]!.id,
+        session: 'wf.s-1.assistant',
+        tool: 'cancel_order',
+        args: { orderId: 1044 },
+        argsHash: pending[0]!.argsHash,
+        effect: expect.stringContaining('Cancel order 1044'),
+      },
+    });
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+
+    // Arguments sent along with the answer are not part of the port's answer and change nothing.
+    const done = await runner.respond(
+      's-1',
+      request.id,
+      { approved: true, args: { orderId: 1043 } },
+      { by: 'alice' },
+    );
+    expect(done.status).toBe('completed');
+    expect(done.outputs).toEqual([{ session: 'wf.s-1.assistant', reply: expect.stringContaining('1044') }]);
+    expect(await orderStatus(store, 1044)).toBe('Cancelled');
+    expect(await orderStatus(store, 1043)).not.toBe('Cancelled');
+    expect(await store.listExecutions()).toMatchObject([
+      { tool: 'cancel_order', args: { orderId: 1044 }, status: 'succeeded' },
+    ]);
+    const decided = (await store.listAudit()).filter((entry) => entry.kind === 'request.decided');
+    expect(decided).toMatchObject([{ actor: 'alice', data: { verdict: 'approved', tool: 'cancel_order' } }]);
+
+    await expect(runner.respond('s-1', request.id, { approved: true }, { by: 'bob' })).rejects.toMatchObject({
+      code: 'ALREADY_DECIDED',
+    });
+    expect(await store.listExecutions()).toHaveLength(1);
+  });
+
+  it('a rejection reaches the agent with its reason and nothing runs', async () => {
+    const { request } = await waiting();
+    const done = await runner.respond(
+      's-1',
+      request.id,
+      { approved: false, reason: 'Support must call the customer first.' },
+      { by: 'alice' },
+    );
+    expect(done.status).toBe('completed');
+    expect(await store.listExecutions()).toEqual([]);
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+    expect((await store.listApprovals())[0]).toMatchObject({
+      status: 'rejected',
+      decision: { by: 'alice', reason: 'Support must call the customer first.' },
+    });
+  });
+
+  it("a call decided on the agent path first: the agent's decision stands and the run carries on", async () => {
+    const { request } = await waiting();
+    const agent = bookstoreAgent.with({ store, model: createDemoModel() });
+    await agent.approve((request.data as { approval: string }).approval, { by: 'carol' });
+    const done = await runner.respond(
+      's-1',
+      request.id,
+      { approved: false, reason: 'too late' },
+      { by: 'dave' },
+    );
+    expect(done.status).toBe('completed');
+    expect(await store.listExecutions()).toHaveLength(1);
+    expect((await store.listApprovals())[0]?.decision?.by).toBe('carol');
+  });
+
+  it('running the first superstep again (a branch from the start) does not send the message twice', async () => {
+    const { request } = await waiting();
+    const [first] = await runner.history('s-1');
+    const branch = await runner.resume('s-1', { from: first!.checkpointId });
+    expect(branch.status).toBe('awaiting_input');
+    // The same stored call is asked about again on the branch, under a new request of the run.
+    expect(branch.requests).toMatchObject([
+      { data: { approval: (request.data as { approval: string }).approval } },
+    ]);
+    expect(branch.requests[0]!.id).not.toBe(request.id);
+    const users = (await store.loadMessages('wf.s-1.assistant')).filter(
+      (stored) => stored.message.role === 'user',
+    );
+    expect(users).toHaveLength(1);
+    expect(await store.listApprovals()).toHaveLength(1);
+  });
+
+  it('with a file checkpoint store the agent has no store of its own: CONFIG_ERROR, the run fails clearly', async () => {
+    const { createFileCheckpointStore } = await import('../../src/store/fs/file-checkpoint-store.ts');
+    const { openStore } = await import('../../src/store/open-store.ts');
+    const files = createWorkflowRunner({
+      workflows: [supportWorkflow],
+      checkpoints: createFileCheckpointStore({ dir: join(dir, 'files') }),
+      bindAgent: async (agent) =>
+        agent.with({ store: await openStore(`file:${join(dir, 'files')}`), model: createDemoModel() }),
+    });
+    expect(await files.start('support', 's-2', cancel1044)).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'CONFIG_ERROR',
+        executor: 'assistant',
+        message: expect.stringContaining('workflow runs only'),
+      },
+    });
+  });
+});
