@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly with Node's built-in type stripping (no build step).
-// Node older than 22.13 has neither that nor node:sqlite: re-run with the Node that the
-// checkout pins (the `node` devDependency) when it is there. Node 22.13–22.17 strips types
-// only behind a flag: re-run with it.
+// In a checkout this runs the TypeScript sources directly with Node's built-in type
+// stripping (no build step). An installed package runs the compiled dist/ instead: Node
+// does not strip types under node_modules.
+// Node older than 22.13 has neither type stripping nor node:sqlite: re-run with the Node
+// that a checkout pins (the `node` devDependency) when it is there. Node 22.13–22.17 strips
+// types only behind a flag: re-run with it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,5 +20,11 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.stderr.write(`countersign needs Node.js 22.13 or newer (this is ${process.versions.node}).\n`);
   process.exit(1);
 }
-if (!process.features.typescript) rerun(process.execPath, ['--experimental-strip-types', '--no-warnings']);
-await import('../src/cli/main.ts');
+const here = fileURLToPath(import.meta.url);
+const compiled = new URL('../dist/src/cli/main.js', import.meta.url);
+if (here.includes('/node_modules/') && existsSync(fileURLToPath(compiled))) {
+  await import(compiled.href);
+} else {
+  if (!process.features.typescript) rerun(process.execPath, ['--experimental-strip-types', '--no-warnings']);
+  await import('../src/cli/main.ts');
+}

@@ -13,9 +13,11 @@ export interface AppModule {
   demoPrincipal?: string;
 }
 
+// The examples sit beside the sources: .ts in a checkout, compiled .js in an installed package.
+const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 const builtIn: Record<string, string> = {
-  bookstore: '../../examples/bookstore/app.ts',
-  kitchen: '../../examples/kitchen/app.ts',
+  bookstore: `../../examples/bookstore/app.${ext}`,
+  kitchen: `../../examples/kitchen/app.${ext}`,
 };
 
 /** `bookstore` (default), `kitchen`, or a path to a module exporting `agents`. */
