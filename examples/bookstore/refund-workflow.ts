@@ -74,6 +74,8 @@ export const prepare = executor({
 export const managerApproval = requestPort('manager-approval', {
   request: refundCase,
   response: managerDecision,
+  // Money leaves the shop: only a manager may answer.
+  role: 'manager',
 });
 
 export const execute = executor({

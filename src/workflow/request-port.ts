@@ -14,13 +14,15 @@ export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
   readonly kind: 'port';
   readonly request: z.ZodType<Req>;
   readonly response: z.ZodType<Res>;
+  /** The role an approver needs to answer this port's requests (e.g. refunds: 'manager'). */
+  readonly role: string | undefined;
   /** The request an answer belongs to, typed: for executors downstream of the port. */
   requestOf(context: { readonly answered: AnsweredRequest | null }): Req;
 }
 
 export function requestPort<Req, Res>(
   id: string,
-  schemas: { request: z.ZodType<Req>; response: z.ZodType<Res> },
+  schemas: { request: z.ZodType<Req>; response: z.ZodType<Res>; role?: string },
 ): RequestPort<Req, Res> {
   if (!nodeIdPattern.test(id)) {
     throw new ConfigError(
@@ -32,6 +34,7 @@ export function requestPort<Req, Res>(
     kind: 'port',
     request: schemas.request,
     response: schemas.response,
+    role: schemas.role,
     requestOf(context) {
       const answered = context.answered;
       if (answered === null || answered.port !== id) {

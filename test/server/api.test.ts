@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { bookstoreAgent } from '../../examples/bookstore/app.ts';
+import { createDemoModel } from '../../src/model/demo-model.ts';
 import { bookstore, orderStatus } from '../helpers/bookstore-agent.ts';
 import { raiseCancel, testServer } from './helpers.ts';
 
@@ -306,5 +308,32 @@ describe('HTTP API', () => {
     await readUntil('event: turn.finished');
     await reader.cancel();
     await server.close();
+  });
+
+  it('a model that fails after the decision: 502 MODEL_ERROR, the decision and the execution stand, resume continues', async () => {
+    const demo = createDemoModel();
+    let down = false;
+    const flaky = {
+      ...demo,
+      async doGenerate(options: Parameters<typeof demo.doGenerate>[0]) {
+        if (down) throw new Error('connection refused');
+        return demo.doGenerate(options);
+      },
+    };
+    const server = testServer({ agents: [bookstoreAgent.with({ model: flaky })] });
+    const id = await raiseCancel(server);
+    down = true;
+    const decided = await server.call('POST', `/v1/approvals/${id}/decision`, {
+      as: 'alice',
+      body: { approved: true },
+    });
+    expect(decided.status).toBe(502);
+    expect(decided.json.error.code).toBe('MODEL_ERROR');
+    expect((await server.call('GET', `/v1/approvals/${id}`, { as: 'alice' })).json.decision.by).toBe('alice');
+    expect((await server.call('GET', '/v1/executions', { as: 'alice' })).json).toHaveLength(1);
+    down = false;
+    const resumed = await server.call('POST', '/v1/sessions/s1/resume', { as: 'alice' });
+    expect(resumed.json).toMatchObject({ status: 'completed' });
+    expect(resumed.json.reply).toContain('1044');
   });
 });

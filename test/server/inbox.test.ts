@@ -207,4 +207,26 @@ describe('the approval inbox (server-rendered, works without JavaScript)', () =>
     expect(audit.html).toContain('Audit chain intact');
     expect(audit.html).toContain('request.raised');
   });
+
+  it('behind a proxy: the identity header signs people in, and its forms still need the CSRF token', async () => {
+    const server = testServer({ identityHeader: 'X-Forwarded-User', rolesHeader: 'X-Forwarded-Groups' });
+    const id = await raiseCancel(server);
+    const proxy = { 'x-forwarded-user': 'sam@example.com', 'x-forwarded-groups': 'support' };
+    const inbox = await server.app.request('/', { headers: { accept: 'text/html', ...proxy } });
+    const html = await inbox.text();
+    expect(html).toContain('Signed in as <strong>sam@example.com</strong> (support)');
+    const fields = (csrf: string) =>
+      new URLSearchParams({ csrf, verdict: 'approve', return: '/' }).toString();
+    const post = (body: string) =>
+      server.app.request(`/approvals/${id}/decide`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', ...proxy },
+        body,
+      });
+    expect((await post(fields('forged'))).status).toBe(403);
+    expect((await post(fields(csrfOf(html)))).status).toBe(303);
+    expect((await server.call('GET', `/v1/approvals/${id}`, { as: 'alice' })).json.decision.by).toBe(
+      'sam@example.com',
+    );
+  });
 });

@@ -9,7 +9,7 @@ function refundServer(): TestServer {
   return testServer({
     workflows: [refundWorkflow],
     checkpoints: createMemoryCheckpointStore(),
-    portRoles: { 'manager-approval': 'manager' },
+    // No portRoles: the refund workflow's port declares `role: 'manager'` itself.
   });
 }
 

@@ -34,13 +34,10 @@ export interface WorkflowDesk {
   respond(identity: Identity, run: string, requestId: string, response: JsonValue): Promise<RunView>;
 }
 
-/**
- * The role a request port asks for. Ports declare it as `role` (read here without depending
- * on the port type having the field yet); the server's `portRoles` option can set or add it.
- */
+/** The role a request port asks for: its own `role`, or one the server's `portRoles` adds. */
 function roleOf(workflow: Workflow, port: string, portRoles: Record<string, string>): string | null {
-  const node = workflow.nodes.get(port) as { role?: unknown } | undefined;
-  if (typeof node?.role === 'string') return node.role;
+  const node = workflow.nodes.get(port);
+  if (node && 'role' in node && typeof node.role === 'string') return node.role;
   return portRoles[port] ?? null;
 }
 
