@@ -4,6 +4,7 @@ import { benchDir, type LoopRow, rawSqliteCommits, runLoop, seedExportBytes } fr
 import { type DecisionRow, decisionsContended, decisionsInProcess } from './decisions.ts';
 import { benchHttp, printHttpTable } from './http.ts';
 import { benchPostgres } from './postgres.ts';
+import { benchQueue } from './queue.ts';
 import { benchWorkflows, printWorkflowTable } from './workflow.ts';
 
 /**
@@ -91,6 +92,8 @@ async function main(): Promise<void> {
 
     const postgres = await benchPostgres(repeats, sizes);
 
+    const queue = await benchQueue(Number(process.env.BENCH_QUEUE_DECISIONS ?? 200), repeats);
+
     const workflow = await benchWorkflows(join(dir, 'workflow'), repeats, sizes);
     printWorkflowTable(workflow, repeats);
 
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
       seedExportBytes: exportBytes,
       decisions,
       postgres,
+      queue,
       workflow,
       http,
     };

@@ -20,9 +20,22 @@ export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, ToolCall, ToolResult } from './core/messages.ts';
 export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
 export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
+// pg is imported on first use inside the bus, so this export costs SQLite users nothing.
+export {
+  createPostgresEventBus,
+  type PostgresEventBus,
+  type PostgresEventBusOptions,
+} from './events/postgres/postgres-event-bus.ts';
 export { createDemoModel } from './model/demo-model.ts';
 export type { AnyLanguageModel } from './model/language-model.ts';
 export { resolveModel } from './model/resolve-model.ts';
+export type {
+  ContinuationJob,
+  ContinuationQueue,
+  ContinuationWorkOptions,
+} from './queue/continuation-queue.ts';
+// pg-boss is imported inside createPgBossQueue, so this export costs SQLite users nothing.
+export { createPgBossQueue, type PgBossQueueOptions } from './queue/pg-boss/pg-boss-queue.ts';
 export {
   type CountersignServer,
   createServer,

@@ -15,6 +15,7 @@ import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
+import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
@@ -56,6 +57,12 @@ export interface AgentOptions {
   now?: () => Date;
   /** Where to announce new requests, decisions, executions and finished turns. */
   events?: EventBus;
+  /**
+   * Hand the continuation after a decision or reconciliation to a worker (`countersign worker`)
+   * instead of running it inline: `decide` and `reconcile` then enqueue the session once the
+   * decision commits and answer `status: 'continuing'` at once. Unset: they run it inline.
+   */
+  continuations?: ContinuationQueue;
 }
 
 export interface DecideInput {
@@ -76,7 +83,12 @@ export interface Agent {
   readonly tools: readonly Tool[];
   readonly options: Readonly<AgentOptions>;
   /** The same agent bound to another model or store. */
-  with(runtime: { model?: AnyLanguageModel; store?: Store; events?: EventBus }): Agent;
+  with(runtime: {
+    model?: AnyLanguageModel;
+    store?: Store;
+    events?: EventBus;
+    continuations?: ContinuationQueue;
+  }): Agent;
   /** Send a user message. Any request still waiting is answered "moved on" first. */
   chat(session: string, text: string, options?: { principal?: string | null }): Promise<TurnResult>;
   /** Decide a waiting request by id; the stored call runs, then the session continues. */
@@ -167,6 +179,14 @@ export function createAgent(options: AgentOptions): Agent {
       stopRenewing();
       await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
     }
+  };
+
+  /** After a committed decision: inline, or handed to a worker when a queue is configured. */
+  const continueSession = async (sessionId: string, reason: string): Promise<TurnResult> => {
+    const queue = options.continuations;
+    if (!queue) return runSession(sessionId, undefined);
+    await queue.enqueue({ session: sessionId, reason });
+    return { session: sessionId, status: 'continuing', reply: null, approvals: [], unknown: [] };
   };
 
   const agent: Agent = {
@@ -295,7 +315,7 @@ export function createAgent(options: AgentOptions): Agent {
         kind: decision.kind,
       });
       faultPoint('after-decision');
-      return runSession(request.session, undefined);
+      return continueSession(request.session, 'decided');
     },
 
     approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),
@@ -351,7 +371,7 @@ export function createAgent(options: AgentOptions): Agent {
           },
         ],
       });
-      return runSession(execution.session, undefined);
+      return continueSession(execution.session, 'reconciled');
     },
   };
   return agent;

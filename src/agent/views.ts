@@ -43,7 +43,11 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
   };
 }
 
-export type TurnStatus = 'completed' | 'awaiting_approval' | 'awaiting_reconciliation';
+/**
+ * Where a run stopped. 'continuing': handed to a worker (the agent has a continuation queue);
+ * the session's own status is read later (`turn.finished` events, or the session's requests).
+ */
+export type TurnStatus = 'completed' | 'awaiting_approval' | 'awaiting_reconciliation' | 'continuing';
 
 export interface TurnResult {
   session: string;

@@ -20,6 +20,7 @@ import { formatApproval, formatAudit, formatExecution, formatTurn } from './form
 import { interactiveChat } from './interactive-chat.ts';
 import type { CliValues } from './main.ts';
 import type { Output } from './output.ts';
+import { withContinuations, workerCommand } from './worker-command.ts';
 import { workflowCommands, workflowUsage } from './workflow-commands.ts';
 
 export interface CommandInput {
@@ -40,8 +41,10 @@ Usage: countersign <command> [options]        (every command takes --json)
   chat SESSION [MESSAGE] [--user ID]      send a message (no MESSAGE: interactive console)
   pending [--session S] [--tool T]        requests waiting for a decision, oldest first
   show REQUEST                            one request, with its decision if any
-  approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args]
-  reject REQUEST --reason TEXT [--as NAME]
+  approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args] [--queue]
+  reject REQUEST --reason TEXT [--as NAME] [--queue]
+                                          --queue: hand the continuation to a worker (PostgreSQL)
+  worker [--concurrency N]                continue decided sessions from the queue until SIGINT/SIGTERM
   executions [--session S] [--status unknown]
   reconcile REQUEST --succeeded|--failed [--result TEXT] [--as NAME]
   resume SESSION                          continue after a failed or interrupted run
@@ -145,12 +148,14 @@ export const commands: Record<string, Command> = {
       throw new InvalidInputError('Choose one of --always and --always-with-args.');
     }
     const remember = values.always ? 'tool' : values['always-with-args'] ? 'tool-with-args' : undefined;
-    const result = await agent.decide(id, {
-      approved: true,
-      by: decider(values),
-      ...(reason ? { reason } : {}),
-      ...(remember ? { remember } : {}),
-    });
+    const decide = (bound: typeof agent) =>
+      bound.decide(id, {
+        approved: true,
+        by: decider(values),
+        ...(reason ? { reason } : {}),
+        ...(remember ? { remember } : {}),
+      });
+    const result = values.queue ? await withContinuations(process.env, agent, decide) : await decide(agent);
     return printTurn(out, result);
   },
 
@@ -162,8 +167,14 @@ export const commands: Record<string, Command> = {
       });
     }
     const agent = await context.agentForRequest(id);
-    return printTurn(out, await agent.reject(id, { by: decider(values), reason: values.reason }));
+    const reject = (bound: typeof agent) => bound.reject(id, { by: decider(values), reason: values.reason });
+    return printTurn(
+      out,
+      values.queue ? await withContinuations(process.env, agent, reject) : await reject(agent),
+    );
   },
+
+  worker: workerCommand,
 
   async executions({ values, context, out }) {
     const status = values.status as ExecutionStatus | undefined;

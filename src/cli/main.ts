@@ -26,6 +26,8 @@ const options = {
   port: { type: 'string' },
   host: { type: 'string' },
   chat: { type: 'boolean' },
+  queue: { type: 'boolean' },
+  concurrency: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -7,7 +7,7 @@ import type { Store } from './store.ts';
 /**
  * Opens where workflow runs live for a COUNTERSIGN_STORE-style spec: `file:DIR` (JSON files,
  * checkpoints only), `memory:`, or a full store that also keeps checkpoints (SQLite, the
- * default). `store` lets a caller that already opened the full store share it, so agents
+ * default, or PostgreSQL: postgres://…). `store` lets a caller that already opened the full store share it, so agents
  * inside workflows and the runs use one connection.
  */
 export async function openCheckpointStore(
@@ -34,6 +34,6 @@ export async function openCheckpointStore(
   if (isCheckpointStore(store)) return store;
   if (!options.store) await store.close();
   throw new ConfigError(`The ${store.kind} store does not keep workflow runs yet.`, {
-    hint: 'Use COUNTERSIGN_STORE=sqlite:PATH (or unset) or file:DIR for workflows.',
+    hint: 'Use COUNTERSIGN_STORE=sqlite:PATH (or unset), postgres://… or file:DIR for workflows.',
   });
 }

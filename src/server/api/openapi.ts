@@ -257,7 +257,10 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
           type: 'object',
           properties: {
             session: { type: 'string' },
-            status: { type: 'string', enum: ['completed', 'awaiting_approval', 'awaiting_reconciliation'] },
+            status: {
+              type: 'string',
+              enum: ['completed', 'awaiting_approval', 'awaiting_reconciliation', 'continuing'],
+            },
             reply: nullable({ type: 'string' }),
             approvals: { type: 'array', items: ref('Approval') },
             unknown: { type: 'array', items: ref('Execution') },

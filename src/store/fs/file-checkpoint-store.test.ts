@@ -1,4 +1,12 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -23,12 +31,15 @@ describe('file checkpoint store', () => {
   let store: FileCheckpointStore;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'countersign-cp-file-'));
+    // The store's directory sits alone in a private parent, so counting the parent's entries
+    // sees only what the store might have written there — not other tests' temp files.
+    dir = join(mkdtempSync(join(tmpdir(), 'countersign-cp-file-')), 'store');
+    mkdirSync(dir);
     store = createFileCheckpointStore({ dir });
   });
 
   afterEach(() => {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(dir, '..'), { recursive: true, force: true });
   });
 
   const indexLines = () =>

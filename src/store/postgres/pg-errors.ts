@@ -22,7 +22,7 @@ const NETWORK_CODES = new Set([
 
 // pg reports a lost or timed-out connection as a plain Error with one of these messages.
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|not queryable|connection error|Connection ended/i;
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|connection error|Connection ended|does not support SSL/i;
 
 /** SQLSTATEs after which PostgreSQL rolled the whole transaction back and a retry is safe. */
 const RETRYABLE = new Set(['40001', '40P01']);

@@ -90,12 +90,15 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'rules',
         'sessions',
         'state',
+        'workflow_answers',
+        'workflow_checkpoints',
+        'workflow_runs',
       ]);
       const applied = await sql<{ version: number; name: string }>(
         `SELECT version, name FROM "${schema}".migrations ORDER BY version`,
       );
       expect(applied).toEqual(loadMigrations().map(({ version, name }) => ({ version, name })));
-      expect(applied.map((row) => row.name)).toEqual(['init', 'rules']);
+      expect(applied.map((row) => row.name)).toEqual(['init', 'rules', 'workflows']);
     });
 
     it('orders and compares identifiers and timestamps bytewise, whatever the database collation', async () => {
@@ -151,7 +154,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
     });
 
     it('refuses a schema migrated by a newer countersign', async () => {

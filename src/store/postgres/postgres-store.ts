@@ -3,6 +3,7 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
@@ -32,6 +33,7 @@ import { createConnection, openPool, type Query } from './connection.ts';
 import { migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
+import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession, toStateValue } from './rows.ts';
@@ -47,7 +49,8 @@ export interface PostgresStoreOptions {
   codec?: PayloadCodec;
 }
 
-export interface PostgresStore extends Store {
+/** Also where workflow runs live (migration 003, postgres-checkpoints.ts), like the SQLite store. */
+export interface PostgresStore extends Store, CheckpointStore {
   readonly kind: 'postgres';
   readonly schema: string;
 }
@@ -130,6 +133,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const store: PostgresStore = {
     kind: 'postgres',
     schema,
+    ...createPostgresCheckpoints(connection, schema, codec),
 
     async ensureSession(input) {
       const inserted = first(

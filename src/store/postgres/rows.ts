@@ -176,3 +176,6 @@ export function toFence(row: Row, session: string): { owner: string | null; mess
 export function toStateValue(codec: PayloadCodec, row: Row, namespace: string, key: string): JsonValue {
   return payload(codec, row, 'value', `state(namespace=${namespace}, key=${key})`) as JsonValue;
 }
+
+// The column readers, for the workflow tables (postgres-checkpoints.ts).
+export { int, oneOf, payload, text, textOrNull };

@@ -1,0 +1,158 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
+import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { decisionAgent } from './decision-agent.ts';
+import { BENCH_PG_URL, postgresProblem } from './postgres.ts';
+
+export interface QueueRow {
+  workers: number;
+  decisions: number;
+  /** From the first enqueue until every session has its final reply committed. */
+  decisionsPerSecond: number;
+  /** Tool runs observed through its own side effects: must equal `decisions`. */
+  toolRuns: number;
+  doubleExecutions: number;
+  jobsContinued: number;
+  /** Of the elapsed time, how long deciding and enqueueing all N took (one process, serial). */
+  enqueueMs: number;
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function startWorker(schema: string): { child: ChildProcess; ready: Promise<void>; done: Promise<number> } {
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, 'queue-worker.ts'), BENCH_PG_URL, schema],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.includes('ready\n')) markReady();
+  });
+  const done = new Promise<number>((resolve) => {
+    child.on('close', () => {
+      const last = out.trim().split('\n').at(-1) ?? '{}';
+      try {
+        resolve((JSON.parse(last) as { continued?: number }).continued ?? 0);
+      } catch {
+        resolve(0);
+      }
+    });
+  });
+  return { child, ready, done };
+}
+
+/** N decisions enqueued at once, continued by `workers` separate worker processes. */
+export async function queueDecisions(workers: number, count: number): Promise<QueueRow> {
+  const schema = `cs_bench_queue${workers}_${randomBytes(4).toString('hex')}`;
+  const store = await createPostgresStore({ connectionString: BENCH_PG_URL, schema });
+  const queue = await createPgBossQueue({
+    connectionString: BENCH_PG_URL,
+    schema: `${schema}_queue`,
+    supervise: false,
+  });
+  const procs: ReturnType<typeof startWorker>[] = [];
+  try {
+    const agent = decisionAgent(store);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) ids.push((await agent.chat(`s-${i}`, 'Refund 1044.')).approvals[0]!.id);
+    for (let i = 0; i < workers; i++) procs.push(startWorker(schema));
+    await Promise.all(procs.map((p) => p.ready));
+    const queued = agent.with({ continuations: queue });
+    const started = performance.now();
+    for (const id of ids) await queued.approve(id, { by: 'bench' });
+    const enqueueMs = performance.now() - started;
+    const completedSql = `SELECT count(*)::int AS n FROM "${schema}".sessions WHERE batch IS NULL AND message_count >= 4`;
+    const elapsed = await admin(async (client) => {
+      for (;;) {
+        const { rows } = await client.query(completedSql);
+        if ((rows[0] as { n: number }).n >= count) return performance.now() - started;
+        if (performance.now() - started > 300_000) throw new Error('queue bench: sessions did not complete');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    const keys = await admin(async (client) => {
+      const { rows } = await client.query(
+        `SELECT key FROM "${schema}".state WHERE namespace = 'bench' AND key LIKE 'ran:%'`,
+      );
+      return rows.map((row) => String((row as { key: string }).key));
+    });
+    let doubles = 0;
+    for (const id of ids) if (keys.filter((key) => key.startsWith(`ran:${id}:`)).length > 1) doubles += 1;
+    for (const p of procs) p.child.kill('SIGTERM');
+    const continued = await Promise.all(procs.map((p) => p.done));
+    return {
+      workers,
+      decisions: count,
+      decisionsPerSecond: Math.round(count / (elapsed / 1000)),
+      toolRuns: keys.length,
+      doubleExecutions: doubles,
+      jobsContinued: continued.reduce((sum, n) => sum + n, 0),
+      enqueueMs: Math.round(enqueueMs),
+    };
+  } finally {
+    for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    await queue.close();
+    await store.close();
+    await admin(async (client) => {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}_queue" CASCADE`);
+    });
+  }
+}
+
+/** The queue table; null (with a line saying why) when PostgreSQL does not answer. */
+export async function benchQueue(count: number, repeats = 1): Promise<QueueRow[] | null> {
+  const problem = await postgresProblem();
+  if (problem) {
+    console.log(`\nContinuation queue bench skipped: PostgreSQL does not answer (${problem}).`);
+    return null;
+  }
+  // The machine is small and shared: each configuration runs `repeats` times, the median is kept.
+  const median = async (workers: number): Promise<QueueRow> => {
+    const runs: QueueRow[] = [];
+    for (let i = 0; i < repeats; i++) runs.push(await queueDecisions(workers, count));
+    runs.sort((a, b) => a.decisionsPerSecond - b.decisionsPerSecond);
+    return runs[Math.floor(runs.length / 2)]!;
+  };
+  const rows = [await median(2), await median(4)];
+  console.log(
+    `\nDecisions continued through pg-boss by separate worker processes (PostgreSQL, zero-latency model, median of ${repeats})\n`,
+  );
+  console.table(
+    rows.map((row) => ({
+      workers: row.workers,
+      decisions: row.decisions,
+      'decisions/s': row.decisionsPerSecond,
+      'jobs continued': row.jobsContinued,
+      'tool runs': row.toolRuns,
+      'double executions': row.doubleExecutions,
+      'enqueue ms': row.enqueueMs,
+    })),
+  );
+  return rows;
+}
+
+if (import.meta.main) {
+  const count = Number(process.env.BENCH_QUEUE_DECISIONS ?? 200);
+  console.log(JSON.stringify(await benchQueue(count, Number(process.env.BENCH_REPEATS ?? 3)), null, 2));
+}

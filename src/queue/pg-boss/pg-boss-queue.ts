@@ -1,0 +1,98 @@
+import type { PgBoss } from 'pg-boss';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import type { ContinuationJob, ContinuationQueue, ContinuationWorkOptions } from '../continuation-queue.ts';
+
+export const CONTINUATION_QUEUE = 'countersign-continuations';
+
+export interface PgBossQueueOptions {
+  /** A plain PostgreSQL connection string (no countersign `?schema=` parameter). */
+  connectionString: string;
+  /** The schema pg-boss keeps its tables in (default `countersign_queue`). */
+  schema?: string;
+  /**
+   * Seconds without a heartbeat after which a job in hand is taken as lost and retried
+   * (default 10, pg-boss's minimum). Workers send heartbeats on their own.
+   */
+  heartbeatSeconds?: number;
+  /** How often the supervisor looks for lost jobs, in seconds (default 2). */
+  superviseIntervalSeconds?: number;
+  /** Run the supervisor here (default true); an enqueue-only client (the CLI) turns it off. */
+  supervise?: boolean;
+  /** How often an idle worker polls, in seconds (default 0.5). */
+  pollingIntervalSeconds?: number;
+}
+
+/**
+ * Timing, so that a SIGKILLed worker's job is taken over within ~15 s: a missed heartbeat
+ * (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll (0.5 s).
+ */
+const JOB_DEFAULTS = {
+  // A busy session (SESSION_BUSY) or a passing store outage is retried; 30 tries span minutes.
+  retryLimit: 30,
+  retryDelay: 1,
+  // A continuation that runs for longer than this is stuck (a model call hung, say).
+  expireInSeconds: 15 * 60,
+  deleteAfterSeconds: 24 * 60 * 60,
+} as const;
+
+/** The continuation queue on pg-boss, in a schema of its own. */
+export async function createPgBossQueue(options: PgBossQueueOptions): Promise<ContinuationQueue> {
+  const { PgBoss } = await import('pg-boss');
+  const heartbeatSeconds = options.heartbeatSeconds ?? 10;
+  const supervise = options.superviseIntervalSeconds ?? 2;
+  const boss: PgBoss = new PgBoss({
+    connectionString: options.connectionString,
+    schema: options.schema ?? 'countersign_queue',
+    supervise: options.supervise ?? true,
+    superviseIntervalSeconds: supervise,
+    monitorIntervalSeconds: supervise,
+    // The ready count that turns on burst fetching (below) is read from this cache.
+    queueCacheIntervalSeconds: 1,
+    // A send wakes idle workers at once instead of at their next poll.
+    useListenNotify: true,
+    max: 4,
+    application_name: 'countersign-queue',
+  });
+  // Without a listener an 'error' event would end the process; pg-boss retries on its own.
+  boss.on('error', (error: Error) => {
+    if (process.env.COUNTERSIGN_DEBUG) process.stderr.write(`queue: ${error.message}\n`);
+  });
+  await boss.start();
+  await boss.createQueue(CONTINUATION_QUEUE, { ...JOB_DEFAULTS, heartbeatSeconds, notify: true });
+  const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
+  let closed = false;
+
+  return {
+    async enqueue(job) {
+      if (typeof job.session !== 'string' || job.session === '') {
+        throw new InvalidInputError('A continuation needs a session.');
+      }
+      await boss.send(CONTINUATION_QUEUE, { session: job.session, reason: job.reason });
+    },
+
+    async work(handler, workOptions: ContinuationWorkOptions = {}) {
+      const concurrency = Math.max(1, workOptions.concurrency ?? 1);
+      await boss.work<ContinuationJob>(
+        CONTINUATION_QUEUE,
+        {
+          batchSize: 1,
+          localConcurrency: concurrency,
+          pollingIntervalSeconds,
+          notifyPollingIntervalSeconds: Math.max(1, pollingIntervalSeconds),
+          // With a backlog, fetch the next job as soon as one is done instead of after a poll.
+          burstWhenReadyExceeds: 1,
+        },
+        async ([job]) => {
+          if (!job) return;
+          await handler({ session: job.data.session, reason: job.data.reason });
+        },
+      );
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await boss.stop({ graceful: true, timeout: 30_000 });
+    },
+  };
+}

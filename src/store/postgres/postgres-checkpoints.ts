@@ -1,0 +1,258 @@
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import type { JsonValue } from '../../core/json.ts';
+import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import type {
+  CheckpointStore,
+  RequestAnswer,
+  RunStatus,
+  RunSummary,
+  SaveCheckpointResult,
+  StoredCheckpoint,
+} from '../checkpoint-store.ts';
+import type { PayloadCodec } from '../codec.ts';
+import type { Connection, Query, Row } from './connection.ts';
+import { first } from './row-queries.ts';
+import { int, oneOf, payload, text, textOrNull } from './rows.ts';
+import { quoteIdentifier } from './schema-name.ts';
+
+const CHECKPOINT_COLUMNS = 'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
+const ANSWER_COLUMNS = 'run, request_id, response, answered_by, answered_at';
+const runStatuses: readonly RunStatus[] = ['running', 'awaiting_input', 'completed', 'failed'];
+
+function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
+  const where = `workflow_checkpoints(id=${String(row.id)})`;
+  return {
+    id: text(row, 'id', where),
+    run: text(row, 'run', where),
+    seq: int(row, 'seq', where),
+    parent: textOrNull(row, 'parent', where),
+    superstep: int(row, 'superstep', where),
+    createdAt: text(row, 'created_at', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    body: payload(codec, row, 'body', where) as JsonValue,
+  };
+}
+
+function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
+  const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+  return {
+    run: text(row, 'run', where),
+    requestId: text(row, 'request_id', where),
+    response: payload(codec, row, 'response', where) as JsonValue,
+    by: text(row, 'answered_by', where),
+    at: text(row, 'answered_at', where),
+  };
+}
+
+function toRunSummary(row: Row): RunSummary {
+  const where = `workflow_runs(id=${String(row.id)})`;
+  return {
+    run: text(row, 'id', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    checkpoint: text(row, 'latest', where),
+    createdAt: text(row, 'created_at', where),
+    updatedAt: text(row, 'updated_at', where),
+  };
+}
+
+export type PostgresCheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' | 'getState' | 'setState'>;
+
+/**
+ * The CheckpointStore half of the PostgreSQL store (tables from migration 003). A save is one
+ * short transaction whose compare-and-set is a single conditional statement on the run's row
+ * in `workflow_runs`: `INSERT … ON CONFLICT DO NOTHING` for a run's first checkpoint, else
+ * `UPDATE … WHERE latest = $expected`. Under READ COMMITTED a racing writer waits on the row
+ * and re-checks the condition against what the first committed, so exactly one of them wins.
+ * Answers and claims are one `INSERT … ON CONFLICT DO NOTHING` each.
+ */
+export function createPostgresCheckpoints(
+  connection: Pick<Connection, 'query' | 'transaction'>,
+  schema: string,
+  codec: PayloadCodec,
+): PostgresCheckpointMethods {
+  const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
+  const runs = q('workflow_runs');
+  const checkpoints = q('workflow_checkpoints');
+  const answers = q('workflow_answers');
+  const state = q('state');
+  const { query, transaction } = connection;
+
+  async function checkpointById(on: Query, runId: string, id: string): Promise<StoredCheckpoint | null> {
+    const row = first(
+      await on(`SELECT ${CHECKPOINT_COLUMNS} FROM ${checkpoints} WHERE id = $1 AND run = $2`, [id, runId]),
+    );
+    return row === undefined ? null : toCheckpoint(codec, row);
+  }
+
+  async function latestOf(on: Query, runId: string): Promise<StoredCheckpoint | null> {
+    const row = first(
+      await on(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM ${checkpoints}
+         WHERE id = (SELECT latest FROM ${runs} WHERE id = $1)`,
+        [runId],
+      ),
+    );
+    return row === undefined ? null : toCheckpoint(codec, row);
+  }
+
+  async function answerOf(on: Query, runId: string, requestId: string): Promise<RequestAnswer | null> {
+    const row = first(
+      await on(`SELECT ${ANSWER_COLUMNS} FROM ${answers} WHERE run = $1 AND request_id = $2`, [
+        runId,
+        requestId,
+      ]),
+    );
+    return row === undefined ? null : toAnswer(codec, row);
+  }
+
+  return {
+    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+      assertCheckpointHeader(checkpoint, expectedLatest);
+      return transaction(async (tq) => {
+        const won =
+          expectedLatest === null
+            ? await tq(
+                `INSERT INTO ${runs} (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (id) DO NOTHING RETURNING id`,
+                [
+                  checkpoint.run,
+                  checkpoint.workflow,
+                  checkpoint.version,
+                  checkpoint.status,
+                  checkpoint.id,
+                  checkpoint.seq,
+                  checkpoint.createdAt,
+                ],
+              )
+            : await tq(
+                `UPDATE ${runs} SET workflow = $2, version = $3, status = $4, latest = $5, latest_seq = $6,
+                   updated_at = $7
+                 WHERE id = $1 AND latest = $8 AND latest_seq = $6::integer - 1 RETURNING id`,
+                [
+                  checkpoint.run,
+                  checkpoint.workflow,
+                  checkpoint.version,
+                  checkpoint.status,
+                  checkpoint.id,
+                  checkpoint.seq,
+                  checkpoint.createdAt,
+                  expectedLatest,
+                ],
+              );
+        if (won.length === 0) {
+          // Read after the fact (a new statement sees what the winner committed).
+          const head = first(
+            await tq(`SELECT latest, latest_seq FROM ${runs} WHERE id = $1`, [checkpoint.run]),
+          );
+          const latest =
+            head === undefined ? null : text(head, 'latest', `workflow_runs(id=${checkpoint.run})`);
+          if (head !== undefined && latest === expectedLatest) {
+            throw new InvalidInputError(
+              `Checkpoint ${checkpoint.id} has seq ${checkpoint.seq}; the run's latest is ${String(head.latest_seq)}.`,
+            );
+          }
+          return {
+            saved: false,
+            latest: latest === null ? null : await checkpointById(tq, checkpoint.run, latest),
+          };
+        }
+        if ((await tq(`SELECT 1 AS taken FROM ${checkpoints} WHERE id = $1`, [checkpoint.id])).length > 0) {
+          // Throwing rolls the run's row back too.
+          throw new InvalidInputError(`Checkpoint ${checkpoint.id} already exists.`);
+        }
+        const row = first(
+          await tq(
+            `INSERT INTO ${checkpoints} (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             RETURNING ${CHECKPOINT_COLUMNS}`,
+            [
+              checkpoint.id,
+              checkpoint.run,
+              checkpoint.seq,
+              checkpoint.parent,
+              checkpoint.superstep,
+              checkpoint.createdAt,
+              checkpoint.workflow,
+              checkpoint.version,
+              checkpoint.status,
+              codec.encode(checkpoint.body),
+            ],
+          ),
+        );
+        if (row === undefined) throw new Error(`checkpoint ${checkpoint.id} was not inserted`);
+        // Returned as a later read would decode it, so a codec that changes values shows here too.
+        return { saved: true, checkpoint: toCheckpoint(codec, row) };
+      });
+    },
+
+    async getCheckpoint(runId, checkpointId) {
+      assertStoreId('run', runId);
+      return checkpointById(query, runId, checkpointId);
+    },
+
+    async latestCheckpoint(runId) {
+      assertStoreId('run', runId);
+      return latestOf(query, runId);
+    },
+
+    async checkpointHistory(runId) {
+      assertStoreId('run', runId);
+      const rows = await query(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM ${checkpoints} WHERE run = $1 ORDER BY seq`,
+        [runId],
+      );
+      return rows.map((row) => toCheckpointSummary(toCheckpoint(codec, row)));
+    },
+
+    async listRuns() {
+      const rows = await query(
+        `SELECT id, workflow, version, status, latest, created_at, updated_at FROM ${runs} ORDER BY created_at, id`,
+      );
+      return rows.map(toRunSummary);
+    },
+
+    async answerRequest(answer) {
+      assertStoreId('run', answer.run);
+      assertStoreId('request', answer.requestId);
+      const inserted = first(
+        await query(
+          `INSERT INTO ${answers} (${ANSWER_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (run, request_id) DO NOTHING RETURNING ${ANSWER_COLUMNS}`,
+          [answer.run, answer.requestId, codec.encode(answer.response), answer.by, answer.at],
+        ),
+      );
+      if (inserted !== undefined) return { won: true, answer: toAnswer(codec, inserted) };
+      // The conflicting row is committed (ON CONFLICT waited for it), so this read finds it.
+      const stored = await answerOf(query, answer.run, answer.requestId);
+      if (stored === null) throw new Error(`answer ${answer.requestId} conflicted but cannot be read`);
+      return { won: false, answer: stored };
+    },
+
+    async getAnswer(runId, requestId) {
+      assertStoreId('run', runId);
+      assertStoreId('request', requestId);
+      return answerOf(query, runId, requestId);
+    },
+
+    async claimState(namespace, key, value) {
+      const where = `state(namespace=${namespace}, key=${key})`;
+      const inserted = first(
+        await query(
+          `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
+           ON CONFLICT (namespace, key) DO NOTHING RETURNING value`,
+          [namespace, key, codec.encode(value)],
+        ),
+      );
+      if (inserted !== undefined)
+        return { won: true, value: payload(codec, inserted, 'value', where) as JsonValue };
+      const row = first(
+        await query(`SELECT value FROM ${state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
+      );
+      if (row === undefined) throw new Error(`state ${namespace}/${key} conflicted but cannot be read`);
+      return { won: false, value: payload(codec, row, 'value', where) as JsonValue };
+    },
+  };
+}
