@@ -261,7 +261,7 @@ export const commands: Record<string, Command> = {
       else
         out.print(
           verdict.ok
-            ? `Audit chain intact: ${verdict.entries} entries.`
+            ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
             : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
         );
       return verdict.ok ? 0 : 3;

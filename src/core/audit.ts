@@ -50,7 +50,11 @@ export function auditHash(prevHash: string, entry: Omit<AuditEntry, 'hash' | 'pr
 }
 
 export type AuditVerification =
-  | { ok: true; entries: number }
+  /**
+   * `head` is the last entry's seq and hash. Record it somewhere the database's owners cannot
+   * write: a chain that was cut short still verifies, but no longer reaches a recorded head.
+   */
+  | { ok: true; entries: number; head: { seq: number; hash: string } | null }
   | { ok: false; entries: number; brokenAt: number; problem: string };
 
 /** Walks the chain in seq order; reports the first entry whose link does not hold. */
@@ -85,5 +89,6 @@ export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerificat
     prev = entry.hash;
     expectedSeq += 1;
   }
-  return { ok: true, entries: entries.length };
+  const last = entries.at(-1);
+  return { ok: true, entries: entries.length, head: last ? { seq: last.seq, hash: last.hash } : null };
 }

@@ -146,7 +146,7 @@ describe('approval lifecycle across processes', () => {
       'execution.finished',
     ]);
     expect(entries[1]).toMatchObject({ actor: 'alice' });
-    expect((await runCli(['audit', '--verify', '--json'], env)).json).toEqual({ ok: true, entries: 4 });
+    expect((await runCli(['audit', '--verify', '--json'], env)).json).toMatchObject({ ok: true, entries: 4 });
 
     const db = new DatabaseSync(dbPath(store));
     db.prepare("UPDATE audit SET actor = 'mallory' WHERE seq = 2").run();

@@ -250,7 +250,7 @@ describe('SQLite store', () => {
       [event('request.raised', 's1'), event('request.decided', 's1'), event('execution.started', 's1')],
       at(1),
     );
-    expect(verifyAuditChain(await store.listAudit())).toEqual({ ok: true, entries: 3 });
+    expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: true, entries: 3 });
     raw((db) => db.prepare("UPDATE audit SET actor = 'mallory' WHERE seq = 2").run());
     expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: false, brokenAt: 2 });
   });

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { AUDIT_GENESIS, type AuditEntry, auditHash, verifyAuditChain } from './audit.ts';
+
+function chain(n: number): AuditEntry[] {
+  const entries: AuditEntry[] = [];
+  let prevHash = AUDIT_GENESIS;
+  for (let seq = 1; seq <= n; seq++) {
+    const base = {
+      seq,
+      at: `2026-01-01T00:00:0${seq}Z`,
+      kind: 'request.raised' as const,
+      session: 's',
+      requestId: `r${seq}`,
+      actor: 'a',
+      data: { n: seq },
+    };
+    const hash = auditHash(prevHash, base);
+    entries.push({ ...base, prevHash, hash });
+    prevHash = hash;
+  }
+  return entries;
+}
+
+describe('the audit chain', () => {
+  it('reports its head, so a chain cut short can be caught against a recorded one', () => {
+    const full = chain(4);
+    const verdict = verifyAuditChain(full);
+    expect(verdict).toEqual({ ok: true, entries: 4, head: { seq: 4, hash: full[3]!.hash } });
+    const truncated = verifyAuditChain(full.slice(0, 2));
+    expect(truncated).toMatchObject({ ok: true, head: { seq: 2 } });
+    expect(truncated.ok && truncated.head?.hash).not.toBe(full[3]!.hash);
+    expect(verifyAuditChain([])).toEqual({ ok: true, entries: 0, head: null });
+  });
+
+  it('finds an edited, a deleted and a reordered entry', () => {
+    const edited = chain(3);
+    edited[1] = { ...edited[1]!, actor: 'mallory' };
+    expect(verifyAuditChain(edited)).toMatchObject({ ok: false, brokenAt: 2 });
+    const deleted = chain(3).filter((entry) => entry.seq !== 2);
+    expect(verifyAuditChain(deleted)).toMatchObject({ ok: false, brokenAt: 3 });
+    const swapped = chain(3);
+    [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
+    expect(verifyAuditChain(swapped)).toMatchObject({ ok: false, brokenAt: 2 });
+  });
+});
