@@ -1,5 +1,6 @@
 import type { AppModule } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { EventBus } from '../events/event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
@@ -31,7 +32,9 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     throw new InvalidInputError(`--port must be a port number, not ${input.port}.`);
   const host = input.host ?? '127.0.0.1';
   const config = serverConfigFromEnv(input.env);
+  const events = await sharedEventBus(input.store, input.env);
   const server = createServer({
+    ...(events ? { events } : {}),
     agents: input.app.agents,
     store: input.store,
     model: input.model,
@@ -72,7 +75,22 @@ export async function serveCommand(input: ServeInput): Promise<number> {
   input.print(lines.join('\n'));
   await (input.until ?? untilSignal());
   await running.close();
+  await events?.close();
   return 0;
+}
+
+/**
+ * On PostgreSQL every instance publishes and listens on one NOTIFY channel per schema, so a
+ * browser connected to any instance sees requests and decisions made on any other.
+ */
+async function sharedEventBus(store: Store, env: NodeJS.ProcessEnv): Promise<EventBus | undefined> {
+  const spec = env.COUNTERSIGN_STORE;
+  if (store.kind !== 'postgres' || !spec) return undefined;
+  const { parsePostgresSpec } = await import('../store/postgres/postgres-spec.ts');
+  const { createPostgresEventBus } = await import('../events/postgres/postgres-event-bus.ts');
+  const { connectionString, schema } = parsePostgresSpec(spec, env);
+  // A NOTIFY channel name is at most 63 characters, like the schema name it is made from.
+  return createPostgresEventBus({ connectionString, channel: `countersign_events_${schema}`.slice(0, 63) });
 }
 
 function describeStore(store: Store): string {

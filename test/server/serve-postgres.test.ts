@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { binPath } from '../helpers/cli.ts';
+import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/postgres.ts';
+
+const pg = await postgresForTests();
+
+const tokens = 'svc:service:svc-token-123456,ann:support+manager:ann-token-123456';
+
+async function serve(store: string): Promise<{ base: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [binPath, 'serve', '--port', '0'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      COUNTERSIGN_STORE: store,
+      COUNTERSIGN_TOKENS: tokens,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const match = /Inbox: (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+      if (match && out.includes('Press Ctrl+C')) resolve(match[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+  });
+  return { base, child };
+}
+
+/**
+ * Two server instances on one PostgreSQL schema: what happens on one reaches the browsers of
+ * the other through LISTEN/NOTIFY. `execution.finished` is only ever published by the
+ * process that ran the call, so seeing it on the other instance proves the channel.
+ */
+describe.skipIf(pg === null)('serve: several instances on PostgreSQL share their events', () => {
+  const schema = freshSchema('serve');
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGTERM');
+    await dropSchema(schema);
+  });
+
+  it('a decision on instance A streams to a client of instance B', async () => {
+    const a = await serve(storeUrl(schema));
+    children.push(a.child);
+    const b = await serve(storeUrl(schema));
+    children.push(b.child);
+
+    const stream = await fetch(`${b.base}/v1/events`, {
+      headers: { authorization: 'Bearer ann-token-123456' },
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let seen = '';
+    const sawFinished = (async () => {
+      const decoder = new TextDecoder();
+      while (!seen.includes('event: execution.finished')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += decoder.decode(value);
+      }
+      return seen;
+    })();
+
+    const posted = await fetch(`${a.base}/v1/sessions/pg-serve-1/messages`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer svc-token-123456', 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Please cancel my order 1044.', user: 'c-100' }),
+    });
+    expect(posted.status).toBe(200);
+    const turn = (await posted.json()) as { approvals: Array<{ id: string }> };
+    const decided = await fetch(`${a.base}/v1/approvals/${turn.approvals[0]!.id}/decision`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ann-token-123456', 'content-type': 'application/json' },
+      body: JSON.stringify({ approved: true }),
+    });
+    expect(decided.status).toBe(200);
+
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve(seen), 10_000));
+    const text = await Promise.race([sawFinished, timeout]);
+    await reader.cancel();
+    expect(text).toContain('event: execution.finished');
+    expect(text).toContain(turn.approvals[0]!.id);
+  });
+});
