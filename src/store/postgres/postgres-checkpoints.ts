@@ -1,63 +1,20 @@
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../../core/json.ts';
+import { CHECKPOINT_COLUMNS, toAnswer, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
   RequestAnswer,
-  RunStatus,
-  RunSummary,
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
-import type { Connection, Query, Row } from './connection.ts';
+import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
-import { int, oneOf, payload, text, textOrNull } from './rows.ts';
+import { payload, text } from './rows.ts';
 import { quoteIdentifier } from './schema-name.ts';
 
-const CHECKPOINT_COLUMNS = 'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
 const ANSWER_COLUMNS = 'run, request_id, response, answered_by, answered_at';
-const runStatuses: readonly RunStatus[] = ['running', 'awaiting_input', 'completed', 'failed'];
-
-function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
-  const where = `workflow_checkpoints(id=${String(row.id)})`;
-  return {
-    id: text(row, 'id', where),
-    run: text(row, 'run', where),
-    seq: int(row, 'seq', where),
-    parent: textOrNull(row, 'parent', where),
-    superstep: int(row, 'superstep', where),
-    createdAt: text(row, 'created_at', where),
-    workflow: text(row, 'workflow', where),
-    version: int(row, 'version', where),
-    status: oneOf(row, 'status', where, runStatuses),
-    body: payload(codec, row, 'body', where) as JsonValue,
-  };
-}
-
-function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
-  const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
-  return {
-    run: text(row, 'run', where),
-    requestId: text(row, 'request_id', where),
-    response: payload(codec, row, 'response', where) as JsonValue,
-    by: text(row, 'answered_by', where),
-    at: text(row, 'answered_at', where),
-  };
-}
-
-function toRunSummary(row: Row): RunSummary {
-  const where = `workflow_runs(id=${String(row.id)})`;
-  return {
-    run: text(row, 'id', where),
-    workflow: text(row, 'workflow', where),
-    version: int(row, 'version', where),
-    status: oneOf(row, 'status', where, runStatuses),
-    checkpoint: text(row, 'latest', where),
-    createdAt: text(row, 'created_at', where),
-    updatedAt: text(row, 'updated_at', where),
-  };
-}
 
 export type PostgresCheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' | 'getState' | 'setState'>;
 

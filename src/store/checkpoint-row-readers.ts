@@ -1,0 +1,49 @@
+import type { JsonValue } from '../core/json.ts';
+import type { RequestAnswer, RunStatus, RunSummary, StoredCheckpoint } from './checkpoint-store.ts';
+import type { PayloadCodec } from './codec.ts';
+import { int, oneOf, payload, type Row, text, textOrNull } from './row-readers.ts';
+
+/** The workflow tables' rows, read the same way by both SQL backends. */
+export const CHECKPOINT_COLUMNS =
+  'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
+const runStatuses: readonly RunStatus[] = ['running', 'awaiting_input', 'completed', 'failed'];
+
+export function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
+  const where = `workflow_checkpoints(id=${String(row.id)})`;
+  return {
+    id: text(row, 'id', where),
+    run: text(row, 'run', where),
+    seq: int(row, 'seq', where),
+    parent: textOrNull(row, 'parent', where),
+    superstep: int(row, 'superstep', where),
+    createdAt: text(row, 'created_at', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    body: payload(codec, row, 'body', where) as JsonValue,
+  };
+}
+
+export function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
+  const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+  return {
+    run: text(row, 'run', where),
+    requestId: text(row, 'request_id', where),
+    response: payload(codec, row, 'response', where) as JsonValue,
+    by: text(row, 'answered_by', where),
+    at: text(row, 'answered_at', where),
+  };
+}
+
+export function toRunSummary(row: Row): RunSummary {
+  const where = `workflow_runs(id=${String(row.id)})`;
+  return {
+    run: text(row, 'id', where),
+    workflow: text(row, 'workflow', where),
+    version: int(row, 'version', where),
+    status: oneOf(row, 'status', where, runStatuses),
+    checkpoint: text(row, 'latest', where),
+    createdAt: text(row, 'created_at', where),
+    updatedAt: text(row, 'updated_at', where),
+  };
+}
