@@ -93,9 +93,15 @@ export function decileMs(stamps: number[], which: 'first' | 'last'): number {
   return median(slice);
 }
 
-export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: string): Promise<LoopRow> {
-  const path = join(dir, `loop-${kind}-${steps}.db`);
-  const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
+export interface LoopTiming {
+  steps: number;
+  elapsed: number;
+  stamps: number[];
+  logicalBytes: number;
+}
+
+/** Runs one N-step session on `store`: how long it took, per step, and the bytes it meant to write. */
+export async function timeLoop(store: Store, steps: number): Promise<LoopTiming> {
   const stamps: number[] = [];
   const agent = createAgent({
     name: 'bench',
@@ -110,25 +116,47 @@ export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: str
   const elapsed = performance.now() - started;
   const messages = await store.loadMessages('bench');
   const logicalBytes = messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.message)), 0);
+  return { steps, elapsed, stamps, logicalBytes };
+}
+
+/** One table row from a timed loop and the bytes the store really used (null if unknown). */
+export function loopRow<K extends string, B extends number | null>(
+  store: K,
+  timing: LoopTiming,
+  storedBytes: B,
+): Omit<LoopRow, 'store' | 'storedBytes' | 'storedOverLogical'> & {
+  store: K;
+  storedBytes: B;
+  storedOverLogical: B extends number ? number : number | null;
+} {
+  const first = decileMs(timing.stamps, 'first');
+  const last = decileMs(timing.stamps, 'last');
+  return {
+    store,
+    steps: timing.steps,
+    stepsPerSecond: Math.round(timing.steps / (timing.elapsed / 1000)),
+    firstDecileMsPerStep: round(first),
+    lastDecileMsPerStep: round(last),
+    lastOverFirst: round(last / first),
+    logicalBytes: timing.logicalBytes,
+    storedBytes,
+    storedOverLogical: (storedBytes === null
+      ? null
+      : round(storedBytes / timing.logicalBytes)) as B extends number ? number : number | null,
+  };
+}
+
+export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: string): Promise<LoopRow> {
+  const path = join(dir, `loop-${kind}-${steps}.db`);
+  const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
+  const timing = await timeLoop(store, steps);
   let storedBytes: number | null = null;
   if (kind === 'sqlite') {
     await (store as ReturnType<typeof createSqliteStore>).checkpoint();
     storedBytes = statSync(path).size;
   }
   await store.close();
-  const first = decileMs(stamps, 'first');
-  const last = decileMs(stamps, 'last');
-  return {
-    store: kind,
-    steps,
-    stepsPerSecond: Math.round(steps / (elapsed / 1000)),
-    firstDecileMsPerStep: round(first),
-    lastDecileMsPerStep: round(last),
-    lastOverFirst: round(last / first),
-    logicalBytes,
-    storedBytes,
-    storedOverLogical: storedBytes === null ? null : round(storedBytes / logicalBytes),
-  };
+  return loopRow(kind, timing, storedBytes);
 }
 
 /** The ceiling: one INSERT per transaction on the same kind of file, same pragmas. */

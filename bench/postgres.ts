@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createAgent } from '../src/agent/create-agent.ts';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { decileMs, noteTool, round, scriptedModel } from './agent-loop.ts';
+import { loopRow, timeLoop } from './agent-loop.ts';
 
 /** The server the bench uses: COUNTERSIGN_BENCH_PG, COUNTERSIGN_TEST_PG, or the local one. */
 export const BENCH_PG_URL =
@@ -56,39 +55,14 @@ export async function runPostgresLoop(steps: number): Promise<PostgresLoopRow> {
   const schema = freshSchema(`loop${steps}`);
   const store = await createPostgresStore({ connectionString: BENCH_PG_URL, schema });
   try {
-    const stamps: number[] = [];
-    const agent = createAgent({
-      name: 'bench',
-      instructions: 'Benchmark agent.',
-      tools: [noteTool],
-      model: scriptedModel(steps, stamps),
-      store,
-      maxSteps: steps + 1,
-    });
-    const started = performance.now();
-    await agent.chat('bench', 'go');
-    const elapsed = performance.now() - started;
-    const messages = await store.loadMessages('bench');
-    const logicalBytes = messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.message)), 0);
+    const timing = await timeLoop(store, steps);
     const storedBytes = await admin(async (client) => {
       const { rows } = await client.query<{ bytes: string }>(
         `SELECT pg_total_relation_size('"${schema}".messages') AS bytes`,
       );
       return Number(rows[0]?.bytes ?? 0);
     });
-    const first = decileMs(stamps, 'first');
-    const last = decileMs(stamps, 'last');
-    return {
-      store: 'postgres',
-      steps,
-      stepsPerSecond: Math.round(steps / (elapsed / 1000)),
-      firstDecileMsPerStep: round(first),
-      lastDecileMsPerStep: round(last),
-      lastOverFirst: round(last / first),
-      logicalBytes,
-      storedBytes,
-      storedOverLogical: round(storedBytes / logicalBytes),
-    };
+    return loopRow('postgres', timing, storedBytes);
   } finally {
     await store.close();
     await dropSchema(schema);

@@ -4,6 +4,7 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
+import { approvalValues } from '../row-values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
@@ -38,20 +39,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
       `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS})
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [
-        request.id,
-        request.session,
-        request.agent,
-        request.callId,
-        request.tool,
-        codec.encode(JSON.parse(request.argsJson)),
-        request.argsHash,
-        request.effect,
-        request.createdAt,
-        request.expiresAt,
-        request.status,
-        request.decision === null ? null : codec.encode(request.decision),
-      ],
+      approvalValues(codec, request),
     );
     if (inserted.length === 0) throw approvalExists(request.id);
   }

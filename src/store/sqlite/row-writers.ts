@@ -4,6 +4,7 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
+import { approvalValues } from '../row-values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, ruleExists } from '../store-errors.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from './columns.ts';
@@ -26,21 +27,8 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
       throw approvalExists(request.id);
     }
-    // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
-    // codec the column holds exactly the text that was shown and hashed.
     sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      request.id,
-      request.session,
-      request.agent,
-      request.callId,
-      request.tool,
-      codec.encode(JSON.parse(request.argsJson)),
-      request.argsHash,
-      request.effect,
-      request.createdAt,
-      request.expiresAt,
-      request.status,
-      request.decision === null ? null : codec.encode(request.decision),
+      ...approvalValues(codec, request),
     );
   }
 
