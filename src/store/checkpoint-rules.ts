@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { userIdPattern } from '../core/ids.ts';
-import type { StoredCheckpoint } from './checkpoint-store.ts';
+import type { RunSummary, StoredCheckpoint } from './checkpoint-store.ts';
 
 // Shared by every checkpoint backend so a refusal reads the same whichever store is configured.
 
@@ -44,4 +44,24 @@ export function toCheckpointSummary(checkpoint: StoredCheckpoint) {
     superstep: checkpoint.superstep,
     createdAt: checkpoint.createdAt,
   };
+}
+
+/** A run as listed: created with its first checkpoint, where and how it stands at its latest. */
+export function toRunSummary(run: string, createdAt: string, latest: StoredCheckpoint): RunSummary {
+  return {
+    run,
+    workflow: latest.workflow,
+    version: latest.version,
+    status: latest.status,
+    checkpoint: latest.id,
+    createdAt,
+    updatedAt: latest.createdAt,
+  };
+}
+
+/** Oldest run first, ties by run id: the order every backend lists runs in. */
+export function sortRuns(list: RunSummary[]): RunSummary[] {
+  return list.sort((a, b) =>
+    a.createdAt === b.createdAt ? (a.run < b.run ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+  );
 }

@@ -4,7 +4,13 @@ import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import {
+  assertCheckpointHeader,
+  assertStoreId,
+  sortRuns,
+  toCheckpointSummary,
+  toRunSummary,
+} from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
   RequestAnswer,
@@ -277,19 +283,9 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
         }
         const [first, last] = [await checkpointAt(run, 0), await latest(run)];
         if (first === null || last === null) continue;
-        list.push({
-          run,
-          workflow: last.workflow,
-          version: last.version,
-          status: last.status,
-          checkpoint: last.id,
-          createdAt: first.createdAt,
-          updatedAt: last.createdAt,
-        });
+        list.push(toRunSummary(run, first.createdAt, last));
       }
-      return list.sort((a, b) =>
-        a.createdAt === b.createdAt ? (a.run < b.run ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-      );
+      return sortRuns(list);
     },
 
     async answerRequest(answer) {

@@ -1,6 +1,12 @@
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
+import {
+  assertCheckpointHeader,
+  assertStoreId,
+  sortRuns,
+  toCheckpointSummary,
+  toRunSummary,
+} from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
   RequestAnswer,
@@ -72,19 +78,9 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       for (const [run, entry] of runs) {
         const latest = entry.checkpoints.at(-1);
         if (latest === undefined) continue;
-        list.push({
-          run,
-          workflow: latest.workflow,
-          version: latest.version,
-          status: latest.status,
-          checkpoint: latest.id,
-          createdAt: entry.createdAt,
-          updatedAt: latest.createdAt,
-        });
+        list.push(toRunSummary(run, entry.createdAt, latest));
       }
-      return list.sort((a, b) =>
-        a.createdAt === b.createdAt ? (a.run < b.run ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-      );
+      return sortRuns(list);
     },
 
     async answerRequest(answer) {
