@@ -299,6 +299,11 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
             entries: { type: 'integer' },
             brokenAt: { type: 'integer' },
             problem: { type: 'string' },
+            head: nullable({
+              type: 'object',
+              description: 'The last entry; record it elsewhere so a chain cut short can be noticed',
+              properties: { seq: { type: 'integer' }, hash: { type: 'string' } },
+            }),
           },
         },
         RunSummary: {
