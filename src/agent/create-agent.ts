@@ -156,17 +156,27 @@ export function createAgent(options: AgentOptions): Agent {
     return runtime;
   };
 
-  /** Runs the session under its lease; loads the history once per run. */
-  const runSession = async (sessionId: string, text: string | undefined): Promise<TurnResult> => {
+  /**
+   * Runs the session under its lease; loads the history once per run. `leasedAs` is an owner
+   * that already holds the lease (taken with the decision, in the same transaction).
+   */
+  const runSession = async (
+    sessionId: string,
+    text: string | undefined,
+    leasedAs?: string,
+  ): Promise<TurnResult> => {
     const rt = getRuntime();
-    const owner = newLeaseOwner();
-    await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
+    const owner = leasedAs ?? newLeaseOwner();
+    if (leasedAs === undefined)
+      await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
     const stopRenewing = keepLease(rt.store, sessionId, owner, rt.leaseMs);
+    let run: SessionRun | undefined;
     try {
       const session = await rt.store.getSession(sessionId);
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
-      const result = await new SessionRun(rt, owner, session, messages).run(text);
+      run = new SessionRun(rt, owner, session, messages);
+      const result = await run.run(text);
       emit(rt.events, {
         type: 'turn.finished',
         at: rt.now().toISOString(),
@@ -177,14 +187,19 @@ export function createAgent(options: AgentOptions): Agent {
       return result;
     } finally {
       stopRenewing();
-      await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
+      // The run's last step usually released the lease with its commit.
+      if (!run?.leaseReleased) await rt.store.releaseLease(sessionId, owner).catch(() => undefined);
     }
   };
 
   /** After a committed decision: inline, or handed to a worker when a queue is configured. */
-  const continueSession = async (sessionId: string, reason: string): Promise<TurnResult> => {
+  const continueSession = async (
+    sessionId: string,
+    reason: string,
+    leasedAs?: string,
+  ): Promise<TurnResult> => {
     const queue = options.continuations;
-    if (!queue) return runSession(sessionId, undefined);
+    if (!queue) return runSession(sessionId, undefined, leasedAs);
     await queue.enqueue({ session: sessionId, reason });
     return { session: sessionId, status: 'continuing', reply: null, approvals: [], unknown: [] };
   };
@@ -270,6 +285,11 @@ export function createAgent(options: AgentOptions): Agent {
         kind: 'person',
       };
       const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
+      // Continuing inline: the session's lease is taken in the decision's own transaction.
+      const owner = options.continuations ? undefined : newLeaseOwner();
+      // Leases run on the wall clock, as acquireSessionLease's do.
+      const nowMs = Date.now();
+      const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
       const outcome = await rt.store.decide(
         requestId,
         decision,
@@ -289,7 +309,7 @@ export function createAgent(options: AgentOptions): Agent {
             },
           },
         ],
-        rule ? { rule } : undefined,
+        { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
       );
       if (!outcome.won) {
         const current = outcome.request ?? request;
@@ -315,7 +335,7 @@ export function createAgent(options: AgentOptions): Agent {
         kind: decision.kind,
       });
       faultPoint('after-decision');
-      return continueSession(request.session, 'decided');
+      return continueSession(request.session, 'decided', outcome.leased ? owner : undefined);
     },
 
     approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),

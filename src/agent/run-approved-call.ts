@@ -5,7 +5,7 @@ import type { JsonValue } from '../core/json.ts';
 import type { ToolResult } from '../core/messages.ts';
 import type { BatchCall } from '../core/session.ts';
 import { emit } from '../events/emit.ts';
-import type { Store } from '../store/store.ts';
+import type { ExecutionFinish, Store } from '../store/store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { faultPoint } from './fault-point.ts';
 import type { AgentRuntime } from './runtime.ts';
@@ -17,8 +17,11 @@ export interface ApprovedCallDeps {
   toolContext(callId: string, requestId: string | null): ToolContext;
 }
 
+/** A ledger result left for the caller to write with its next step (see `deferFinish`). */
+export type DeferredFinish = ExecutionFinish & { requestId: string };
+
 export type ApprovedCallOutcome =
-  | { kind: 'result'; result: ToolResult }
+  | { kind: 'result'; result: ToolResult; finish?: DeferredFinish }
   | { kind: 'unknown' }
   | { kind: 'integrity'; result: ToolResult; error: IntegrityViolationError };
 
@@ -30,6 +33,13 @@ export async function runApprovedCall(
   deps: ApprovedCallDeps,
   call: BatchCall,
   request: ApprovalRequest,
+  /**
+   * Return the ledger result instead of writing it, for the caller to commit with the step
+   * that carries the tool result: one write fewer, and the two can no longer disagree. Only
+   * for the last call of a batch that runs anything, so a crash in a later call never leaves
+   * this one looking unknown.
+   */
+  deferFinish = false,
 ): Promise<ApprovedCallOutcome> {
   const { runtime, store, session } = deps;
   const tool = runtime.toolsByName.get(request.tool);
@@ -151,7 +161,8 @@ export async function runApprovedCall(
     output = `The tool failed: ${errorText(error)}`;
   }
   faultPoint('after-tool');
-  await store.finishExecution(request.id, {
+  const finish: DeferredFinish = {
+    requestId: request.id,
     status,
     result: output,
     at: now(),
@@ -164,16 +175,24 @@ export async function runApprovedCall(
         data: { status, resultHash: sha256Hex(canonicalJson(output)) },
       },
     ],
-  });
+  };
+  const result = { ...base, output, isError: status === 'failed' };
+  if (deferFinish) return { kind: 'result', result, finish };
+  await store.finishExecution(request.id, finish);
+  announceFinished(runtime, session, finish);
+  return { kind: 'result', result };
+}
+
+/** Once a ledger result is durable: the crash-test boundary, then the live event. */
+export function announceFinished(runtime: AgentRuntime, session: string, finish: DeferredFinish): void {
   faultPoint('after-result');
   emit(runtime.events, {
     type: 'execution.finished',
-    at: now(),
-    requestId: request.id,
+    at: runtime.now().toISOString(),
+    requestId: finish.requestId,
     session,
-    status,
+    status: finish.status,
   });
-  return { kind: 'result', result: { ...base, output, isError: status === 'failed' } };
 }
 
 function errorText(error: unknown): string {

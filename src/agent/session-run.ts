@@ -17,7 +17,12 @@ import type { StepCommit, Store } from '../store/store.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { validateArgs } from '../tools/validate-args.ts';
 import { faultPoint } from './fault-point.ts';
-import { type ApprovedCallDeps, runApprovedCall } from './run-approved-call.ts';
+import {
+  type ApprovedCallDeps,
+  announceFinished,
+  type DeferredFinish,
+  runApprovedCall,
+} from './run-approved-call.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { type ExecutionView, type TurnResult, toApprovalView, toExecutionView } from './views.ts';
 
@@ -42,6 +47,10 @@ export class SessionRun {
   private pendingAudit: AuditEvent[] = [];
   /** A new message arrived: calls still queued behind a request are answered "moved on". */
   private movedOn = false;
+  /** Ledger results written with the next step's commit (see runApprovedCall's deferFinish). */
+  private pendingFinishes: DeferredFinish[] = [];
+  /** The last step released the lease with its commit; nothing more may be written. */
+  leaseReleased = false;
 
   constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
     this.runtime = runtime;
@@ -96,7 +105,7 @@ export class SessionRun {
         ? { role: 'assistant', text, calls }
         : { role: 'assistant', text };
       if (calls.length === 0) {
-        await this.commit({ append: [assistant] });
+        await this.commit({ append: [assistant], releaseLease: true });
         return;
       }
       const messageSeq = this.session.messageCount;
@@ -110,7 +119,13 @@ export class SessionRun {
       }
       // Requests are stored before anything runs, so a crash can never mint a second request
       // (and a second execution) for a call a rule already approved.
-      await this.commit({ append: [assistant], batch, approvals, audit });
+      await this.commit({
+        append: [assistant],
+        batch,
+        approvals,
+        audit,
+        ...(waiting ? { releaseLease: true } : {}),
+      });
       if (waiting) return;
       const settled = await this.settleBatch(batch);
       if (settled.kind !== 'results') return;
@@ -349,7 +364,8 @@ export class SessionRun {
     const results: ToolResult[] = [];
     let unknown = false;
     let integrity: IntegrityViolationError | null = null;
-    for (const call of batch.calls) {
+    const lastRunning = batch.calls.findLastIndex((call) => runsSomething(call, requests));
+    for (const [index, call] of batch.calls.entries()) {
       const { disposition } = call;
       if (disposition.kind === 'error') {
         results.push({ callId: call.callId, tool: call.tool, output: disposition.output, isError: true });
@@ -371,15 +387,20 @@ export class SessionRun {
           results.push(rejectionResult(call, request.decision));
           continue;
         }
-        const outcome = await runApprovedCall(this.approvedCallDeps(), call, request);
+        const outcome = await runApprovedCall(this.approvedCallDeps(), call, request, index === lastRunning);
         if (outcome.kind === 'unknown') unknown = true;
         else {
           if (outcome.kind === 'integrity') integrity = outcome.error;
+          if (outcome.kind === 'result' && outcome.finish) this.pendingFinishes.push(outcome.finish);
           results.push(outcome.result);
         }
       }
     }
-    if (unknown) return { kind: 'awaiting_reconciliation' };
+    if (unknown) {
+      // No step follows to carry them: the results that are known are written now.
+      await this.writeFinishes();
+      return { kind: 'awaiting_reconciliation' };
+    }
     if (integrity) {
       // Commit what we have so the session moves on, then surface the refusal.
       await this.commit({ append: [{ role: 'tool', results }], batch: null });
@@ -537,17 +558,29 @@ export class SessionRun {
   }
 
   private async commit(
-    step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at'>,
+    step: Omit<StepCommit, 'session' | 'leaseOwner' | 'expectedMessageCount' | 'at' | 'finishes'>,
   ): Promise<void> {
     const audit = [...(step.audit ?? []), ...this.pendingAudit];
-    this.session = await this.store.commitStep({
-      session: this.session.id,
-      leaseOwner: this.owner,
-      expectedMessageCount: this.session.messageCount,
-      at: this.runtime.now().toISOString(),
-      ...step,
-      ...(audit.length > 0 ? { audit } : {}),
-    });
+    const finishes = this.pendingFinishes;
+    try {
+      this.session = await this.store.commitStep({
+        session: this.session.id,
+        leaseOwner: this.owner,
+        expectedMessageCount: this.session.messageCount,
+        at: this.runtime.now().toISOString(),
+        ...step,
+        ...(audit.length > 0 ? { audit } : {}),
+        ...(finishes.length > 0 ? { finishes } : {}),
+      });
+    } catch (error) {
+      // The step is lost (a lease taken over, a store that is down), but a tool that ran must
+      // not be left looking unknown if its result can still be written on its own.
+      await this.writeFinishes().catch(() => undefined);
+      throw error;
+    }
+    this.pendingFinishes = [];
+    if (step.releaseLease) this.leaseReleased = true;
+    for (const finish of finishes) announceFinished(this.runtime, this.session.id, finish);
     this.pendingAudit = [];
     const at = this.runtime.now().toISOString();
     for (const request of step.approvals ?? []) {
@@ -556,6 +589,15 @@ export class SessionRun {
       }
     }
     for (const message of step.append) this.prompt.push(toModelMessage(message));
+  }
+
+  private async writeFinishes(): Promise<void> {
+    const finishes = this.pendingFinishes;
+    this.pendingFinishes = [];
+    for (const finish of finishes) {
+      await this.store.finishExecution(finish.requestId, finish);
+      announceFinished(this.runtime, this.session.id, finish);
+    }
   }
 
   private approvedCallDeps(): ApprovedCallDeps {
@@ -618,6 +660,13 @@ export async function expireRequest(store: Store, request: ApprovalRequest, at: 
     },
   ]);
   return outcome.won;
+}
+
+/** Whether settling this call runs a tool (a direct call, or an approved one). */
+function runsSomething(call: BatchCall, requests: Map<string, ApprovalRequest>): boolean {
+  const { disposition } = call;
+  if (disposition.kind === 'run') return true;
+  return disposition.kind === 'approval' && requests.get(disposition.approvalId)?.status === 'approved';
 }
 
 function rejectionResult(call: BatchCall, decision: Decision | null): ToolResult {

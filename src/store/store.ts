@@ -20,6 +20,15 @@ export interface StepCommit {
   batch?: OpenBatch | null;
   approvals?: ApprovalRequest[];
   audit?: AuditEvent[];
+  /**
+   * Ledger results written in the same transaction, before the step: the last approved call
+   * of a batch finishes together with the step that hands its result to the model, so
+   * neither exists without the other. Each must be `started` or `unknown`, as for
+   * `finishExecution`.
+   */
+  finishes?: Array<ExecutionFinish & { requestId: string }>;
+  /** The run ends with this step: the lease is released in the same transaction. */
+  releaseLease?: boolean;
   at: string;
 }
 
@@ -29,14 +38,23 @@ export interface ApprovalFilter {
   tool?: string;
 }
 
-/** Result of the decision compare-and-set: either we won, or here is what is there. */
+/**
+ * Result of the decision compare-and-set: either we won, or here is what is there. `leased`
+ * says whether the session's lease was taken with the decision (see DecideOptions.lease).
+ */
 export type DecideResult =
-  | { won: true; request: ApprovalRequest }
+  | { won: true; request: ApprovalRequest; leased: boolean }
   | { won: false; request: ApprovalRequest | null };
 
 export interface DecideOptions {
   /** Created in the same transaction as the decision, and only if the decision won. */
   rule?: StandingRule;
+  /**
+   * If the decision wins, take the request's session lease in the same transaction when it
+   * is free (as `acquireLease` would), so the run that follows starts without another
+   * write. A busy lease does not stop the decision: `leased` is false and the caller waits.
+   */
+  lease?: Pick<LeaseRequest, 'owner' | 'untilMs' | 'nowMs'>;
 }
 
 export interface ExecutionStart {
@@ -96,6 +114,11 @@ export interface LeaseRequest {
   nowMs: number;
   /** Take the lease over from this owner even if it has not expired (the owner is known dead). */
   takeOverFrom?: string;
+  /**
+   * Only extend a lease this owner still holds; never take a free or expired one. Renewals
+   * use it, so a renewal that lands after the run released the lease cannot take it back.
+   */
+  renew?: boolean;
 }
 
 export interface LeaseInfo {

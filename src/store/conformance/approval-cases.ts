@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../core/approval.ts';
-import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
+import {
+  at,
+  atMs,
+  byPerson,
+  type ConformanceContext,
+  event,
+  leasedSession,
+  raise,
+  request,
+} from './fixtures.ts';
 
 export function approvalCases(ctx: ConformanceContext): void {
   describe('decide', () => {
@@ -16,12 +25,34 @@ export function approvalCases(ctx: ConformanceContext): void {
       const { store, r1 } = await pending();
       const decision = byPerson('approved', 20);
       const result = await store.decide('r1', decision, [event('request.decided', 's1', 'r1')]);
-      expect(result).toEqual({ won: true, request: { ...r1, status: 'approved', decision } });
+      expect(result).toEqual({ won: true, request: { ...r1, status: 'approved', decision }, leased: false });
       expect(await store.getApproval('r1')).toEqual({ ...r1, status: 'approved', decision });
       const audit = await store.listAudit();
       expect(audit.map((entry) => [entry.kind, entry.requestId, entry.at])).toEqual([
         ['request.decided', 'r1', at(20)],
       ]);
+    });
+
+    it('takes the free session lease with a winning decision', async () => {
+      const { store } = await pending();
+      await store.releaseLease('s1', 'run-1');
+      const lease = { owner: 'decider', untilMs: atMs(60), nowMs: atMs(20) };
+      const result = await store.decide('r1', byPerson('approved', 20), [], { lease });
+      expect(result).toMatchObject({ won: true, leased: true });
+      expect(await store.getLease('s1')).toEqual({ owner: 'decider', untilMs: atMs(60) });
+    });
+
+    it('a busy lease does not stop the decision; a lost decision takes no lease', async () => {
+      const { store } = await pending();
+      const lease = { owner: 'decider', untilMs: atMs(60), nowMs: atMs(20) };
+      const busy = await store.decide('r1', byPerson('approved', 20), [], { lease });
+      expect(busy).toMatchObject({ won: true, leased: false });
+      expect((await store.getApproval('r1'))?.status).toBe('approved');
+      expect((await store.getLease('s1'))?.owner).toBe('run-1');
+      await store.releaseLease('s1', 'run-1');
+      const lost = await store.decide('r1', byPerson('rejected', 21), [], { lease });
+      expect(lost.won).toBe(false);
+      expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
     });
 
     it('a second decision loses, changes nothing and sees the first', async () => {

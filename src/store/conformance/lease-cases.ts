@@ -68,6 +68,34 @@ export function leaseCases(ctx: ConformanceContext): void {
       );
     });
 
+    it('a renewal extends only a lease its owner still holds', async () => {
+      const store = await session();
+      const renew = { session: 's1', owner: 'a', untilMs: atMs(60), nowMs: atMs(10), renew: true };
+      expect(await store.acquireLease(renew)).toBe(false);
+      expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      expect(await store.acquireLease(renew)).toBe(true);
+      expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(60) });
+      expect(await store.acquireLease({ ...renew, owner: 'b' })).toBe(false);
+      await store.releaseLease('s1', 'a');
+      // A renewal that lands after the release must not take the lease back.
+      expect(await store.acquireLease(renew)).toBe(false);
+      expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
+    });
+
+    it('a step can release the lease in its own transaction, only for its holder', async () => {
+      const store = await session();
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      const step = { session: 's1', expectedMessageCount: 0, append: [], at: at(5), releaseLease: true };
+      await expect(store.commitStep({ ...step, leaseOwner: 'b' })).rejects.toMatchObject({
+        code: 'SESSION_BUSY',
+      });
+      expect((await store.getLease('s1'))?.owner).toBe('a');
+      const record = await store.commitStep({ ...step, leaseOwner: 'a' });
+      expect(record.updatedAt).toBe(at(5));
+      expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
+    });
+
     it('cannot lease a session that does not exist', async () => {
       const store = ctx.store();
       expect(

@@ -67,6 +67,40 @@ export function ledgerCases(ctx: ConformanceContext): void {
       ]);
     });
 
+    it('a step can carry the ledger result, which commits with it or not at all', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r1'));
+      const finish = {
+        requestId: 'r1',
+        status: 'succeeded' as const,
+        result: 'refunded',
+        at: at(11),
+        audit: [event('execution.finished', 's1', 'r1')],
+      };
+      const step = { session: 's1', leaseOwner: 'run-1', append: [], at: at(12), finishes: [finish] };
+      await expect(store.commitStep({ ...step, expectedMessageCount: 5 })).rejects.toMatchObject({
+        code: 'SESSION_BUSY',
+      });
+      expect((await store.getExecution('r1'))?.status).toBe('started');
+      expect(await store.listAudit()).toEqual([]);
+      await store.commitStep({ ...step, expectedMessageCount: 0, audit: [event('call.logged', 's1')] });
+      expect(await store.getExecution('r1')).toMatchObject({
+        status: 'succeeded',
+        result: 'refunded',
+        finishedAt: at(11),
+      });
+      expect((await store.listAudit()).map((entry) => entry.kind)).toEqual([
+        'execution.finished',
+        'call.logged',
+      ]);
+      // Already finished: the step is refused whole.
+      await expect(store.commitStep({ ...step, expectedMessageCount: 0 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      expect((await store.getSession('s1'))?.updatedAt).toBe(at(12));
+    });
+
     it('an unknown outcome can be settled later, but a finished one is final', async () => {
       const store = ctx.store();
       await leasedSession(store, 's1');

@@ -6,7 +6,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import type { StandingRule, Store } from '../store.ts';
+import type { ExecutionFinish, LeaseRequest, StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -65,6 +65,42 @@ export function createMemoryStore(): Store {
     const entry = sessions.get(id);
     if (entry === undefined) throw sessionNotFound(id);
     return entry;
+  }
+
+  function takeLease(request: LeaseRequest): boolean {
+    const entry = sessions.get(request.session);
+    if (entry === undefined) return false;
+    const free = request.renew
+      ? entry.leaseOwner === request.owner
+      : entry.leaseOwner === null ||
+        entry.leaseUntil < request.nowMs ||
+        entry.leaseOwner === request.owner ||
+        entry.leaseOwner === request.takeOverFrom;
+    if (!free) return false;
+    entry.leaseOwner = request.owner;
+    entry.leaseUntil = request.untilMs;
+    return true;
+  }
+
+  function checkFinishable(requestId: string): void {
+    const existing = executions.get(requestId);
+    if (existing === undefined) throw executionNotFound(requestId);
+    if (existing.status !== 'started' && existing.status !== 'unknown') {
+      throw executionAlreadyFinished(requestId, existing.status);
+    }
+  }
+
+  /** Call after checkFinishable. */
+  function finishRecord(requestId: string, finish: ExecutionFinish): ExecutionRecord {
+    const record: ExecutionRecord = {
+      ...executions.get(requestId)!,
+      status: finish.status,
+      result: copy(finish.result),
+      finishedAt: finish.at,
+    };
+    executions.set(requestId, record);
+    appendAuditEntries(finish.audit, finish.at);
+    return record;
   }
 
   function appendAuditEntries(events: readonly AuditEvent[] | undefined, at: string): void {
@@ -141,12 +177,18 @@ export function createMemoryStore(): Store {
         assertArgsBound(request);
         seen.add(request.id);
       }
+      for (const finish of step.finishes ?? []) checkFinishable(finish.requestId);
       let seq = entry.record.messageCount;
       for (const message of step.append) {
         entry.messages.push({ seq, at: step.at, message: copy(message) });
         seq += 1;
       }
+      for (const finish of step.finishes ?? []) finishRecord(finish.requestId, finish);
       for (const request of newApprovals) approvals.set(request.id, copy(request));
+      if (step.releaseLease) {
+        entry.leaseOwner = null;
+        entry.leaseUntil = 0;
+      }
       entry.record = {
         ...entry.record,
         messageCount: seq,
@@ -158,17 +200,7 @@ export function createMemoryStore(): Store {
     },
 
     async acquireLease(request) {
-      const entry = sessions.get(request.session);
-      if (entry === undefined) return false;
-      const free =
-        entry.leaseOwner === null ||
-        entry.leaseUntil < request.nowMs ||
-        entry.leaseOwner === request.owner ||
-        entry.leaseOwner === request.takeOverFrom;
-      if (!free) return false;
-      entry.leaseOwner = request.owner;
-      entry.leaseUntil = request.untilMs;
-      return true;
+      return takeLease(request);
     },
 
     async releaseLease(session, owner) {
@@ -220,7 +252,8 @@ export function createMemoryStore(): Store {
       approvals.set(id, decided);
       if (rule !== undefined) rules.set(rule.id, copy(rule));
       appendAuditEntries(events, decision.at);
-      return { won: true, request: copy(decided) };
+      const leased = options.lease !== undefined && takeLease({ ...options.lease, session: request.session });
+      return { won: true, request: copy(decided), leased };
     },
 
     async listRules(filter = {}) {
@@ -272,20 +305,8 @@ export function createMemoryStore(): Store {
     },
 
     async finishExecution(requestId, finish) {
-      const existing = executions.get(requestId);
-      if (existing === undefined) throw executionNotFound(requestId);
-      if (existing.status !== 'started' && existing.status !== 'unknown') {
-        throw executionAlreadyFinished(requestId, existing.status);
-      }
-      const record: ExecutionRecord = {
-        ...existing,
-        status: finish.status,
-        result: copy(finish.result),
-        finishedAt: finish.at,
-      };
-      executions.set(requestId, record);
-      appendAuditEntries(finish.audit, finish.at);
-      return copy(record);
+      checkFinishable(requestId);
+      return copy(finishRecord(requestId, finish));
     },
 
     async getExecution(requestId) {

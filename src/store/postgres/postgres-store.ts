@@ -1,6 +1,6 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
-import type { ExecutionStatus } from '../../core/execution.ts';
+import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -106,7 +106,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       UPDATE ${t.sessions}
       SET message_count = $3::integer + cardinality($5::text[]),
           updated_at = $4::text,
-          batch = CASE WHEN $6::boolean THEN $7::text ELSE batch END
+          batch = CASE WHEN $6::boolean THEN $7::text ELSE batch END,
+          lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
+          lease_until = CASE WHEN $8::boolean THEN 0 ELSE lease_until END
       WHERE id = $1::text AND lease_owner = $2::text AND message_count = $3::integer
       RETURNING ${SESSION_COLUMNS}
     ), added AS (
@@ -128,6 +130,40 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return staleStep(step.session, messageCount, step.expectedMessageCount);
     }
     return leaseLost(step.session, owner, step.leaseOwner);
+  }
+
+  async function takeLease(q: Query, request: LeaseRequest): Promise<boolean> {
+    const rows = request.renew
+      ? await q(
+          `UPDATE ${t.sessions} SET lease_until = $1::bigint
+           WHERE id = $2::text AND lease_owner = $3::text RETURNING 1 AS ok`,
+          [request.untilMs, request.session, request.owner],
+        )
+      : await q(
+          `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
+           WHERE id = $3::text
+             AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
+           RETURNING 1 AS ok`,
+          [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
+        );
+    return rows.length > 0;
+  }
+
+  async function finishIn(q: Query, requestId: string, finish: ExecutionFinish): Promise<ExecutionRecord> {
+    const row = first(
+      await q(
+        `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
+         WHERE request_id = $1 AND status IN ('started', 'unknown') RETURNING ${EXECUTION_COLUMNS}`,
+        [requestId, finish.status, finish.result === null ? null : codec.encode(finish.result), finish.at],
+      ),
+    );
+    if (row === undefined) {
+      const existing = await executionById(q, requestId);
+      if (existing === null) throw executionNotFound(requestId);
+      throw executionAlreadyFinished(requestId, existing.status);
+    }
+    await appendAudit(q, finish.audit, finish.at);
+    return toExecution(codec, row);
   }
 
   const store: PostgresStore = {
@@ -163,8 +199,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async commitStep(step: StepCommit) {
       const approvals = step.approvals ?? [];
-      const single = approvals.length === 0 && (step.audit ?? []).length === 0;
+      const finishes = step.finishes ?? [];
+      const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
       return write(single, async (q) => {
+        for (const finish of finishes) await finishIn(q, finish.requestId, finish);
         const row = first(
           await q(commitSql, [
             step.session,
@@ -174,6 +212,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
             step.append.map((message) => codec.encode(message)),
             step.batch !== undefined,
             step.batch === undefined || step.batch === null ? null : codec.encode(step.batch),
+            step.releaseLease === true,
           ]),
         );
         if (row === undefined) throw await refusal(q, step);
@@ -189,14 +228,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async acquireLease(request: LeaseRequest) {
-      const rows = await query(
-        `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
-         WHERE id = $3::text
-           AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
-         RETURNING 1 AS ok`,
-        [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
-      );
-      return rows.length > 0;
+      return takeLease(query, request);
     },
 
     async releaseLease(session, owner) {
@@ -234,7 +266,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         : `UPDATE ${t.approvals} SET status = $2, decision = $3
            WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`;
       if (decisionNeedsUnexpired(decision)) values.push(decision.at);
-      const single = rule === undefined && (audit ?? []).length === 0;
+      const { lease } = options;
+      const single = rule === undefined && (audit ?? []).length === 0 && lease === undefined;
       const won = await write(single, async (q) => {
         const row = first(await q(cas, values));
         if (row === undefined) return null;
@@ -248,12 +281,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           await insertRule(q, rule);
         }
         await appendAudit(q, audit, decision.at);
-        return request;
+        const leased = lease !== undefined && (await takeLease(q, { ...lease, session: request.session }));
+        return { request, leased };
       });
       // A lost compare-and-set reads the row afterwards: a decided request never changes again.
       return won === null
         ? { won: false, request: await approvalById(query, id) }
-        : { won: true, request: won };
+        : { won: true, request: won.request, leased: won.leased };
     },
 
     async listRules(filter: { session?: string; includeRevoked?: boolean } = {}) {
@@ -312,27 +346,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {
-      return write((finish.audit ?? []).length === 0, async (q) => {
-        const row = first(
-          await q(
-            `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
-             WHERE request_id = $1 AND status IN ('started', 'unknown') RETURNING ${EXECUTION_COLUMNS}`,
-            [
-              requestId,
-              finish.status,
-              finish.result === null ? null : codec.encode(finish.result),
-              finish.at,
-            ],
-          ),
-        );
-        if (row === undefined) {
-          const existing = await executionById(q, requestId);
-          if (existing === null) throw executionNotFound(requestId);
-          throw executionAlreadyFinished(requestId, existing.status);
-        }
-        await appendAudit(q, finish.audit, finish.at);
-        return toExecution(codec, row);
-      });
+      return write((finish.audit ?? []).length === 0, (q) => finishIn(q, requestId, finish));
     },
 
     async getExecution(requestId) {

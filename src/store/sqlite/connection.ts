@@ -1,5 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { createGroupCommit } from './group-commit.ts';
 import { translateSqliteError } from './sqlite-errors.ts';
 
 export type Sql = (text: string) => StatementSync;
@@ -9,8 +10,12 @@ export interface Connection {
   sql: Sql;
   /** Runs work on the open connection, turning SQLite failures into typed errors. */
   run<T>(work: () => T): T;
-  /** BEGIN IMMEDIATE: the write lock is taken up front, waiting up to the busy timeout. */
-  write<T>(work: () => T): T;
+  /**
+   * BEGIN IMMEDIATE: the write lock is taken up front, waiting up to the busy timeout.
+   * Writes that overlap in time share one transaction (group commit); each settles once
+   * its transaction is durable.
+   */
+  write<T>(work: () => T): Promise<T>;
   /** A deferred transaction: several reads see one consistent snapshot. */
   snapshotRead<T>(work: () => T): T;
   close(): void;
@@ -46,9 +51,9 @@ export function createConnection(db: DatabaseSync, path: string): Connection {
     }
   }
 
-  function transaction<T>(begin: 'BEGIN IMMEDIATE' | 'BEGIN', work: () => T): T {
+  function snapshotRead<T>(work: () => T): T {
     return run(() => {
-      db.exec(begin);
+      db.exec('BEGIN');
       try {
         const result = work();
         db.exec('COMMIT');
@@ -60,13 +65,19 @@ export function createConnection(db: DatabaseSync, path: string): Connection {
     });
   }
 
+  const group = createGroupCommit(db, {
+    guard: run,
+    translate: (error) => translateSqliteError(error, path),
+  });
+
   return {
     sql,
     run,
-    write: (work) => transaction('BEGIN IMMEDIATE', work),
-    snapshotRead: (work) => transaction('BEGIN', work),
+    write: group.write,
+    snapshotRead,
     close() {
       if (!db.isOpen) return;
+      group.flush();
       statements.clear();
       db.close();
     },

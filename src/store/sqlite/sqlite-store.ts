@@ -84,6 +84,61 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     appendAudit: appendAuditRows,
   } = createRowWriters(sql, codec);
 
+  function takeLease(request: LeaseRequest): boolean {
+    const result = request.renew
+      ? sql('UPDATE sessions SET lease_until = ? WHERE id = ? AND lease_owner = ?').run(
+          request.untilMs,
+          request.session,
+          request.owner,
+        )
+      : sql(
+          `UPDATE sessions SET lease_owner = ?, lease_until = ?
+           WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
+        ).run(
+          request.owner,
+          request.untilMs,
+          request.session,
+          request.nowMs,
+          request.owner,
+          request.takeOverFrom ?? null,
+        );
+    return result.changes > 0;
+  }
+
+  function releaseLeaseRow(session: string, owner: string): void {
+    sql('UPDATE sessions SET lease_owner = NULL, lease_until = 0 WHERE id = ? AND lease_owner = ?').run(
+      session,
+      owner,
+    );
+  }
+
+  /** The ledger result; the record is built from what was read, not read again. */
+  function finishRow(requestId: string, finish: ExecutionFinish): ExecutionRecord {
+    const existing = executionById(requestId);
+    if (existing === null) throw executionNotFound(requestId);
+    if (existing.status !== 'started' && existing.status !== 'unknown') {
+      throw executionAlreadyFinished(requestId, existing.status);
+    }
+    const result = finish.result === null ? null : codec.encode(finish.result);
+    sql('UPDATE executions SET status = ?, result = ?, finished_at = ? WHERE request_id = ?').run(
+      finish.status,
+      result,
+      finish.at,
+      requestId,
+    );
+    appendAuditRows(finish.audit, finish.at);
+    // Decoded from the stored text, so the record is exactly what a later read returns.
+    return {
+      ...existing,
+      status: finish.status,
+      result:
+        result === null
+          ? null
+          : (codec.decode(result, `executions(request_id=${requestId}).result`) as JsonValue),
+      finishedAt: finish.at,
+    };
+  }
+
   const store: SqliteStore = {
     kind: 'sqlite',
     path,
@@ -129,6 +184,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         if (row.message_count !== step.expectedMessageCount) {
           throw staleStep(step.session, Number(row.message_count), step.expectedMessageCount);
         }
+        for (const finish of step.finishes ?? []) finishRow(finish.requestId, finish);
         let seq = step.expectedMessageCount;
         for (const message of step.append) {
           insertMessage(step.session, { seq, at: step.at, message });
@@ -158,35 +214,18 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
             step.session,
           );
         }
+        if (step.releaseLease) releaseLeaseRow(step.session, step.leaseOwner);
         appendAuditRows(step.audit, step.at);
         return toSession(codec, { ...row, message_count: seq, updated_at: step.at, batch });
       });
     },
 
     async acquireLease(request: LeaseRequest) {
-      return write(() => {
-        const result = sql(
-          `UPDATE sessions SET lease_owner = ?, lease_until = ?
-           WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
-        ).run(
-          request.owner,
-          request.untilMs,
-          request.session,
-          request.nowMs,
-          request.owner,
-          request.takeOverFrom ?? null,
-        );
-        return result.changes > 0;
-      });
+      return write(() => takeLease(request));
     },
 
     async releaseLease(session, owner) {
-      write(() => {
-        sql('UPDATE sessions SET lease_owner = NULL, lease_until = 0 WHERE id = ? AND lease_owner = ?').run(
-          session,
-          owner,
-        );
-      });
+      await write(() => releaseLeaseRow(session, owner));
     },
 
     async getLease(session): Promise<LeaseInfo | null> {
@@ -235,6 +274,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         if (result.changes === 0) return { won: false, request: approvalById(id) };
         const request = approvalById(id);
         if (request === null) throw new Error(`approval ${id} vanished inside its own transaction`);
+        const { lease } = options;
         const { rule } = options;
         if (rule !== undefined) {
           // Throwing here rolls the decision back too: a decision must not stand without the
@@ -245,7 +285,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           insertRule(rule);
         }
         appendAuditRows(audit, decision.at);
-        return { won: true, request };
+        const leased = lease !== undefined && takeLease({ ...lease, session: request.session });
+        return { won: true, request, leased };
       });
     },
 
@@ -287,28 +328,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         };
         insertExecution(record);
         appendAuditRows(audit, start.at);
-        return { created: true, record: executionById(start.requestId) ?? record };
+        return { created: true, record };
       });
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {
-      return write(() => {
-        const existing = executionById(requestId);
-        if (existing === null) throw executionNotFound(requestId);
-        if (existing.status !== 'started' && existing.status !== 'unknown') {
-          throw executionAlreadyFinished(requestId, existing.status);
-        }
-        sql('UPDATE executions SET status = ?, result = ?, finished_at = ? WHERE request_id = ?').run(
-          finish.status,
-          finish.result === null ? null : codec.encode(finish.result),
-          finish.at,
-          requestId,
-        );
-        appendAuditRows(finish.audit, finish.at);
-        const record = executionById(requestId);
-        if (record === null) throw executionNotFound(requestId);
-        return record;
-      });
+      return write(() => finishRow(requestId, finish));
     },
 
     async getExecution(requestId) {
@@ -330,7 +355,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async appendAudit(events, at) {
-      write(() => appendAuditRows(events, at));
+      await write(() => appendAuditRows(events, at));
     },
 
     async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
@@ -349,7 +374,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async setState(namespace, key, value: JsonValue) {
-      write(() => {
+      await write(() => {
         sql(
           `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
            ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
@@ -380,7 +405,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async importSession(snapshot: SessionSnapshot, audit) {
       assertSnapshotConsistent(snapshot);
-      write(() => {
+      await write(() => {
         const { session } = snapshot;
         if (sessionById(session.id) !== null) throw sessionExists(session.id);
         sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
