@@ -28,6 +28,8 @@ export interface HttpRow {
   otherErrors: number;
   /** Store writes (each one SQLite transaction) per won decision, counted at the Store port. */
   commitsPerDecision: number;
+  /** CPU time (user + system) of the server's process per won decision: steadier than rates. */
+  serverCpuUsPerDecision: number;
   toolRuns: number;
   doubleExecutions: number;
 }
@@ -137,6 +139,7 @@ export async function decisionsOverHttp(
     else otherErrors += 1;
   };
   const writesBefore = writes();
+  const cpuBefore = process.cpuUsage();
   let elapsedMs = 0;
   if (mode === 'library') {
     const started = performance.now();
@@ -164,6 +167,7 @@ export async function decisionsOverHttp(
       for (let i = 0; i < times; i++) tally(Number(status));
   }
   const elapsed = elapsedMs / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   const commits = writes() - writesBefore;
   await running.close();
   const { runs, doubles } = await countExecutions(raw, ids);
@@ -182,6 +186,7 @@ export async function decisionsOverHttp(
     alreadyDecided,
     otherErrors,
     commitsPerDecision: won ? Math.round((commits / won) * 10) / 10 : 0,
+    serverCpuUsPerDecision: won ? Math.round((cpu.user + cpu.system) / won) : 0,
     toolRuns: runs,
     doubleExecutions: doubles,
   };

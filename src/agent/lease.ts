@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
+import { secureRandomBytes } from '../core/random-bytes.ts';
 import type { Store } from '../store/store.ts';
 
 export interface LeaseOptions {
@@ -11,7 +11,7 @@ export interface LeaseOptions {
 const host = hostname();
 
 export function newLeaseOwner(): string {
-  return `${host}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  return `${host}:${process.pid}:${secureRandomBytes(6).toString('hex')}`;
 }
 
 /** A lease held by a process on this host that no longer exists can be taken over at once. */

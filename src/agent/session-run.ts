@@ -64,12 +64,13 @@ export class SessionRun {
 
   /** Continue the session: settle what waits, add the new message, run the model to a stop. */
   async run(userText: string | undefined): Promise<TurnResult> {
-    await this.expireOverdue();
+    const loaded = await this.expireOverdue();
     if (userText !== undefined && this.session.batch) await this.moveOn();
 
     const append: Message[] = [];
     if (this.session.batch) {
-      const settled = await this.settleBatch(this.session.batch);
+      // Moving on decides them all, so what expireOverdue read is only reused without it.
+      const settled = await this.settleBatch(this.session.batch, userText === undefined ? loaded : undefined);
       if (settled.kind === 'awaiting_reconciliation' && userText !== undefined) {
         throw new OutcomeUnknownError(
           `Session ${this.session.id} cannot take a new message yet: an approved call may or may not have run.`,
@@ -338,6 +339,8 @@ export class SessionRun {
    */
   private async settleBatch(
     initial: OpenBatch,
+    /** Requests of this batch read moments ago in this run, so they are not read twice. */
+    loaded?: Map<string, ApprovalRequest>,
   ): Promise<
     { kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }
   > {
@@ -345,7 +348,9 @@ export class SessionRun {
     const requests = new Map<string, ApprovalRequest>();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
-      const request = await this.store.getApproval(call.disposition.approvalId);
+      const request =
+        loaded?.get(call.disposition.approvalId) ??
+        (await this.store.getApproval(call.disposition.approvalId));
       if (!request)
         throw new IntegrityViolationError(
           `Request ${call.disposition.approvalId} of session ${this.session.id} is missing from the store.`,
@@ -493,14 +498,20 @@ export class SessionRun {
     }
   }
 
-  /** Requests past their expiry are answered as expired before anything else happens. */
-  private async expireOverdue(): Promise<void> {
+  /**
+   * Requests past their expiry are answered as expired before anything else happens.
+   * Returns the batch's requests as read, less any it just expired (those changed).
+   */
+  private async expireOverdue(): Promise<Map<string, ApprovalRequest>> {
+    const loaded = new Map<string, ApprovalRequest>();
     const batch = this.session.batch;
-    if (!batch) return;
+    if (!batch) return loaded;
     const now = this.runtime.now().toISOString();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
       const request = await this.store.getApproval(call.disposition.approvalId);
+      if (request && !(request.status === 'pending' && request.expiresAt <= now))
+        loaded.set(request.id, request);
       if (request?.status === 'pending' && request.expiresAt <= now) {
         if (await expireRequest(this.store, request, now)) {
           this.announceDecision(request.id, {
@@ -513,6 +524,7 @@ export class SessionRun {
         }
       }
     }
+    return loaded;
   }
 
   /** A new message answers every waiting request with "moved on", in the same run. */

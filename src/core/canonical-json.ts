@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { JsonValue } from './json.ts';
 
 /**
@@ -27,7 +27,8 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  // The one-shot form: about twice as fast as createHash for short texts, and it runs per audit entry.
+  return hash('sha256', text, 'hex');
 }
 
 /** The pair stored with every approval request: the exact text shown and its digest. */

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { secureRandomBytes } from './random-bytes.ts';
 
 const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** 160 random bits in base32: unguessable, URL- and shell-safe, fixed length. */
 export function newId(prefix: string): string {
-  const bytes = randomBytes(20);
+  const bytes = secureRandomBytes(20);
   let out = '';
   let bits = 0;
   let acc = 0;

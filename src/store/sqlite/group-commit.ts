@@ -1,4 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 
 interface PendingWrite {
   work: () => unknown;
@@ -35,12 +37,17 @@ const DEFAULT_MAX_BATCH = 256;
  * write that throws is rolled back to its savepoint and rejects alone; the others commit.
  * If the transaction itself fails (BEGIN past the busy timeout, COMMIT on a full disk, or an
  * error after which SQLite has rolled the whole transaction back) every write in it rejects.
+ * One difference to running them one by one: a constraint checked only at COMMIT (a deferred
+ * foreign key; the schema has none) fails the whole batch, not just its own write.
  *
  * A single write pays for `setImmediate` only (a few microseconds), so one caller sees the
  * same latency as before; the batching only happens when callers overlap.
  */
 export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions): GroupCommit {
   const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
+  if (!Number.isInteger(maxBatch) || maxBatch < 1) {
+    throw new InvalidInputError(`maxBatch must be a whole number of at least 1, got ${maxBatch}.`);
+  }
   let queue: PendingWrite[] = [];
   let scheduled = false;
   const statements = new Map<string, StatementSync>();
@@ -78,6 +85,13 @@ export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions)
               }
               outcomes.push({ ok: false, error: options.translate(error) });
             }
+          }
+          if (!db.isTransaction && outcomes.some((outcome) => outcome.ok)) {
+            // The work ended the transaction without throwing (it caught an error after which
+            // SQLite rolled back, or ran ROLLBACK): what it did is gone and must not be acknowledged.
+            throw new StoreUnavailableError('The write transaction was rolled back before it could commit.', {
+              hint: 'Nothing from it was saved; try again.',
+            });
           }
           if (db.isTransaction) db.exec('COMMIT');
         } catch (error) {

@@ -261,19 +261,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       return write(() => {
         const encoded = codec.encode(decision);
-        const result = decisionNeedsUnexpired(decision)
+        // RETURNING: the decided row comes back from the compare-and-set itself.
+        const row = decisionNeedsUnexpired(decision)
           ? sql(
               `UPDATE approvals SET status = ?, decision = ?
-               WHERE id = ? AND status = 'pending' AND expires_at > ?`,
-            ).run(decision.verdict, encoded, id, decision.at)
-          : sql(`UPDATE approvals SET status = ?, decision = ? WHERE id = ? AND status = 'pending'`).run(
-              decision.verdict,
-              encoded,
-              id,
-            );
-        if (result.changes === 0) return { won: false, request: approvalById(id) };
-        const request = approvalById(id);
-        if (request === null) throw new Error(`approval ${id} vanished inside its own transaction`);
+               WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING ${APPROVAL_COLUMNS}`,
+            ).get(decision.verdict, encoded, id, decision.at)
+          : sql(
+              `UPDATE approvals SET status = ?, decision = ? WHERE id = ? AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`,
+            ).get(decision.verdict, encoded, id);
+        if (row === undefined) return { won: false, request: approvalById(id) };
+        const request = toApproval(codec, row);
         const { lease } = options;
         const { rule } = options;
         if (rule !== undefined) {
