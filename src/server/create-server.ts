@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -27,6 +26,7 @@ import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
+import { limitBody } from './http/body-limit.ts';
 import { toErrorReply } from './http/error-status.ts';
 import { ServerError } from './http/server-error.ts';
 import type { ServerContext, ServerEnv } from './server-context.ts';
@@ -148,8 +148,9 @@ export function createServer(options: ServerOptions): CountersignServer {
   const streams: StreamRegistry = new Set();
   const app = new Hono<ServerEnv>();
 
+  // Set before the route runs: every response the route builds through the context starts
+  // with them, and setting headers on a finished response would make Hono copy it whole.
   app.use('*', async (c, next) => {
-    await next();
     c.header('x-content-type-options', 'nosniff');
     // Not no-referrer: with it Chromium sends "Origin: null" on our own form posts.
     c.header('referrer-policy', 'same-origin');
@@ -161,6 +162,7 @@ export function createServer(options: ServerOptions): CountersignServer {
       );
       c.header('x-frame-options', 'DENY');
     }
+    await next();
   });
 
   app.use('*', async (c, next) => {
@@ -181,16 +183,11 @@ export function createServer(options: ServerOptions): CountersignServer {
     await next();
   });
 
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   app.use(
     '*',
-    bodyLimit({
-      maxSize: options.maxBodyBytes ?? 64 * 1024,
-      onError: () => {
-        throw new ServerError(
-          'PAYLOAD_TOO_LARGE',
-          `The request body is larger than ${options.maxBodyBytes ?? 64 * 1024} bytes.`,
-        );
-      },
+    limitBody(maxBodyBytes, () => {
+      throw new ServerError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBodyBytes} bytes.`);
     }),
   );
 

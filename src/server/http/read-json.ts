@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { readBodyText } from './read-body-text.ts';
 
 /**
  * A JSON request body, validated. Only `application/json` is read: a cross-site form cannot
@@ -13,7 +14,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
       hint: 'Send it with Content-Type: application/json.',
     });
   }
-  const text = await c.req.text();
+  const text = await readBodyText(c);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
