@@ -67,17 +67,24 @@ export function decisionAgent(store: Store): Agent {
   return createAgent({ name: 'bench', instructions: '', tools: [refund], model: decisionModel, store });
 }
 
-/** Real runs of the tool and requests that ran more than once, from the tool's own side effects. */
+/** Real runs of the tool for `ids`, and those that ran more than once, from the tool's own side effects. */
 export async function countExecutions(
   store: Store,
   ids: string[],
 ): Promise<{ runs: number; doubles: number }> {
-  const keys = await listKeys(store, 'ran:');
+  const perRequest = new Map<string, number>();
+  for (const key of await listKeys(store, 'ran:')) {
+    const id = key.split(':')[1]!;
+    perRequest.set(id, (perRequest.get(id) ?? 0) + 1);
+  }
+  let runs = 0;
   let doubles = 0;
   for (const id of ids) {
-    if (keys.filter((key) => key.startsWith(`ran:${id}:`)).length > 1) doubles += 1;
+    const times = perRequest.get(id) ?? 0;
+    runs += times;
+    if (times > 1) doubles += 1;
   }
-  return { runs: keys.length, doubles };
+  return { runs, doubles };
 }
 
 async function listKeys(store: Store, prefix: string): Promise<string[]> {

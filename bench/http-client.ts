@@ -2,30 +2,52 @@ import { readFileSync } from 'node:fs';
 
 /**
  * The HTTP bench's clients, in their own process so they do not share the server's event
- * loop: `clients` keep-alive loops take request ids from one queue and approve them.
- * Prints {latencies, statuses} as JSON.
+ * loop: `clients` keep-alive loops take request ids from one queue and approve them. The
+ * first `warmup` ids are decided first and not measured (the connections open and the
+ * server's code is compiled then). Prints {latencies, statuses, elapsedMs} for the rest.
  */
-const [base, token, idsFile, clientsText] = process.argv.slice(2) as [string, string, string, string];
-const queue = JSON.parse(readFileSync(idsFile, 'utf8')) as string[];
-let next = 0;
+const [base, token, idsFile, clientsText, warmupText] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const all = JSON.parse(readFileSync(idsFile, 'utf8')) as string[];
+const warmup = Number(warmupText ?? 0);
+const clients = Number(clientsText);
+
+async function decide(id: string): Promise<number> {
+  const response = await fetch(`${base}/v1/approvals/${id}/decision`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{"approved":true}',
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+async function drive(queue: string[], measure: (status: number, ms: number) => void): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (;;) {
+        const id = queue[next++];
+        if (id === undefined) return;
+        const t0 = performance.now();
+        const status = await decide(id);
+        measure(status, performance.now() - t0);
+      }
+    }),
+  );
+}
+
+await drive(all.slice(0, warmup), () => undefined);
 const latencies: number[] = [];
 const statuses: Record<string, number> = {};
 const started = performance.now();
-await Promise.all(
-  Array.from({ length: Number(clientsText) }, async () => {
-    for (;;) {
-      const id = queue[next++];
-      if (id === undefined) return;
-      const t0 = performance.now();
-      const response = await fetch(`${base}/v1/approvals/${id}/decision`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: '{"approved":true}',
-      });
-      await response.arrayBuffer();
-      latencies.push(performance.now() - t0);
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-    }
-  }),
-);
+await drive(all.slice(warmup), (status, ms) => {
+  latencies.push(ms);
+  statuses[status] = (statuses[status] ?? 0) + 1;
+});
 process.stdout.write(JSON.stringify({ latencies, statuses, elapsedMs: performance.now() - started }));

@@ -17,7 +17,9 @@ export interface HttpRow {
    * the difference to `unique` is what HTTP costs.
    */
   mode: 'unique' | 'contended' | 'library';
+  /** Measured decisions, after `warmup` more that were decided first and not timed. */
   decisions: number;
+  warmup: number;
   attempts: number;
   decisionsPerSecond: number;
   requestsPerSecond: number;
@@ -26,9 +28,11 @@ export interface HttpRow {
   won: number;
   alreadyDecided: number;
   otherErrors: number;
-  /** Store writes (each one SQLite transaction) per won decision, counted at the Store port. */
-  commitsPerDecision: number;
-  /** CPU time (user + system) of the server's process per won decision: steadier than rates. */
+  /** Store writes per decision, counted at the Store port (warm-up included). */
+  writesPerDecision: number;
+  /** Durable SQLite transactions (one fsync each) per decision: writes share them (group commit). */
+  transactionsPerDecision: number;
+  /** CPU time (user + system) of the server's process per decision, warm-up included. */
   serverCpuUsPerDecision: number;
   toolRuns: number;
   doubleExecutions: number;
@@ -65,6 +69,9 @@ function countingStore(store: Store): { store: Store; writes: () => number } {
   });
   return { store: proxy, writes: () => writes };
 }
+
+/** Decided first and not measured: connections open and the server's code gets compiled. */
+export const DEFAULT_WARMUP = 200;
 
 function clientProcess(
   args: string[],
@@ -107,14 +114,22 @@ export async function decisionsOverHttp(
   count: number,
   clients: number,
   mode: 'unique' | 'contended' | 'library',
+  warmup = DEFAULT_WARMUP,
   watchIntervalMs = 2000,
 ): Promise<HttpRow> {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `http-${mode}.db`);
-  const raw = createSqliteStore({ path, busyTimeoutMs: 30_000 });
+  let transactions = 0;
+  const raw = createSqliteStore({
+    path,
+    busyTimeoutMs: 30_000,
+    onCommit: () => {
+      transactions += 1;
+    },
+  });
   const ids: string[] = [];
   const preparer = decisionAgent(raw);
-  for (let i = 0; i < count; i++)
+  for (let i = 0; i < warmup + count; i++)
     ids.push((await preparer.chat(`h-${i}`, 'Refund order 1044, please.')).approvals[0]!.id);
 
   const { store, writes } = countingStore(raw);
@@ -139,9 +154,11 @@ export async function decisionsOverHttp(
     else otherErrors += 1;
   };
   const writesBefore = writes();
+  const transactionsBefore = transactions;
   const cpuBefore = process.cpuUsage();
   let elapsedMs = 0;
   if (mode === 'library') {
+    for (const id of queue.splice(0, warmup)) await approveDirectly(direct, id);
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -159,7 +176,9 @@ export async function decisionsOverHttp(
   } else {
     const file = join(dir, `queue-${mode}.json`);
     writeFileSync(file, JSON.stringify(queue));
-    const out = await clientProcess([running.url, TOKEN, file, String(clients)]);
+    const warmupAttempts = mode === 'contended' ? 2 * warmup : warmup;
+    const out = await clientProcess([running.url, TOKEN, file, String(clients), String(warmupAttempts)]);
+    queue.splice(0, warmupAttempts);
     latencies.push(...out.latencies);
     // Measured by the clients, so their process's start-up is not counted.
     elapsedMs = out.elapsedMs;
@@ -168,15 +187,20 @@ export async function decisionsOverHttp(
   }
   const elapsed = elapsedMs / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const commits = writes() - writesBefore;
+  const written = writes() - writesBefore;
+  const committed = transactions - transactionsBefore;
+  const decided = warmup + count;
   await running.close();
-  const { runs, doubles } = await countExecutions(raw, ids);
+  // Tool runs of the measured requests; double executions over every request, warm-up included.
+  const { runs } = await countExecutions(raw, ids.slice(warmup));
+  const { doubles } = await countExecutions(raw, ids);
   await raw.close();
   latencies.sort((a, b) => a - b);
   return {
     clients,
     mode,
     decisions: count,
+    warmup,
     attempts: queue.length,
     decisionsPerSecond: Math.round(won / elapsed),
     requestsPerSecond: Math.round(queue.length / elapsed),
@@ -185,8 +209,9 @@ export async function decisionsOverHttp(
     won,
     alreadyDecided,
     otherErrors,
-    commitsPerDecision: won ? Math.round((commits / won) * 10) / 10 : 0,
-    serverCpuUsPerDecision: won ? Math.round((cpu.user + cpu.system) / won) : 0,
+    writesPerDecision: Math.round((written / decided) * 10) / 10,
+    transactionsPerDecision: Math.round((committed / decided) * 100) / 100,
+    serverCpuUsPerDecision: Math.round((cpu.user + cpu.system) / decided),
     toolRuns: runs,
     doubleExecutions: doubles,
   };
@@ -227,7 +252,7 @@ export async function benchHttp(
 
 export function printHttpTable(bench: HttpBench, repeats: number): void {
   console.log(
-    `\nDecisions over HTTP on SQLite: approve + execute + continue, zero-latency model, ${bench.rows[0]?.clients ?? 16} concurrent clients on loopback (median of ${repeats} runs)\n`,
+    `\nDecisions over HTTP on SQLite: approve + execute + continue, zero-latency model, ${bench.rows[0]?.clients ?? 16} concurrent clients on loopback, after ${bench.rows[0]?.warmup ?? DEFAULT_WARMUP} unmeasured warm-up decisions (median of ${repeats} runs)\n`,
   );
   console.table(
     bench.rows.map((row) => ({
@@ -239,7 +264,9 @@ export function printHttpTable(bench: HttpBench, repeats: number): void {
       'p99 ms': row.p99Ms,
       '409s': row.alreadyDecided,
       errors: row.otherErrors,
-      'commits/decision': row.commitsPerDecision,
+      'writes/decision': row.writesPerDecision,
+      'fsyncs/decision': row.transactionsPerDecision,
+      'server CPU µs/decision': row.serverCpuUsPerDecision,
       'tool runs': row.toolRuns,
       'double executions': row.doubleExecutions,
     })),
@@ -252,7 +279,7 @@ if (import.meta.main) {
   const { dir, cleanup } = benchDir();
   try {
     const repeats = Number(process.env.BENCH_REPEATS ?? 3);
-    const count = Number(process.argv[2] ?? process.env.BENCH_DECISIONS ?? 500);
+    const count = Number(process.argv[2] ?? process.env.BENCH_HTTP_DECISIONS ?? 2000);
     const bench = await benchHttp(dir, repeats, count);
     printHttpTable(bench, repeats);
     const outDir = join(import.meta.dirname, 'results');

@@ -97,7 +97,11 @@ async function main(): Promise<void> {
     const workflow = await benchWorkflows(join(dir, 'workflow'), repeats, sizes);
     printWorkflowTable(workflow, repeats);
 
-    const http = await benchHttp(join(dir, 'http'), repeats, decisionCount);
+    const http = await benchHttp(
+      join(dir, 'http'),
+      repeats,
+      Number(process.env.BENCH_HTTP_DECISIONS ?? 2000),
+    );
     printHttpTable(http, repeats);
 
     const results = {

@@ -26,7 +26,11 @@ export interface Connection {
  * writes can fail with SQLITE_BUSY half-way, without waiting, once another process has
  * committed in between — which with several processes on one file is routine.
  */
-export function createConnection(db: DatabaseSync, path: string): Connection {
+export function createConnection(
+  db: DatabaseSync,
+  path: string,
+  onCommit?: (writes: number) => void,
+): Connection {
   const statements = new Map<string, StatementSync>();
 
   function sql(text: string): StatementSync {
@@ -68,6 +72,7 @@ export function createConnection(db: DatabaseSync, path: string): Connection {
   const group = createGroupCommit(db, {
     guard: run,
     translate: (error) => translateSqliteError(error, path),
+    ...(onCommit ? { onCommit } : {}),
   });
 
   return {

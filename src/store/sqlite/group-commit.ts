@@ -15,6 +15,8 @@ export interface GroupCommitOptions {
   translate(error: unknown): unknown;
   /** At most this many writes share one transaction, so one batch cannot hold the lock for long. */
   maxBatch?: number;
+  /** Called after each durable COMMIT with the number of writes it carried (for metrics). */
+  onCommit?: (writes: number) => void;
 }
 
 export interface GroupCommit {
@@ -93,7 +95,10 @@ export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions)
               hint: 'Nothing from it was saved; try again.',
             });
           }
-          if (db.isTransaction) db.exec('COMMIT');
+          if (db.isTransaction) {
+            db.exec('COMMIT');
+            options.onCommit?.(batch.length);
+          }
         } catch (error) {
           if (db.isTransaction) db.exec('ROLLBACK');
           throw error;

@@ -29,7 +29,9 @@ describe('SQLite store', () => {
   let path: string;
   const opened: SqliteStore[] = [];
 
-  function open(options: { codec?: PayloadCodec; busyTimeoutMs?: number } = {}): SqliteStore {
+  function open(
+    options: { codec?: PayloadCodec; busyTimeoutMs?: number; onCommit?: (writes: number) => void } = {},
+  ): SqliteStore {
     const store = createSqliteStore({ path, ...options });
     opened.push(store);
     return store;
@@ -117,6 +119,46 @@ describe('SQLite store', () => {
     };
     expect((await store.decide('r1', byPerson('approved', 20), [], { rule: granted })).won).toBe(true);
     expect(await store.listRules({ session: 's1' })).toEqual([granted]);
+  });
+
+  it('concurrent writes from different sessions share one durable transaction', async () => {
+    const commits: number[] = [];
+    const store = open({ onCommit: (writes) => commits.push(writes) });
+    await Promise.all([leasedSession(store, 's1'), leasedSession(store, 's2'), leasedSession(store, 's3')]);
+    commits.length = 0;
+    const [one, two, refused] = await Promise.all([
+      store.commitStep({
+        session: 's1',
+        leaseOwner: 'run-1',
+        expectedMessageCount: 0,
+        append: [user('a')],
+        at: at(1),
+      }),
+      store.commitStep({
+        session: 's2',
+        leaseOwner: 'run-1',
+        expectedMessageCount: 0,
+        append: [user('b')],
+        at: at(1),
+      }),
+      // A step that is refused fails alone; the other two still commit.
+      store
+        .commitStep({
+          session: 's3',
+          leaseOwner: 'intruder',
+          expectedMessageCount: 0,
+          append: [user('c')],
+          at: at(1),
+        })
+        .catch((error: { code: string }) => error.code),
+    ]);
+    expect(commits).toEqual([3]);
+    expect(refused).toBe('SESSION_BUSY');
+    expect([one.messageCount, two.messageCount]).toEqual([1, 1]);
+    expect(raw((db) => db.prepare('SELECT session FROM messages ORDER BY session').all())).toEqual([
+      { session: 's1' },
+      { session: 's2' },
+    ]);
   });
 
   it('keeps everything across close and reopen', async () => {

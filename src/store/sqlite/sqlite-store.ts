@@ -43,6 +43,11 @@ export interface SqliteStoreOptions {
   path: string;
   codec?: PayloadCodec;
   busyTimeoutMs?: number;
+  /**
+   * Called after each durable transaction with the number of writes it carried: concurrent
+   * writes share one (group commit), so this is how to see the batching at work.
+   */
+  onCommit?: (writes: number) => void;
 }
 
 export interface SqliteStore extends Store, CheckpointStore {
@@ -65,6 +70,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const { sql, run, write, snapshotRead, close } = createConnection(
     openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS),
     path,
+    options.onCommit,
   );
   const {
     sessionById,
