@@ -16,7 +16,11 @@ export interface HttpRow {
    * 409); library: the same decisions through `agent.approve` in this process, no HTTP —
    * the difference to `unique` is what HTTP costs.
    */
-  mode: 'unique' | 'contended' | 'library';
+  mode: 'unique' | 'contended' | 'library' | 'watched';
+  /** Live event streams (inboxes left open) connected during the run; `watched` mode only. */
+  watchers: number;
+  /** The fewest `approval.decided` events one stream saw, of `decisions + warmup` sent. */
+  fewestEventsSeen: number | null;
   /** Measured decisions, after `warmup` more that were decided first and not timed. */
   decisions: number;
   warmup: number;
@@ -73,9 +77,14 @@ function countingStore(store: Store): { store: Store; writes: () => number } {
 /** Decided first and not measured: connections open and the server's code gets compiled. */
 export const DEFAULT_WARMUP = 200;
 
-function clientProcess(
-  args: string[],
-): Promise<{ latencies: number[]; statuses: Record<string, number>; elapsedMs: number }> {
+/** Inboxes left open during the `watched` runs. */
+export const WATCHERS = 20;
+
+function clientProcess(args: string[]): Promise<{
+  latencies: number[];
+  statuses: Record<string, number>;
+  elapsedMs: number;
+}> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(import.meta.dirname, 'http-client.ts'), ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -87,6 +96,32 @@ function clientProcess(
     child.on('close', (code) =>
       code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`http client exited ${code}`)),
     );
+  });
+}
+
+/** Starts the watcher process and waits until all its streams are open. */
+function openWatchers(url: string, count: number): Promise<{ close(): Promise<number[]> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [join(import.meta.dirname, 'http-watchers.ts'), url, TOKEN, String(count)],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    child.on('error', reject);
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out === 'ready\n')
+        resolve({
+          close: () =>
+            new Promise((done) => {
+              child.on('close', () => done(JSON.parse(out.slice('ready\n'.length)) as number[]));
+              child.stdin.write('stop\n');
+            }),
+        });
+    });
   });
 }
 
@@ -113,7 +148,7 @@ export async function decisionsOverHttp(
   dir: string,
   count: number,
   clients: number,
-  mode: 'unique' | 'contended' | 'library',
+  mode: HttpRow['mode'],
   warmup = DEFAULT_WARMUP,
   watchIntervalMs = 2000,
 ): Promise<HttpRow> {
@@ -153,6 +188,7 @@ export async function decisionsOverHttp(
     else if (status === 409) alreadyDecided += 1;
     else otherErrors += 1;
   };
+  let watcherEvents: number[] = [];
   const writesBefore = writes();
   const transactionsBefore = transactions;
   const cpuBefore = process.cpuUsage();
@@ -177,7 +213,11 @@ export async function decisionsOverHttp(
     const file = join(dir, `queue-${mode}.json`);
     writeFileSync(file, JSON.stringify(queue));
     const warmupAttempts = mode === 'contended' ? 2 * warmup : warmup;
+    const watchers = mode === 'watched' ? await openWatchers(running.url, WATCHERS) : null;
     const out = await clientProcess([running.url, TOKEN, file, String(clients), String(warmupAttempts)]);
+    // Let the last events reach the streams before they are closed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    watcherEvents = watchers ? await watchers.close() : [];
     queue.splice(0, warmupAttempts);
     latencies.push(...out.latencies);
     // Measured by the clients, so their process's start-up is not counted.
@@ -199,6 +239,8 @@ export async function decisionsOverHttp(
   return {
     clients,
     mode,
+    watchers: watcherEvents.length,
+    fewestEventsSeen: watcherEvents.length ? Math.min(...watcherEvents) : null,
     decisions: count,
     warmup,
     attempts: queue.length,
@@ -233,7 +275,7 @@ export async function benchHttp(
   count: number,
   clients = 16,
 ): Promise<HttpBench> {
-  const modes = ['unique', 'contended', 'library'] as const;
+  const modes = ['unique', 'contended', 'watched', 'library'] as const;
   const runs = new Map<string, HttpRow[]>(modes.map((mode) => [mode, []]));
   const rawCommitsPerSecond: number[] = [];
   for (let i = 0; i < repeats; i++) {
@@ -256,7 +298,7 @@ export function printHttpTable(bench: HttpBench, repeats: number): void {
   );
   console.table(
     bench.rows.map((row) => ({
-      mode: row.mode,
+      mode: row.mode === 'watched' ? `unique, ${row.watchers} inboxes open` : row.mode,
       decisions: row.decisions,
       'decisions/s': row.decisionsPerSecond,
       'requests/s': row.requestsPerSecond,
@@ -269,6 +311,8 @@ export function printHttpTable(bench: HttpBench, repeats: number): void {
       'server CPU µs/decision': row.serverCpuUsPerDecision,
       'tool runs': row.toolRuns,
       'double executions': row.doubleExecutions,
+      'events per inbox':
+        row.fewestEventsSeen === null ? '-' : `${row.fewestEventsSeen}/${row.decisions + row.warmup}`,
     })),
   );
   console.log(`Raw SQLite commits/s measured between runs: ${bench.rawCommitsPerSecond.join(', ')}`);

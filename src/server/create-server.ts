@@ -28,6 +28,7 @@ import type { StreamRegistry } from './events/event-stream.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
 import { limitBody } from './http/body-limit.ts';
 import { toErrorReply } from './http/error-status.ts';
+import { isApiPath, securityHeaders } from './http/security-headers.ts';
 import { ServerError } from './http/server-error.ts';
 import type { ServerContext, ServerEnv } from './server-context.ts';
 import { assetRoutes } from './web/assets.ts';
@@ -104,7 +105,7 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
   return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {} });
 }
 
-const isApi = (path: string) => path === '/v1' || path.startsWith('/v1/');
+const isApi = isApiPath;
 
 /**
  * The HTTP API (/v1), the approval inbox (/) and, when enabled, the customer chat (/chat),
@@ -151,17 +152,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   // Set before the route runs: every response the route builds through the context starts
   // with them, and setting headers on a finished response would make Hono copy it whole.
   app.use('*', async (c, next) => {
-    c.header('x-content-type-options', 'nosniff');
-    // Not no-referrer: with it Chromium sends "Origin: null" on our own form posts.
-    c.header('referrer-policy', 'same-origin');
-    if (!isApi(c.req.path)) {
-      c.header(
-        'content-security-policy',
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      );
-      c.header('x-frame-options', 'DENY');
-    }
+    for (const [name, value] of Object.entries(securityHeaders(c.req.path))) c.header(name, value);
     await next();
   });
 

@@ -5,9 +5,13 @@ export function createMemoryEventBus(): EventBus {
   const listeners = new Set<EventListener>();
   return {
     async publish(event: CountersignEvent) {
+      // One copy for all listeners, detached from the publisher's object: with many live
+      // streams open, a copy per listener was a measurable share of a decision's cost.
+      // Listeners only read events.
+      const copy = structuredClone(event);
       for (const listener of [...listeners]) {
         try {
-          listener(structuredClone(event));
+          listener(copy);
         } catch {
           // A broken listener must not stop the others, nor the run that published.
         }
