@@ -15,7 +15,7 @@ export function newLeaseOwner(): string {
 }
 
 /** A lease held by a process on this host that no longer exists can be taken over at once. */
-function ownerIsDeadHere(owner: string): boolean {
+export function ownerIsDeadHere(owner: string): boolean {
   const [ownerHost, pidText] = owner.split(':');
   if (ownerHost !== host) return false;
   const pid = Number(pidText);

@@ -3,6 +3,7 @@ import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { CommandInput } from './commands.ts';
+import { startWorkerSweep } from './worker-stalled-sweep.ts';
 
 const postgresUrl = /^postgres(?:ql)?:\/\//i;
 
@@ -75,7 +76,10 @@ export function continuationHandler(
   };
 }
 
-/** `countersign worker`: runs continuations for every agent of the app until SIGINT/SIGTERM. */
+/**
+ * `countersign worker`: runs continuations for every agent of the app until SIGINT/SIGTERM,
+ * and enqueues one for each stalled session at start and every 30 s after.
+ */
 export async function workerCommand({ values, context, out }: CommandInput): Promise<number> {
   const concurrency = Number(values.concurrency ?? 1);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -100,10 +104,33 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
       { concurrency },
     );
     log({ event: 'ready', pid: process.pid, agents: [...agents.keys()], concurrency });
+    // Decisions whose continuation was never enqueued (the decider died in between) would
+    // otherwise wait for someone to run `resume`.
+    const sweepMs = sweepInterval(process.env.COUNTERSIGN_WORKER_SWEEP_MS);
+    const sweep =
+      sweepMs === 0
+        ? null
+        : startWorkerSweep({ store, queue, agents: [...agents.keys()], log, intervalMs: sweepMs });
     const signal = await stop;
     log({ event: 'stopping', signal });
+    await sweep?.stop();
   } finally {
     await queue.close();
   }
   return 0;
+}
+
+/** COUNTERSIGN_WORKER_SWEEP_MS: between sweeps for stalled sessions; 0 turns them off. */
+function sweepInterval(text: string | undefined): number {
+  if (text === undefined || text === '') return 30_000;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new InvalidInputError(
+      `COUNTERSIGN_WORKER_SWEEP_MS must be a whole number of milliseconds, got "${text}".`,
+      {
+        hint: 'Use 0 to turn the sweep off, or e.g. 30000.',
+      },
+    );
+  }
+  return ms;
 }

@@ -127,6 +127,37 @@ export interface LeaseInfo {
 }
 
 /**
+ * A session whose open batch is fully decided while no run continues it: what a process
+ * leaves behind when it dies between committing a decision and continuing the session
+ * (inline), or between the decision and enqueueing its continuation (queue mode).
+ */
+export interface StalledSession {
+  id: string;
+  agent: string;
+  updatedAt: string;
+  /** The lease as stored; with `includeHeld` the caller decides whether its holder is gone. */
+  lease: LeaseInfo;
+}
+
+export interface StalledSessionQuery {
+  /** A lease whose term ended before this instant counts as free (as in `acquireLease`). */
+  nowMs: number;
+  /** At most this many (default 100). */
+  limit?: number;
+  /**
+   * Only sessions of these agents. A process continues only sessions its app has agents
+   * for; without this, another app's stalled sessions sharing the store would fill its limit.
+   */
+  agents?: readonly string[];
+  /**
+   * Also list sessions whose lease is still within its term. The store cannot tell a live
+   * holder from a dead one; a caller that can (a holder on this host whose process is gone)
+   * asks for these and filters them itself.
+   */
+  includeHeld?: boolean;
+}
+
+/**
  * The one persistence port. Every backend (memory, SQLite, later Postgres) implements it
  * and passes the shared conformance suite in `conformance/`.
  */
@@ -145,6 +176,14 @@ export interface Store {
   listSessions(): Promise<SessionRecord[]>;
   loadMessages(session: string): Promise<StoredMessage[]>;
   commitStep(step: StepCommit): Promise<SessionRecord>;
+  /**
+   * Sessions stalled after a decision, oldest `updatedAt` first (then by id): the session has
+   * an open batch, none of its requests is `pending`, its lease is free or lapsed (unless
+   * `includeHeld`), and no ledger row of it is `unknown` (that waits for a person's
+   * reconcile, not for a sweep). Continuing one is an ordinary `resume`. Cheap enough to
+   * poll: SQL backends walk a partial index of sessions with an open batch.
+   */
+  listStalledSessions(query: StalledSessionQuery): Promise<StalledSession[]>;
 
   // one run per session at a time
   acquireLease(request: LeaseRequest): Promise<boolean>;

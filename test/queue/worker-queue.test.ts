@@ -85,6 +85,34 @@ describe.skipIf(pg === null)('continuations on pg-boss (separate worker processe
     expect((await b.exited).code).toBe(0);
   }, 60_000);
 
+  it('a decision whose continuation was never enqueued (SIGKILL in between) is found and continued by a worker at start', async () => {
+    const base = env('bookstore');
+    const id = await propose(base, 'q-3', 'Please cancel my order 1044.');
+    const approve = await runCli(['approve', id, '--queue', '--json'], {
+      ...base,
+      COUNTERSIGN_TEST_FAULT: 'after-decision',
+    });
+    expect(approve.signal).toBe('SIGKILL');
+    // Decided, and nothing will ever pick it up: no job, no run.
+    const shown = await runCli(['show', id, '--json'], base);
+    expect(shown.json).toMatchObject({ status: 'approved' });
+    expect(await executions(base, 'q-3')).toEqual([]);
+
+    const rescuer = worker(base);
+    expect(await rescuer.waitFor((l) => l.event === 'stalled')).toMatchObject({ sessions: ['q-3'] });
+    const done = await rescuer.waitFor((l) => l.event === 'continued' && l.session === 'q-3');
+    expect(done.status).toBe('completed');
+    expect(await executions(base, 'q-3')).toEqual([
+      expect.objectContaining({ requestId: id, status: 'succeeded' }),
+    ]);
+    const resumed = await runCli(['resume', 'q-3', '--json'], base);
+    expect((resumed.json as Turn).reply).toContain('1044');
+    await rescuer.stop();
+    expect((await rescuer.exited).code).toBe(0);
+    // One continuation: the sweep's. Nothing else was queued, and nothing ran twice.
+    expect(rescuer.lines.filter((l) => l.event === 'continued')).toHaveLength(1);
+  }, 60_000);
+
   async function killedMidRun(
     base: Record<string, string>,
     session: string,
@@ -102,7 +130,8 @@ describe.skipIf(pg === null)('continuations on pg-boss (separate worker processe
       expect.objectContaining({ requestId: id, status: 'started' }),
     ]);
 
-    const rescuer = worker(base);
+    // The sweep is off here: this is pg-boss giving the dead worker's job to another.
+    const rescuer = worker(base, { COUNTERSIGN_WORKER_SWEEP_MS: '0' });
     const took = await rescuer.waitFor((l) => l.event === 'continued' && l.session === session, 30_000);
     const takeoverMs = Date.now() - death.at;
     console.info(`${session}: taken over ${takeoverMs} ms after the SIGKILL`);

@@ -1,7 +1,14 @@
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent } from '../../src/agent/create-agent.ts';
 import type { CountersignEvent } from '../../src/events/event-bus.ts';
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
+import type { Store } from '../../src/store/store.ts';
+import { defineTool } from '../../src/tools/define-tool.ts';
 import { bookstore, orderStatus } from '../helpers/bookstore-agent.ts';
+import { scriptModel } from '../helpers/script-model.ts';
 import { testServer } from './helpers.ts';
 
 describe('the store watcher', () => {
@@ -51,5 +58,156 @@ describe('the store watcher', () => {
     expect(finished).toMatchObject({ session: 's1', status: 'completed' });
     const audit = (await server.call('GET', '/v1/audit', { as: 'alice' })).json as Array<{ kind: string }>;
     expect(audit.map((entry) => entry.kind)).toContain('request.expired');
+  });
+});
+
+/**
+ * A refund desk whose tool counts its real runs, on a store shared with "another process":
+ * the customer's chat raises the request there, and the decision is committed straight
+ * through the store, exactly what a decider killed right after its decision leaves behind.
+ */
+function stalledRefund() {
+  const store = createMemoryStore();
+  const refunds: number[] = [];
+  const agent = createAgent({
+    name: 'refunds',
+    instructions: 'Refunds.',
+    tools: [
+      defineTool({
+        name: 'send_refund',
+        description: 'Send a refund.',
+        input: z.object({ orderId: z.number().int() }),
+        execute: ({ orderId }) => {
+          refunds.push(orderId);
+          return { ok: true };
+        },
+      }),
+    ],
+    // What the server's runs hear back after the refund; each chat below proposes it afresh.
+    model: scriptModel([['Refund sent for order 7.']]),
+  });
+  let now = new Date();
+  const logs: string[] = [];
+  const server = testServer({ store, agents: [agent], now: () => now, log: (line) => logs.push(line) });
+  const seen: CountersignEvent[] = [];
+  server.events.subscribe((event) => seen.push(event));
+  return {
+    store,
+    refunds,
+    logs,
+    seen,
+    server,
+    /** Moves the watcher's clock past the stalled-session grace. */
+    later(ms = 10_000) {
+      now = new Date(now.getTime() + ms);
+    },
+    /** Chat in another process, then a decision that is committed and never continued. */
+    async decidedAndAbandoned(session: string, lease?: { owner: string; untilMs: number }) {
+      const proposing = scriptModel([[{ tool: 'send_refund', args: { orderId: 7 } }]]);
+      const turn = await agent.with({ store, model: proposing }).chat(session, 'Refund order 7, please.');
+      const id = turn.approvals[0]!.id;
+      const at = new Date().toISOString();
+      const outcome = await store.decide(
+        id,
+        { verdict: 'approved', by: 'alice', reason: null, at, kind: 'person' },
+        [],
+        lease ? { lease: { ...lease, nowMs: Date.now() } } : {},
+      );
+      expect(outcome).toMatchObject({ won: true, leased: lease !== undefined });
+      return id;
+    },
+  };
+}
+
+async function lastMessage(store: Store, session: string) {
+  return (await store.loadMessages(session)).at(-1)?.message;
+}
+
+/** A lease owner naming a process of this host that has exited. */
+function deadOwnerHere(): string {
+  const { pid } = spawnSync(process.execPath, ['-e', '']);
+  return `${hostname()}:${pid}:0badc0ffee00`;
+}
+
+describe('the store watcher continues stalled sessions', () => {
+  it('continues a decided session nobody continued, once its grace is over: one run of the tool, and the customer hears back', async () => {
+    const desk = stalledRefund();
+    const id = await desk.decidedAndAbandoned('s1');
+    await desk.server.watch();
+    // Within the grace: a queue worker or the decider itself may still be on its way.
+    expect(desk.refunds).toEqual([]);
+    desk.later();
+    await desk.server.watch();
+    expect(desk.refunds).toEqual([7]);
+    expect((await desk.store.getExecution(id))?.status).toBe('succeeded');
+    expect(await desk.store.getSession('s1')).toMatchObject({ batch: null });
+    expect(await lastMessage(desk.store, 's1')).toEqual({
+      role: 'assistant',
+      text: 'Refund sent for order 7.',
+    });
+    expect(desk.seen.filter((event) => event.type === 'turn.finished')).toMatchObject([
+      { session: 's1', status: 'completed', reply: 'Refund sent for order 7.' },
+    ]);
+    expect(desk.logs).toEqual(['countersign: continued stalled session s1: completed']);
+
+    const messages = (await desk.store.loadMessages('s1')).length;
+    desk.later();
+    await desk.server.watch();
+    desk.later();
+    await desk.server.watch();
+    expect(desk.refunds).toEqual([7]);
+    expect(await desk.store.loadMessages('s1')).toHaveLength(messages);
+    expect(desk.logs).toHaveLength(1);
+  });
+
+  it('takes over the lease a dead decider on this host took with its decision, without waiting out the term', async () => {
+    const desk = stalledRefund();
+    await desk.decidedAndAbandoned('s1', { owner: deadOwnerHere(), untilMs: Date.now() + 60_000 });
+    await desk.server.watch();
+    desk.later();
+    await desk.server.watch();
+    expect(desk.refunds).toEqual([7]);
+    expect(await lastMessage(desk.store, 's1')).toEqual({
+      role: 'assistant',
+      text: 'Refund sent for order 7.',
+    });
+  });
+
+  it('leaves a session alone while a live process holds its lease, here or on another host', async () => {
+    const desk = stalledRefund();
+    const untilMs = Date.now() + 60_000;
+    await desk.decidedAndAbandoned('here', { owner: `${hostname()}:${process.pid}:0badc0ffee00`, untilMs });
+    await desk.decidedAndAbandoned('elsewhere', {
+      owner: `another-host:${process.pid}:0badc0ffee00`,
+      untilMs,
+    });
+    await desk.server.watch();
+    desk.later();
+    await desk.server.watch();
+    expect(desk.refunds).toEqual([]);
+    expect(desk.logs).toEqual([]);
+    const stalled = await desk.store.listStalledSessions({ nowMs: Date.now(), includeHeld: true });
+    expect(stalled.map((session) => session.id).sort()).toEqual(['elsewhere', 'here']);
+  });
+
+  it("leaves another app's stalled sessions to that app's servers", async () => {
+    const desk = stalledRefund();
+    const { agent: other } = bookstore({ store: desk.store });
+    const turn = await other.chat('b1', 'Please cancel my order 1044.', { principal: 'c-100' });
+    await desk.store.decide(turn.approvals[0]!.id, {
+      verdict: 'approved',
+      by: 'alice',
+      reason: null,
+      at: new Date().toISOString(),
+      kind: 'person',
+    });
+    await desk.server.watch();
+    desk.later();
+    await desk.server.watch();
+    expect(desk.logs).toEqual([]);
+    expect(await orderStatus(desk.store, 1044)).not.toBe('Cancelled');
+    expect(
+      (await desk.store.listStalledSessions({ nowMs: Date.now() })).map((session) => session.id),
+    ).toEqual(['b1']);
   });
 });

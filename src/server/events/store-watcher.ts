@@ -6,6 +6,7 @@ import { emit } from '../../events/emit.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Store } from '../../store/store.ts';
 import type { AgentRegistry } from '../agent-registry.ts';
+import { createStalledSweep, type StalledSweepOptions } from './stalled-sweep.ts';
 
 export interface StoreWatcher {
   /** One pass now (tests call it instead of waiting for the timer). */
@@ -15,9 +16,10 @@ export interface StoreWatcher {
 
 /**
  * Keeps the live views honest beyond this process. Every `intervalMs` it answers overdue
- * requests as expired (and lets their sessions continue, so the customer hears it), and
+ * requests as expired (and lets their sessions continue, so the customer hears it),
  * announces requests raised or decided by other processes sharing the store — the console
- * chat, `countersign approve` — which never reach this process's event bus.
+ * chat, `countersign approve` — which never reach this process's event bus, and continues
+ * sessions whose decider died before continuing them (stalled-sweep.ts).
  */
 export function watchStore(options: {
   store: Store;
@@ -26,9 +28,12 @@ export function watchStore(options: {
   now: () => Date;
   intervalMs: number;
   log?: (line: string) => void;
+  /** Limit and grace of the stalled-session sweep (see StalledSweepOptions). */
+  stalled?: Pick<StalledSweepOptions, 'limit' | 'graceMs'>;
 }): StoreWatcher {
   const { store, events, agents, now } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sweepStalled = createStalledSweep({ store, agents, log, ...options.stalled });
   const known = new Set<string>();
   let seeded = false;
   let running: Promise<void> | null = null;
@@ -99,6 +104,7 @@ export function watchStore(options: {
           log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
       }
     }
+    await sweepStalled(at.getTime());
   };
 
   const tick = () => {

@@ -7,6 +7,7 @@ import { leaseCases } from './lease-cases.ts';
 import { ledgerCases } from './ledger-cases.ts';
 import { ruleCases } from './rule-cases.ts';
 import { sessionCases } from './session-cases.ts';
+import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
 import { transferCases } from './transfer-cases.ts';
 
@@ -41,6 +42,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
 
     sessionCases(ctx);
     leaseCases(ctx);
+    stalledCases(ctx);
     approvalCases(ctx);
     ruleCases(ctx);
     ledgerCases(ctx);

@@ -6,7 +6,8 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import type { ExecutionFinish, LeaseRequest, StandingRule, Store } from '../store.ts';
+import { stalledLimit } from '../stalled-sessions.ts';
+import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -47,6 +48,7 @@ const byCreated = orderBy((request: ApprovalRequest) => [request.createdAt, requ
 const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record.requestId]);
 const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
 const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id]);
+const byUpdated = orderBy((session: StalledSession) => [session.updatedAt, session.id]);
 
 /**
  * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
@@ -157,6 +159,30 @@ export function createMemoryStore(): Store {
 
     async loadMessages(session) {
       return copy(sessions.get(session)?.messages ?? []);
+    },
+
+    async listStalledSessions(query) {
+      const waiting = new Set<string>();
+      for (const request of approvals.values())
+        if (request.status === 'pending') waiting.add(request.session);
+      for (const record of executions.values()) if (record.status === 'unknown') waiting.add(record.session);
+      const agents = query.agents === undefined ? null : new Set(query.agents);
+      return [...sessions.values()]
+        .filter(
+          (entry) =>
+            entry.record.batch !== null &&
+            !waiting.has(entry.record.id) &&
+            (agents === null || agents.has(entry.record.agent)) &&
+            (query.includeHeld === true || entry.leaseOwner === null || entry.leaseUntil < query.nowMs),
+        )
+        .map((entry) => ({
+          id: entry.record.id,
+          agent: entry.record.agent,
+          updatedAt: entry.record.updatedAt,
+          lease: { owner: entry.leaseOwner, untilMs: entry.leaseUntil },
+        }))
+        .sort(byUpdated)
+        .slice(0, stalledLimit(query));
     },
 
     async commitStep(step) {

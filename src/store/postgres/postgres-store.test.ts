@@ -16,6 +16,8 @@ import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.ts';
+import { stalledSessionsText } from './row-queries.ts';
+import { tablesIn } from './tables.ts';
 
 const url = await postgresForTests();
 
@@ -98,7 +100,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         `SELECT version, name FROM "${schema}".migrations ORDER BY version`,
       );
       expect(applied).toEqual(loadMigrations().map(({ version, name }) => ({ version, name })));
-      expect(applied.map((row) => row.name)).toEqual(['init', 'rules', 'workflows']);
+      expect(applied.map((row) => row.name)).toEqual(['init', 'rules', 'workflows', 'stalled_sessions']);
     });
 
     it('orders and compares identifiers and timestamps bytewise, whatever the database collation', async () => {
@@ -154,7 +156,28 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {
+      fresh('stalled_plan');
+      await open();
+      // On empty tables the planner rightly prefers a sequential scan; forbidding it shows
+      // whether the query's predicate and order let the partial indexes serve it at all.
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN ${stalledSessionsText(tablesIn(schema))}`,
+          [false, 0, null, 50],
+        );
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using sessions_with_open_batch on sessions s/);
+      expect(plan).toMatch(/executions_unknown on executions e/);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 
     it('refuses a schema migrated by a newer countersign', async () => {

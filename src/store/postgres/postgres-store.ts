@@ -95,6 +95,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     executionsWhere,
     ruleById,
     rulesOf,
+    stalledSessions,
   } = createRowQueries(t, codec);
 
   // The fenced step: the UPDATE only matches while `leaseOwner` holds the lease and the count
@@ -195,6 +196,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async loadMessages(session) {
       return messagesOf(query, session);
+    },
+
+    async listStalledSessions(stalled) {
+      return stalledSessions(query, stalled);
     },
 
     async commitStep(step: StepCommit) {

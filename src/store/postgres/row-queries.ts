@@ -4,7 +4,8 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
-import type { StandingRule } from '../store.ts';
+import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
 import type { Query, Row } from './connection.ts';
 import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from './rows.ts';
 import {
@@ -26,6 +27,16 @@ function whereClause(conditions: Conditions): { clause: string; values: string[]
       used.length === 0 ? '' : ` WHERE ${used.map(([column], i) => `${column} = $${i + 1}`).join(' AND ')}`,
     values: used.map(([, value]) => value),
   };
+}
+
+/** Exported so a test can ask PostgreSQL for its plan: it must be able to use the partial index. */
+export function stalledSessionsText(tables: Tables): string {
+  return stalledSessionsSql(tables, {
+    includeHeld: '$1::boolean',
+    nowMs: '$2::bigint',
+    agentIn: '($3::text[] IS NULL OR s.agent = ANY($3::text[]))',
+    limit: '$4::integer',
+  });
 }
 
 export const first = (rows: Row[]): Row | undefined => rows[0];
@@ -112,6 +123,18 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
     return rows.map((row) => toAuditEntry(codec, row));
   }
 
+  const stalledText = stalledSessionsText(tables);
+
+  async function stalledSessions(q: Query, query: StalledSessionQuery): Promise<StalledSession[]> {
+    const rows = await q(stalledText, [
+      query.includeHeld === true,
+      query.nowMs,
+      query.agents === undefined ? null : [...query.agents],
+      stalledLimit(query),
+    ]);
+    return rows.map(toStalledSession);
+  }
+
   return {
     auditOf,
     sessionById,
@@ -123,5 +146,6 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
     executionsWhere,
     ruleById,
     rulesOf,
+    stalledSessions,
   };
 }

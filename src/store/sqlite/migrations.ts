@@ -130,4 +130,11 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (run, request_id)
   ) WITHOUT ROWID;
   `,
+  // The stalled-session sweep (listStalledSessions) reads these on every pass. Partial, so
+  // they hold only sessions with an open batch and ledger rows of unknown outcome: a
+  // finished session or a settled call adds nothing to them.
+  `
+  CREATE INDEX sessions_with_open_batch ON sessions (updated_at, id) WHERE batch IS NOT NULL;
+  CREATE INDEX executions_unknown ON executions (session) WHERE status = 'unknown';
+  `,
 ];

@@ -4,11 +4,24 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
-import type { StandingRule } from '../store.ts';
+import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
 import { sessionNotFound } from '../store-errors.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import type { Sql } from './connection.ts';
 import { type Row, toApproval, toExecution, toMessage, toRule, toSession } from './rows.ts';
+
+/** Exported so a test can ask SQLite for its plan: it must walk the partial index. */
+export const STALLED_SESSIONS_SQL = stalledSessionsSql(
+  { sessions: 'sessions', approvals: 'approvals', executions: 'executions' },
+  {
+    includeHeld: '?1',
+    nowMs: '?2',
+    // The agent names arrive as one JSON array (or NULL for all), so the text stays one statement.
+    agentIn: '(?3 IS NULL OR s.agent IN (SELECT value FROM json_each(?3)))',
+    limit: '?4',
+  },
+);
 
 export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
 
@@ -68,6 +81,17 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
     return sql(`SELECT ${columns} FROM ${table}${where} ORDER BY ${order}`).all(...values);
   }
 
+  function stalledSessions(query: StalledSessionQuery): StalledSession[] {
+    return sql(STALLED_SESSIONS_SQL)
+      .all(
+        query.includeHeld === true ? 1 : 0,
+        query.nowMs,
+        query.agents === undefined ? null : JSON.stringify(query.agents),
+        stalledLimit(query),
+      )
+      .map(toStalledSession);
+  }
+
   return {
     sessionById,
     requireSession,
@@ -77,5 +101,6 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
     rulesOf,
     messagesOf,
     filtered,
+    stalledSessions,
   };
 }

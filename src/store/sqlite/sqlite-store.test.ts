@@ -9,6 +9,7 @@ import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
 import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { migrations } from './migrations.ts';
+import { STALLED_SESSIONS_SQL } from './row-queries.ts';
 import { runFixture } from './run-fixture.ts';
 import { createSqliteStore, type SqliteStore } from './sqlite-store.ts';
 
@@ -89,6 +90,22 @@ describe('SQLite store', () => {
       (db) => db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'messages'").get()?.sql,
     );
     expect(schema).not.toMatch(/WITHOUT ROWID/);
+  });
+
+  it('finds stalled sessions by walking the partial index of open batches, never the whole table', async () => {
+    open();
+    const plan = raw((db) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${STALLED_SESSIONS_SQL}`)
+        .all(0, 0, null, 50)
+        .map((row) => String(row.detail)),
+    );
+    // A SCAN of the partial index is proportional to sessions with an open batch, and its
+    // order is the query's, so there is no sort and LIMIT stops the walk.
+    expect(plan).toContain('SCAN s USING INDEX sessions_with_open_batch');
+    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN (a|e)\b|SCAN s$/m);
+    expect(plan).toContainEqual(expect.stringMatching(/^SEARCH a USING INDEX approvals_by_session/));
+    expect(plan).toContainEqual(expect.stringMatching(/^SEARCH e USING COVERING INDEX executions_unknown/));
   });
 
   it('upgrades a file made by the first schema, keeping its data and adding rules', async () => {

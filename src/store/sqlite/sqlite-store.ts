@@ -81,6 +81,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     rulesOf,
     messagesOf,
     filtered,
+    stalledSessions,
   } = createRowQueries(sql, codec);
   const {
     insertMessage,
@@ -175,6 +176,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async loadMessages(session) {
       return run(() => messagesOf(session));
+    },
+
+    async listStalledSessions(query) {
+      return run(() => stalledSessions(query));
     },
 
     async commitStep(step: StepCommit) {

@@ -1,0 +1,62 @@
+import { continuableStalledSessions } from '../agent/stalled-sessions.ts';
+import type { ContinuationQueue } from '../queue/continuation-queue.ts';
+import type { Store } from '../store/store.ts';
+
+export interface WorkerSweepOptions {
+  store: Store;
+  queue: ContinuationQueue;
+  /** The app's agents: another app's sessions are left to that app's workers. */
+  agents: readonly string[];
+  /** Between sweeps after the first, which runs at start (default 30 s). */
+  intervalMs?: number;
+  /** Sessions enqueued per sweep at most (default 50). */
+  limit?: number;
+  log: (line: Record<string, unknown>) => void;
+}
+
+/**
+ * One sweep: a continuation for each stalled session (decided, nobody continuing it), such
+ * as a decision whose `approve --queue` died before enqueueing. A session that only looks
+ * stalled because its job is still queued gets a second job; that one finds nothing to do,
+ * since the lease serializes the two and the ledger runs each call at most once.
+ */
+export async function enqueueStalledSessions(
+  options: Pick<WorkerSweepOptions, 'store' | 'queue' | 'agents' | 'limit'>,
+): Promise<string[]> {
+  const stalled = await continuableStalledSessions(options.store, {
+    limit: options.limit ?? 50,
+    agents: options.agents,
+  });
+  for (const session of stalled) await options.queue.enqueue({ session: session.id, reason: 'stalled' });
+  return stalled.map((session) => session.id);
+}
+
+/** Sweeps now and then every `intervalMs` until stopped; a failed sweep is logged and retried. */
+export function startWorkerSweep(options: WorkerSweepOptions): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const sweep = () => {
+    running ??= enqueueStalledSessions(options)
+      .then((sessions) => {
+        if (sessions.length > 0) options.log({ event: 'stalled', sessions });
+      })
+      .catch((error: unknown) => {
+        options.log({
+          event: 'sweep-failed',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+  void sweep();
+  const timer = setInterval(() => void sweep(), options.intervalMs ?? 30_000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
