@@ -46,6 +46,7 @@ export { signPayload, verifySignature } from './server/webhooks/signature.ts';
 export {
   type CheckpointStore,
   type CheckpointSummary,
+  type CheckpointWriteOptions,
   isCheckpointStore,
   type RequestAnswer,
   type RunStatus,
@@ -103,9 +104,25 @@ export {
   type ExecutorOptions,
   executor,
 } from './workflow/executor.ts';
-export type { AnsweredRequest, ExecutorContext, WorkflowState } from './workflow/executor-context.ts';
+export type {
+  AnsweredRequest,
+  ExecutorContext,
+  RequestOptions,
+  WorkflowState,
+} from './workflow/executor-context.ts';
 export { type RequestPort, requestPort } from './workflow/request-port.ts';
-export type { PendingMessage, PendingRequest, RunError, WorkflowRunState } from './workflow/run-state.ts';
+export type {
+  ExpiredRequest,
+  PendingMessage,
+  PendingRequest,
+  RunError,
+  WorkflowRunState,
+} from './workflow/run-state.ts';
 export type { RequestView, RunView } from './workflow/run-view.ts';
-export { createWorkflowRunner, type WorkflowRunner, type WorkflowRunnerOptions } from './workflow/runner.ts';
+export {
+  createWorkflowRunner,
+  type ExpiredWorkflowRequest,
+  type WorkflowRunner,
+  type WorkflowRunnerOptions,
+} from './workflow/runner.ts';
 export type { WorkflowNode } from './workflow/workflow-node.ts';

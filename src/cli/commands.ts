@@ -21,7 +21,7 @@ import { interactiveChat } from './interactive-chat.ts';
 import type { CliValues } from './main.ts';
 import type { Output } from './output.ts';
 import { withContinuations, workerCommand } from './worker-command.ts';
-import { workflowCommands, workflowUsage } from './workflow-commands.ts';
+import { expireWorkflowRequests, workflowCommands, workflowUsage } from './workflow-commands.ts';
 
 export interface CommandInput {
   args: string[];
@@ -50,7 +50,7 @@ Usage: countersign <command> [options]        (every command takes --json)
   resume SESSION                          continue after a failed or interrupted run
   rules SESSION                           standing approvals of a session
   rules revoke RULE
-  expire                                  answer every overdue request as expired
+  expire                                  answer every overdue request (tool calls and workflow requests) as expired
   audit [--session S] [--verify]          the hash-chained decision trail
   session export SESSION [--out FILE]
   session import FILE
@@ -246,10 +246,22 @@ export const commands: Record<string, Command> = {
   },
 
   async expire({ context, out }) {
-    const expired = await sweepExpired(await context.store());
-    if (out.json) out.data({ expired });
-    else
-      out.print(expired.length ? `Expired ${expired.length}: ${expired.join(', ')}` : 'Nothing was overdue.');
+    const checkpoints = await context.checkpoints();
+    // A file: store keeps workflow runs only: there are no agent requests to expire there.
+    const expired = checkpoints.kind === 'file' ? [] : await sweepExpired(await context.store());
+    const workflowRequests = await expireWorkflowRequests(checkpoints);
+    if (out.json) out.data({ expired, workflowRequests });
+    else {
+      const lines: string[] = [];
+      if (expired.length) lines.push(`Expired ${expired.length}: ${expired.join(', ')}`);
+      if (workflowRequests.length)
+        lines.push(
+          `Expired ${workflowRequests.length} workflow request${workflowRequests.length === 1 ? '' : 's'}: ${workflowRequests
+            .map((request) => `${request.requestId} (run ${request.run}, ${request.port})`)
+            .join(', ')}`,
+        );
+      out.print(lines.length ? lines.join('\n') : 'Nothing was overdue.');
+    }
     return 0;
   },
 

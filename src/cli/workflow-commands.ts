@@ -1,8 +1,13 @@
 import { readableJson } from '../core/canonical-json.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { RunView } from '../workflow/run-view.ts';
-import { createWorkflowRunner, type WorkflowRunner } from '../workflow/runner.ts';
+import {
+  createWorkflowRunner,
+  type ExpiredWorkflowRequest,
+  type WorkflowRunner,
+} from '../workflow/runner.ts';
 import type { CommandInput } from './commands.ts';
 import { type CliContext, requireArg } from './context.ts';
 import { oneLine } from './format.ts';
@@ -26,6 +31,14 @@ async function runnerFor(context: CliContext, withWorkflows: boolean): Promise<W
   });
 }
 
+/**
+ * `countersign expire` for workflow runs: records the expiry of every overdue request, without
+ * the app (expiry reads checkpoints as stored) and without continuing the runs.
+ */
+export function expireWorkflowRequests(checkpoints: CheckpointStore): Promise<ExpiredWorkflowRequest[]> {
+  return createWorkflowRunner({ workflows: [], checkpoints }).expire();
+}
+
 function parseJsonArg(text: string, what: string): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;
@@ -41,9 +54,16 @@ function formatRunView(view: RunView): string {
     `Run ${view.run} (${view.workflow} v${view.version}): ${view.status}   checkpoint ${view.checkpoint}`,
   ];
   for (const request of view.requests) {
-    lines.push(`  waiting on ${request.port}: request ${request.id} since ${request.createdAt}`);
+    lines.push(
+      `  waiting on ${request.port}: request ${request.id} since ${request.createdAt}${request.expiresAt === null ? '' : `, expires ${request.expiresAt}`}`,
+    );
     lines.push(`    data: ${readableJson(request.data)}`);
     lines.push(`    answer: countersign run respond ${view.run} ${request.id} JSON`);
+  }
+  for (const expired of view.expired ?? []) {
+    lines.push(
+      `  expired on ${expired.port}: request ${expired.requestId} got no answer by ${expired.expiresAt}; that branch ended`,
+    );
   }
   for (const output of view.outputs) {
     lines.push(`  output: ${typeof output === 'string' ? oneLine(output) : readableJson(output)}`);

@@ -15,7 +15,10 @@ export type AuditKind =
   | 'tamper.refused'
   | 'session.imported'
   | 'rule.revoked'
-  | 'call.logged';
+  | 'call.logged'
+  | 'workflow.requested'
+  | 'workflow.answered'
+  | 'workflow.expired';
 
 export interface AuditEvent {
   kind: AuditKind;

@@ -96,13 +96,18 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
       hint: 'Pass `checkpoints` (a CheckpointStore), or use a store that keeps them (SQLite, PostgreSQL).',
     });
   const workflows = options.workflows ?? [];
+  const now = options.now ?? (() => new Date());
   const runner = createWorkflowRunner({
     workflows,
     checkpoints,
     bindAgent: (agent) =>
       agent.with({ store: options.store, events, ...(options.model ? { model: options.model } : {}) }),
+    now,
+    // A checkpoint store that is not the agents' store keeps no audit trail: the agents' takes
+    // the workflow entries (appended after each write). The same store commits them with it.
+    audit: options.store,
   });
-  return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {} });
+  return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {}, now });
 }
 
 const isApi = isApiPath;
@@ -226,6 +231,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     now: ctx.now,
     intervalMs: options.watchIntervalMs ?? 2000,
     log,
+    ...(desk ? { runs: desk.runner } : {}),
   });
 
   return {

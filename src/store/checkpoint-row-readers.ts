@@ -1,12 +1,20 @@
 import type { JsonValue } from '../core/json.ts';
-import type { RequestAnswer, RunStatus, RunSummary, StoredCheckpoint } from './checkpoint-store.ts';
+import {
+  type RequestAnswer,
+  RUN_STATUSES,
+  type RunSummary,
+  type StoredCheckpoint,
+} from './checkpoint-store.ts';
 import type { PayloadCodec } from './codec.ts';
 import { int, oneOf, payload, type Row, text, textOrNull } from './row-readers.ts';
 
 /** The workflow tables' rows, read the same way by both SQL backends. */
 export const CHECKPOINT_COLUMNS =
   'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
-const runStatuses: readonly RunStatus[] = ['running', 'awaiting_input', 'completed', 'failed'];
+const runStatuses = RUN_STATUSES;
+
+/** The columns `toAnswer` reads. */
+export const ANSWER_COLUMNS = 'run, request_id, response, answered_by, answered_at, expired';
 
 export function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
   const where = `workflow_checkpoints(id=${String(row.id)})`;
@@ -32,6 +40,8 @@ export function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
     response: payload(codec, row, 'response', where) as JsonValue,
     by: text(row, 'answered_by', where),
     at: text(row, 'answered_at', where),
+    // SQLite keeps it as 0/1, PostgreSQL as a boolean; only an expiry carries the field.
+    ...(row.expired === true || Number(row.expired) === 1 ? { expired: true } : {}),
   };
 }
 

@@ -1,6 +1,20 @@
+import type { AuditEvent } from '../core/audit.ts';
 import type { JsonValue } from '../core/json.ts';
 
-export type RunStatus = 'running' | 'awaiting_input' | 'completed' | 'failed';
+/**
+ * `expired`: the run ended (nothing pending, nothing waiting) and at least one request on
+ * its way ended it by expiring without an answer.
+ */
+export type RunStatus = 'running' | 'awaiting_input' | 'completed' | 'failed' | 'expired';
+
+/** Every RunStatus, for the stores that check what they read back. */
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'awaiting_input',
+  'completed',
+  'failed',
+  'expired',
+];
 
 /**
  * One workflow checkpoint as stores keep it. The header is what stores index and list; the
@@ -52,9 +66,24 @@ export type SaveCheckpointResult =
 export interface RequestAnswer {
   run: string;
   requestId: string;
+  /** `null` for an expiry. */
   response: JsonValue;
   by: string;
   at: string;
+  /**
+   * True when countersign recorded that the request expired without an answer (`by` is
+   * `countersign`, `response` null). It takes the answer's place, once, like any answer.
+   */
+  expired?: boolean;
+}
+
+/**
+ * Audit events to commit with a write, and only if the write happens (a won answer, a saved
+ * checkpoint). A store that `keepsAudit` links them onto its hash-chained trail in the same
+ * transaction; one that does not ignores them (see `CheckpointStore.keepsAudit`).
+ */
+export interface CheckpointWriteOptions {
+  audit?: AuditEvent[];
 }
 
 export type AnswerResult = { won: true; answer: RequestAnswer } | { won: false; answer: RequestAnswer };
@@ -68,13 +97,26 @@ export type ClaimResult = { won: true; value: JsonValue } | { won: false; value:
  */
 export interface CheckpointStore {
   readonly kind: string;
+  /**
+   * True when this store is also the agents' `Store` with its hash-chained audit trail (SQLite,
+   * PostgreSQL): `options.audit` given to `saveCheckpoint` and `answerRequest` is appended in
+   * the same transaction as the write, and only when the write happens. False (memory, files):
+   * the store has no audit trail and ignores `options.audit`; the runner appends to the trail
+   * it was given (`WorkflowRunnerOptions.audit`) after the write instead.
+   */
+  readonly keepsAudit: boolean;
 
   /**
    * Commits a checkpoint only if the run's latest checkpoint is still `expectedLatest`
    * (null: the run must not exist yet). `checkpoint.seq` must be the latest's seq + 1 (0 for
    * the first). This is what keeps two processes continuing one run from both appending.
+   * `options.audit` (at `checkpoint.createdAt`) commits with a saved checkpoint only.
    */
-  saveCheckpoint(checkpoint: StoredCheckpoint, expectedLatest: string | null): Promise<SaveCheckpointResult>;
+  saveCheckpoint(
+    checkpoint: StoredCheckpoint,
+    expectedLatest: string | null,
+    options?: CheckpointWriteOptions,
+  ): Promise<SaveCheckpointResult>;
   getCheckpoint(run: string, checkpointId: string): Promise<StoredCheckpoint | null>;
   latestCheckpoint(run: string): Promise<StoredCheckpoint | null>;
   /** Every checkpoint of the run in commit order, branches included. */
@@ -84,9 +126,10 @@ export interface CheckpointStore {
 
   /**
    * The answer-once compare-and-set: records the answer unless one exists for this request,
-   * across processes. The loser gets the answer that won.
+   * across processes. The loser gets the answer that won, and nothing of its own is written.
+   * `options.audit` (at `answer.at`) commits with a won answer only.
    */
-  answerRequest(answer: RequestAnswer): Promise<AnswerResult>;
+  answerRequest(answer: RequestAnswer, options?: CheckpointWriteOptions): Promise<AnswerResult>;
   getAnswer(run: string, requestId: string): Promise<RequestAnswer | null>;
 
   // application state that workflow executors read and change (e.g. the bookstore's refunds)

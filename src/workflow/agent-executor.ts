@@ -51,9 +51,10 @@ export type AgentExecutor<I> = Executor<I, AgentReply, AgentExecutorState> & {
 
 /**
  * An executor that runs an agent turn on a session derived from the run. When the agent
- * stops for approval, each waiting call becomes a request of the run on `approvals`; the
- * answer is applied with `agent.decide`, so binding, decided-once, executed-once and the
- * audit trail are the agent path's own. Its reply is sent on when the turn completes.
+ * stops for approval, each waiting call becomes a request of the run on `approvals`, expiring
+ * with the call; the answer is applied with `agent.decide`, so binding, decided-once,
+ * executed-once and the audit trail are the agent path's own. Its reply is sent on when the
+ * turn completes.
  */
 export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecutor<I> {
   const approvals = requestPort(options.port ?? 'approval', {
@@ -71,15 +72,20 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
     const waiting = turn.approvals.filter((approval) => approval.status === 'pending');
     for (const approval of waiting) {
       if (asked.has(approval.id)) continue;
-      ctx.request(approvals, {
-        approval: approval.id,
-        session: approval.session,
-        tool: approval.tool,
-        args: approval.args,
-        argsHash: approval.argsHash,
-        effect: approval.effect,
-        expiresAt: approval.expiresAt,
-      });
+      // The run's request expires when the call it stands for does.
+      ctx.request(
+        approvals,
+        {
+          approval: approval.id,
+          session: approval.session,
+          tool: approval.tool,
+          args: approval.args,
+          argsHash: approval.argsHash,
+          effect: approval.effect,
+          expiresAt: approval.expiresAt,
+        },
+        { expiresAt: approval.expiresAt },
+      );
     }
     ctx.setState({ session: turn.session, asked: waiting.map((approval) => approval.id) });
     if (turn.status === 'awaiting_reconciliation') {
@@ -118,8 +124,11 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
     },
     async onResponse(answer, ctx) {
       const ask = approvalAskSchema.parse(answer.request);
-      const decision = approvalAnswerSchema.parse(answer.response);
       const agent = await ctx.agent(options.agent);
+      // Expired unanswered: so has the agent's call (same expiresAt). Resuming the session
+      // answers it as expired, the model is told, and the turn goes on from there.
+      if (answer.expired) return settle(await agent.resume(ask.session), ctx);
+      const decision = approvalAnswerSchema.parse(answer.response);
       let turn: TurnResult;
       try {
         turn = await agent.decide(ask.approval, {

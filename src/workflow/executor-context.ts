@@ -22,6 +22,21 @@ export interface AnsweredRequest {
   request: JsonValue;
   by: string;
   at: string;
+  /**
+   * True when the request expired without an answer: `by` is `countersign`, and the
+   * response (in `onResponse`) is null. Only an executor that asked with `ctx.request` ever
+   * sees one; a request reached along an edge that expires sends nothing on.
+   */
+  expired: boolean;
+}
+
+/** Options of `ctx.request`. */
+export interface RequestOptions {
+  /**
+   * When the request stops taking answers (ISO-8601), instead of now + the port's TTL: for a
+   * request that stands for something with an expiry of its own, such as an agent's call.
+   */
+  expiresAt?: string;
 }
 
 export interface ExecutorContext<S = never> {
@@ -45,7 +60,7 @@ export interface ExecutorContext<S = never> {
   /** Adds a workflow output. */
   output(value: JsonValue): void;
   /** Asks the outside on one of this executor's own ports; the answer comes to `onResponse`. */
-  request<Req>(port: RequestPort<Req, unknown>, data: Req): void;
+  request<Req>(port: RequestPort<Req, unknown>, data: Req, options?: RequestOptions): void;
   /** The agent bound to the run's store and model. */
   agent(agent: Agent): Promise<Agent>;
 }

@@ -14,7 +14,10 @@ export interface AnyRequestPort {
   readonly response: z.ZodType;
 }
 
-/** The answer to a request an executor raised itself with `ctx.request`. */
+/**
+ * The answer to a request an executor raised itself with `ctx.request`. When the request
+ * expired without an answer, `expired` is true, `by` is `countersign` and `response` is null.
+ */
 export interface ExecutorAnswer extends AnsweredRequest {
   response: JsonValue;
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { AnsweredRequest } from './executor-context.ts';
@@ -8,7 +9,7 @@ import { nodeIdPattern, type WorkflowNode } from './workflow-node.ts';
 /**
  * A point where the run stops and asks the outside. A message reaching the port becomes a
  * request (`request` schema); the answer (`response` schema) travels on along the port's
- * edges in the next superstep.
+ * edges in the next superstep. A request takes answers until its `expiresAt` (now + `ttl`).
  */
 export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
   readonly kind: 'port';
@@ -16,25 +17,38 @@ export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
   readonly response: z.ZodType<Res>;
   /** The role an approver needs to answer this port's requests (e.g. refunds: 'manager'). */
   readonly role: string | undefined;
+  /**
+   * How long its requests take answers, in ms; undefined: the runner's `requestTtl`
+   * (default COUNTERSIGN_APPROVAL_TTL, else 24h).
+   */
+  readonly ttlMs: number | undefined;
   /** The request an answer belongs to, typed: for executors downstream of the port. */
   requestOf(context: { readonly answered: AnsweredRequest | null }): Req;
 }
 
 export function requestPort<Req, Res>(
   id: string,
-  schemas: { request: z.ZodType<Req>; response: z.ZodType<Res>; role?: string },
+  schemas: {
+    request: z.ZodType<Req>;
+    response: z.ZodType<Res>;
+    role?: string;
+    /** How long a request takes answers: '15m', '24h', '7d' or ms (default: the runner's). */
+    ttl?: string | number;
+  },
 ): RequestPort<Req, Res> {
   if (!nodeIdPattern.test(id)) {
     throw new ConfigError(
       `Request port id "${id}" must start with a letter and use letters, digits, . _ - (max 64).`,
     );
   }
+  const ttlMs = schemas.ttl === undefined ? undefined : parseDuration(schemas.ttl, `ttl of port ${id}`);
   return {
     id,
     kind: 'port',
     request: schemas.request,
     response: schemas.response,
     role: schemas.role,
+    ttlMs,
     requestOf(context) {
       const answered = context.answered;
       if (answered === null || answered.port !== id) {

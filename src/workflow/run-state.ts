@@ -19,6 +19,8 @@ export interface PendingMessage {
     at: string;
     /** True when it goes back to the executor that asked (its onResponse). */
     reply: boolean;
+    /** Set when the request expired without an answer (then `payload` is null; replies only). */
+    expired?: boolean;
   };
 }
 
@@ -29,6 +31,23 @@ export interface PendingRequest {
   createdAt: string;
   /** The executor that asked with ctx.request; null when a message reached the port along an edge. */
   askedBy: string | null;
+  /**
+   * When the request stops taking answers. Null only for requests in checkpoints written
+   * before requests expired: those never expire.
+   */
+  expiresAt: string | null;
+}
+
+/**
+ * A request reached along an edge that expired without an answer: nothing was sent on from
+ * its port, so the branch waiting on it ended there.
+ */
+export interface ExpiredRequest {
+  requestId: string;
+  port: string;
+  expiresAt: string;
+  /** When the expiry was recorded. */
+  at: string;
 }
 
 export interface RunError {
@@ -49,6 +68,8 @@ export interface WorkflowRunState {
   /** Executor id → its own state. */
   executors: Record<string, JsonValue>;
   outputs: JsonValue[];
+  /** Branches that ended because their request expired (so far; like outputs). */
+  expired: ExpiredRequest[];
   error: RunError | null;
 }
 
@@ -61,13 +82,14 @@ export interface CheckpointBody {
 }
 
 export function emptyRunState(): WorkflowRunState {
-  return { messages: [], requests: [], fanIn: {}, executors: {}, outputs: [], error: null };
+  return { messages: [], requests: [], fanIn: {}, executors: {}, outputs: [], expired: [], error: null };
 }
 
 export function statusOf(state: WorkflowRunState): RunStatus {
   if (state.error !== null) return 'failed';
   if (state.messages.length > 0) return 'running';
   if (state.requests.length > 0) return 'awaiting_input';
+  if (state.expired.length > 0) return 'expired';
   return 'completed';
 }
 
@@ -97,6 +119,7 @@ const bodySchema = z.object({
             by: z.string(),
             at: z.string(),
             reply: z.boolean(),
+            expired: z.boolean().optional(),
           })
           .optional(),
       }),
@@ -108,11 +131,17 @@ const bodySchema = z.object({
         data: json,
         createdAt: z.string(),
         askedBy: z.string().nullable(),
+        // Added to format 1 later: older checkpoints have none, and their requests never expire.
+        expiresAt: z.string().nullable().default(null),
       }),
     ),
     fanIn: z.record(z.string(), z.record(z.string(), z.array(json))),
     executors: z.record(z.string(), json),
     outputs: z.array(json),
+    // Added to format 1 later, like `expiresAt`.
+    expired: z
+      .array(z.object({ requestId: z.string(), port: z.string(), expiresAt: z.string(), at: z.string() }))
+      .default([]),
     error: z.object({ code: z.string(), message: z.string(), executor: z.string().nullable() }).nullable(),
   }),
 });

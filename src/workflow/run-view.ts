@@ -1,6 +1,6 @@
 import type { JsonValue } from '../core/json.ts';
 import type { RunStatus, StoredCheckpoint } from '../store/checkpoint-store.ts';
-import type { RunError, WorkflowRunState } from './run-state.ts';
+import type { ExpiredRequest, RunError, WorkflowRunState } from './run-state.ts';
 import { statusOf } from './run-state.ts';
 
 /** A request waiting for an answer, as the CLI prints it and a person answers it. */
@@ -9,6 +9,8 @@ export interface RequestView {
   port: string;
   data: JsonValue;
   createdAt: string;
+  /** When it stops taking answers; null for requests of checkpoints older than expiry (never). */
+  expiresAt: string | null;
 }
 
 /** Where a run stands after start, resume or respond: the `run` commands print this. */
@@ -21,6 +23,8 @@ export interface RunView {
   checkpoint: string;
   requests: RequestView[];
   outputs: JsonValue[];
+  /** Requests reached along an edge that expired without an answer: their branches ended. */
+  expired?: ExpiredRequest[];
   error?: RunError;
 }
 
@@ -36,8 +40,10 @@ export function toRunView(checkpoint: StoredCheckpoint, state: WorkflowRunState)
       port: request.port,
       data: request.data,
       createdAt: request.createdAt,
+      expiresAt: request.expiresAt,
     })),
     outputs: state.outputs,
+    ...(state.expired.length > 0 ? { expired: state.expired } : {}),
     ...(state.error ? { error: state.error } : {}),
   };
 }

@@ -1,4 +1,8 @@
 import type { Agent } from '../agent/create-agent.ts';
+import type { AuditEvent } from '../core/audit.ts';
+import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { parseDuration } from '../core/duration.ts';
+import { ExpiredError } from '../core/errors/expired-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
@@ -7,18 +11,24 @@ import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type {
+  AnswerResult,
   CheckpointStore,
   CheckpointSummary,
+  RequestAnswer,
   RunSummary,
+  SaveCheckpointResult,
   StoredCheckpoint,
 } from '../store/checkpoint-store.ts';
+import type { Store } from '../store/store.ts';
 import { restoreRunState } from './compatibility.ts';
 import type { Workflow } from './define-workflow.ts';
 import type { WorkflowState } from './executor-context.ts';
 import {
   CHECKPOINT_FORMAT,
   type CheckpointBody,
+  decodeCheckpointBody,
   emptyRunState,
+  type PendingRequest,
   statusOf,
   type WorkflowRunState,
 } from './run-state.ts';
@@ -34,6 +44,28 @@ export interface WorkflowRunnerOptions {
   now?: () => Date;
   /** Supersteps one call may run before the run fails with STEP_LIMIT (default 10 000). */
   maxSupersteps?: number;
+  /**
+   * How long a request takes answers when its port sets no `ttl`: '15m', '24h', '7d' or ms
+   * (default COUNTERSIGN_APPROVAL_TTL, else 24h, as for agents' approvals).
+   */
+  requestTtl?: string | number;
+  /**
+   * The audit trail for `workflow.*` entries when `checkpoints` keeps none of its own (the
+   * memory and file stores): each entry is appended right after the write it records, so a
+   * crash in between loses the entry, never the write. Unused when `checkpoints.keepsAudit`
+   * (SQLite, PostgreSQL): entries then commit in the write's own transaction. Neither: no
+   * entries are written.
+   */
+  audit?: Pick<Store, 'appendAudit'>;
+}
+
+/** A request whose expiry `expire` recorded. */
+export interface ExpiredWorkflowRequest {
+  run: string;
+  workflow: string;
+  requestId: string;
+  port: string;
+  expiresAt: string;
 }
 
 export interface WorkflowRunner {
@@ -45,10 +77,38 @@ export interface WorkflowRunner {
    * new branch; the checkpoint itself is never changed.
    */
   resume(run: string, options?: { from?: string }): Promise<RunView>;
-  /** Answers a pending request once, then continues the run to its next wait or its end. */
+  /**
+   * Answers a pending request once, then continues the run to its next wait or its end. Past
+   * the request's `expiresAt` it fails with EXPIRED and records nothing.
+   */
   respond(run: string, requestId: string, response: JsonValue, options?: { by?: string }): Promise<RunView>;
+  /**
+   * Records the expiry of every request past its `expiresAt` in the runs waiting for input
+   * (answer-once, like an answer; audited `workflow.expired`). It continues no run: the next
+   * `resume` (or answer) of each applies it. Returns the expiries it recorded.
+   */
+  expire(): Promise<ExpiredWorkflowRequest[]>;
   history(run: string): Promise<CheckpointSummary[]>;
   runs(): Promise<RunSummary[]>;
+}
+
+/** The audit `session` of a run's entries (an agent inside the run uses `wf.<run>.<executor>`). */
+export function auditSessionOf(run: string): string {
+  return `wf.${run}`;
+}
+
+const isOverdue = (request: PendingRequest, at: string): request is PendingRequest & { expiresAt: string } =>
+  request.expiresAt !== null && request.expiresAt <= at;
+
+/** A later answer to a request that has one: the first stands (an expiry included). */
+function answeredError(run: string, requestId: string, answer: RequestAnswer): Error {
+  if (answer.expired) {
+    return new ExpiredError(
+      `Request ${requestId} of run ${run} expired without an answer (recorded at ${answer.at}) and can no longer be answered.`,
+      { hint: 'Nothing was recorded; the run goes on without this answer.' },
+    );
+  }
+  return new RequestAnsweredError(run, requestId, answer.by, answer.at);
 }
 
 /** How often a continuation retries after another process committed to the run first. */
@@ -58,6 +118,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   const { checkpoints } = options;
   const now = options.now ?? (() => new Date());
   const maxSupersteps = options.maxSupersteps ?? 10_000;
+  const requestTtlMs = parseDuration(
+    options.requestTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
+    'the request TTL',
+  );
+  const auditTrail = options.audit;
   const bindAgent = async (agent: Agent) => (options.bindAgent ? options.bindAgent(agent) : agent);
   const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]));
 
@@ -90,7 +155,58 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     return latest;
   }
 
-  /** Answers recorded for pending requests become messages from their ports. */
+  /**
+   * Commits an answer with its audit events: in its own transaction when the store keeps the
+   * trail, else appended to `options.audit` right after a won answer. A lost answer writes none.
+   */
+  async function answerAudited(answer: RequestAnswer, events: AuditEvent[]): Promise<AnswerResult> {
+    if (checkpoints.keepsAudit) return checkpoints.answerRequest(answer, { audit: events });
+    const result = await checkpoints.answerRequest(answer);
+    if (result.won && auditTrail !== undefined) await auditTrail.appendAudit(events, answer.at);
+    return result;
+  }
+
+  /** As answerAudited, for a checkpoint: entries only when it was saved. */
+  async function saveAudited(
+    checkpoint: StoredCheckpoint,
+    expectedLatest: string,
+    events: AuditEvent[],
+  ): Promise<SaveCheckpointResult> {
+    if (events.length === 0) return checkpoints.saveCheckpoint(checkpoint, expectedLatest);
+    if (checkpoints.keepsAudit)
+      return checkpoints.saveCheckpoint(checkpoint, expectedLatest, { audit: events });
+    const result = await checkpoints.saveCheckpoint(checkpoint, expectedLatest);
+    if (result.saved && auditTrail !== undefined) await auditTrail.appendAudit(events, checkpoint.createdAt);
+    return result;
+  }
+
+  /** Records that `request` expired, once, as its answer; returns the answer that stands. */
+  function recordExpiry(
+    run: string,
+    workflow: string,
+    request: PendingRequest & { expiresAt: string },
+    at: string,
+  ): Promise<AnswerResult> {
+    return answerAudited(
+      { run, requestId: request.id, response: null, by: 'countersign', at, expired: true },
+      [
+        {
+          kind: 'workflow.expired',
+          session: auditSessionOf(run),
+          requestId: request.id,
+          actor: 'countersign',
+          data: { run, workflow, port: request.port, expiresAt: request.expiresAt },
+        },
+      ],
+    );
+  }
+
+  /**
+   * Answers recorded for pending requests become messages from their ports; a request past
+   * its expiry without one is answered as expired first. An expiry goes back to the executor
+   * that asked (`onResponse`, `expired: true`); a request reached along an edge has nothing to
+   * send on, so its branch ends and the run records it in `expired`.
+   */
   async function applyAnswers(
     workflow: Workflow,
     run: string,
@@ -98,10 +214,19 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   ): Promise<WorkflowRunState> {
     if (state.requests.length === 0) return state;
     let next: WorkflowRunState | undefined;
+    const at = now().toISOString();
     for (const request of state.requests) {
-      const answer = await checkpoints.getAnswer(run, request.id);
+      let answer = await checkpoints.getAnswer(run, request.id);
+      if (answer === null && isOverdue(request, at)) {
+        answer = (await recordExpiry(run, workflow.name, request, at)).answer;
+      }
       if (answer === null) continue;
-      next ??= { ...state, messages: [...state.messages], requests: [...state.requests] };
+      next ??= {
+        ...state,
+        messages: [...state.messages],
+        requests: [...state.requests],
+        expired: [...state.expired],
+      };
       next.requests = next.requests.filter((pending) => pending.id !== request.id);
       const meta = {
         requestId: request.id,
@@ -110,18 +235,60 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         by: answer.by,
         at: answer.at,
       };
-      if (request.askedBy !== null) {
+      if (answer.expired && request.askedBy === null) {
+        next.expired.push({
+          requestId: request.id,
+          port: request.port,
+          expiresAt: request.expiresAt ?? answer.at,
+          at: answer.at,
+        });
+      } else if (request.askedBy !== null) {
         next.messages.push({
           from: request.port,
           to: request.askedBy,
-          payload: answer.response,
-          answer: { ...meta, reply: true },
+          payload: answer.expired ? null : answer.response,
+          answer: { ...meta, reply: true, ...(answer.expired ? { expired: true } : {}) },
         });
       } else {
-        route(workflow, next, request.port, answer.response, answer.at, { ...meta, reply: false });
+        route(workflow, next, request.port, answer.response, {
+          at: answer.at,
+          requestTtlMs,
+          answer: { ...meta, reply: false },
+        });
       }
     }
     return next ?? state;
+  }
+
+  /** `workflow.requested` for each request a checkpoint raises. */
+  function requestedEvents(
+    workflow: Workflow,
+    run: string,
+    before: WorkflowRunState,
+    after: WorkflowRunState,
+  ): AuditEvent[] {
+    const known = new Set(before.requests.map((request) => request.id));
+    return after.requests
+      .filter((request) => !known.has(request.id))
+      .map((request) => {
+        const requestJson = canonicalJson(request.data);
+        return {
+          kind: 'workflow.requested',
+          session: auditSessionOf(run),
+          requestId: request.id,
+          actor: workflow.name,
+          data: {
+            run,
+            workflow: workflow.name,
+            version: workflow.version,
+            port: request.port,
+            request: requestJson,
+            requestHash: sha256Hex(requestJson),
+            askedBy: request.askedBy,
+            expiresAt: request.expiresAt,
+          },
+        };
+      });
   }
 
   function checkpointOf(
@@ -167,7 +334,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     let mustWrite = forceWrite;
     let steps = 0;
     for (;;) {
-      current = await applyAnswers(workflow, run, current);
+      const applied = await applyAnswers(workflow, run, current);
+      // Answers consumed change the state even when nothing is sent on (an expiry that ends
+      // a branch): the checkpoint must say so.
+      if (applied !== current) mustWrite = true;
+      current = applied;
       if (current.messages.length === 0 && !mustWrite) break;
       let next: WorkflowRunState;
       let superstep = parent.superstep;
@@ -184,7 +355,16 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         };
       } else {
         const result = await runSuperstep(
-          { workflow, run, superstep: parent.superstep + 1, base: parent.id, state, bindAgent, now },
+          {
+            workflow,
+            run,
+            superstep: parent.superstep + 1,
+            base: parent.id,
+            state,
+            bindAgent,
+            now,
+            requestTtlMs,
+          },
           current,
         );
         steps += 1;
@@ -195,9 +375,10 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           next = { ...current, error: result.error };
         }
       }
-      const saved = await checkpoints.saveCheckpoint(
+      const saved = await saveAudited(
         checkpointOf(workflow, run, next, parent, head.seq + 1, superstep),
         head.id,
+        requestedEvents(workflow, run, current, next),
       );
       if (!saved.saved) return null;
       parent = head = saved.checkpoint;
@@ -277,13 +458,22 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       const state = restoreRunState(workflow, latest);
       const pending = state.requests.find((request) => request.id === requestId);
       const earlier = await checkpoints.getAnswer(run, requestId);
-      if (earlier !== null) throw new RequestAnsweredError(run, requestId, earlier.by, earlier.at);
+      if (earlier !== null) throw answeredError(run, requestId, earlier);
       if (pending === undefined) {
         throw new NotFoundError(`Run ${run} has no pending request ${requestId}.`, {
           hint: state.requests.length
             ? `Pending now: ${state.requests.map((request) => `${request.id} (${request.port})`).join(', ')}.`
             : `Nothing is pending (the run is ${statusOf(state)}).`,
         });
+      }
+      const at = now().toISOString();
+      if (isOverdue(pending, at)) {
+        throw new ExpiredError(
+          `Request ${requestId} of run ${run} expired at ${pending.expiresAt} and can no longer be answered.`,
+          {
+            hint: `Nothing was recorded. The run goes on without this answer when it next continues (\`countersign run resume ${run}\`).`,
+          },
+        );
       }
       const port = workflow.nodes.get(pending.port);
       if (port === undefined || port.kind !== 'port')
@@ -294,15 +484,59 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           `The answer does not fit port ${port.id}: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
         );
       }
-      const result = await checkpoints.answerRequest({
-        run,
-        requestId,
-        response,
-        by: respondOptions.by?.trim() || 'unknown',
-        at: now().toISOString(),
-      });
-      if (!result.won) throw new RequestAnsweredError(run, requestId, result.answer.by, result.answer.at);
+      const by = respondOptions.by?.trim() || 'unknown';
+      // What the audit binds: the exact answer recorded, as canonical JSON, and its digest.
+      const responseJson = canonicalJson(response);
+      const result = await answerAudited({ run, requestId, response, by, at }, [
+        {
+          kind: 'workflow.answered',
+          session: auditSessionOf(run),
+          requestId,
+          actor: by,
+          data: {
+            run,
+            workflow: workflow.name,
+            port: pending.port,
+            response: responseJson,
+            responseHash: sha256Hex(responseJson),
+          },
+        },
+      ]);
+      if (!result.won) throw answeredError(run, requestId, result.answer);
       return continueRun(run);
+    },
+
+    async expire() {
+      const at = now().toISOString();
+      const expired: ExpiredWorkflowRequest[] = [];
+      for (const summary of await checkpoints.listRuns()) {
+        if (summary.status !== 'awaiting_input') continue;
+        const latest = await checkpoints.latestCheckpoint(summary.run);
+        if (latest === null) continue;
+        let requests: PendingRequest[];
+        try {
+          // Read as stored: expiry needs no workflow code, so this works without the app.
+          requests = decodeCheckpointBody(latest.body, `Checkpoint ${latest.id} of run ${latest.run}`).state
+            .requests;
+        } catch {
+          continue; // a damaged checkpoint is reported to whoever resumes the run
+        }
+        for (const request of requests) {
+          if (!isOverdue(request, at)) continue;
+          // Answered (or expired) already, but not applied yet: a read, not a losing write.
+          if ((await checkpoints.getAnswer(summary.run, request.id)) !== null) continue;
+          const result = await recordExpiry(summary.run, latest.workflow, request, at);
+          if (!result.won) continue;
+          expired.push({
+            run: summary.run,
+            workflow: latest.workflow,
+            requestId: request.id,
+            port: request.port,
+            expiresAt: request.expiresAt,
+          });
+        }
+      }
+      return expired;
     },
 
     async history(run) {

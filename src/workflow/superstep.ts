@@ -20,6 +20,8 @@ export interface SuperstepEnv {
   state: WorkflowState;
   bindAgent: (agent: Agent) => Promise<Agent>;
   now: () => Date;
+  /** How long a request takes answers when its port sets no `ttl`. */
+  requestTtlMs: number;
 }
 
 export type SuperstepResult = { ok: true; state: WorkflowRunState } | { ok: false; error: RunError };
@@ -27,7 +29,7 @@ export type SuperstepResult = { ok: true; state: WorkflowRunState } | { ok: fals
 interface Effects {
   sends: JsonValue[];
   outputs: JsonValue[];
-  requests: Array<{ port: string; data: JsonValue }>;
+  requests: Array<{ port: string; data: JsonValue; expiresAt?: string }>;
 }
 
 /** Thrown inside a superstep to blame an executor; becomes the run's error. */
@@ -90,6 +92,7 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
     fanIn: structuredClone(before.fanIn),
     executors: { ...before.executors },
     outputs: [...before.outputs],
+    expired: [...before.expired],
     error: null,
   };
   const at = env.now().toISOString();
@@ -103,9 +106,16 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
       }
       for (const effect of effects) {
         next.outputs.push(...effect.outputs);
-        for (const message of effect.sends) route(workflow, next, executor, message, at);
+        for (const message of effect.sends)
+          route(workflow, next, executor, message, { at, requestTtlMs: env.requestTtlMs });
         for (const request of effect.requests) {
-          next.requests.push(createRequest(workflow, request.port, request.data, executor, at));
+          next.requests.push(
+            createRequest(workflow, request.port, request.data, executor, {
+              at,
+              requestTtlMs: env.requestTtlMs,
+              ...(request.expiresAt === undefined ? {} : { expiresAt: request.expiresAt }),
+            }),
+          );
         }
       }
     }
@@ -144,6 +154,7 @@ async function deliver(
               request: answer.request,
               by: answer.by,
               at: answer.at,
+              expired: answer.expired === true,
             },
       getState: () => (state === undefined ? undefined : structuredClone(state)),
       setState(value) {
@@ -164,19 +175,27 @@ async function deliver(
       output(value) {
         effect.outputs.push(asJson(value, `An output of executor ${executor.id}`));
       },
-      request(port, data) {
+      request(port, data, options = {}) {
         if (!executor.ports.some((owned) => owned.id === port.id)) {
           throw new ConfigError(
             `Executor ${executor.id} asked on port ${port.id}, which is not one of its ports.`,
           );
         }
-        effect.requests.push({ port: port.id, data: asJson(data, `The request data for port ${port.id}`) });
+        const expiresAt = options.expiresAt === undefined ? undefined : isoInstant(options.expiresAt);
+        effect.requests.push({
+          port: port.id,
+          data: asJson(data, `The request data for port ${port.id}`),
+          ...(expiresAt === undefined ? {} : { expiresAt }),
+        });
       },
       agent: env.bindAgent,
     };
     try {
       let returned: unknown;
-      if (answer?.reply === true) {
+      if (answer?.reply === true && answer.expired === true) {
+        // Expired without an answer: there is no response to check, only the fact.
+        returned = await executor.onResponse({ ...ctx.answered!, response: null }, ctx);
+      } else if (answer?.reply === true) {
         const port = env.workflow.nodes.get(answer.port);
         const parsed = port?.kind === 'port' ? port.response.safeParse(message.payload) : undefined;
         if (parsed !== undefined && !parsed.success) {
@@ -221,20 +240,31 @@ function checkedSend(executor: AnyExecutor, value: unknown): JsonValue {
   return asJson(value, `A message from executor ${executor.id}`);
 }
 
+/** When a routed message is sent, and what a request it raises gets. */
+export interface RouteOptions {
+  at: string;
+  /** How long a request takes answers when its port sets no `ttl`. */
+  requestTtlMs: number;
+  /** Set when the message is an answer travelling on from its port. */
+  answer?: PendingMessage['answer'];
+}
+
 /** Routes one message along the edges leaving `from` (an executor, or a port carrying an answer). */
 export function route(
   workflow: Workflow,
   next: WorkflowRunState,
   from: string,
   payload: JsonValue,
-  at: string,
-  answer?: PendingMessage['answer'],
+  options: RouteOptions,
 ): void {
+  const { at, answer } = options;
   const deliverTo = (to: string, sender: string) => {
     const target = workflow.nodes.get(to);
     if (target?.kind === 'port') {
       try {
-        next.requests.push(createRequest(workflow, to, payload, null, at));
+        next.requests.push(
+          createRequest(workflow, to, payload, null, { at, requestTtlMs: options.requestTtlMs }),
+        );
       } catch (error) {
         throw new ExecutorFailure(sender, error);
       }
@@ -269,13 +299,23 @@ export function route(
   }
 }
 
+/** An ISO-8601 instant, normalised; anything else is the caller's mistake. */
+function isoInstant(text: string): string {
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) {
+    throw new InvalidInputError(`expiresAt "${text}" is not an ISO-8601 instant.`);
+  }
+  return new Date(ms).toISOString();
+}
+
 function createRequest(
   workflow: Workflow,
   portId: string,
   data: JsonValue,
   askedBy: string | null,
-  at: string,
+  timing: { at: string; requestTtlMs: number; expiresAt?: string },
 ): PendingRequest {
+  const { at } = timing;
   const port = workflow.nodes.get(portId);
   if (port === undefined || port.kind !== 'port') throw new ConfigError(`There is no port ${portId}.`);
   const parsed = port.request.safeParse(data);
@@ -284,5 +324,7 @@ function createRequest(
       `The request for port ${portId} does not fit its schema: ${describeIssue(parsed.error).detail}.`,
     );
   }
-  return { id: newId('req'), port: portId, data, createdAt: at, askedBy };
+  const expiresAt =
+    timing.expiresAt ?? new Date(Date.parse(at) + (port.ttlMs ?? timing.requestTtlMs)).toISOString();
+  return { id: newId('req'), port: portId, data, createdAt: at, askedBy, expiresAt };
 }

@@ -112,6 +112,10 @@ describe('approval lifecycle across processes', () => {
     const env = { ...envFor(), COUNTERSIGN_APPROVAL_TTL: '1s' };
     const first = await propose(env, 'a');
     const second = await propose(env, 'b');
+    // A workflow request in the same store: the same TTL, the same sweep.
+    const started = await runCli(['run', 'start', 'refund', '1043', '--run', 'wf-exp', '--json'], env);
+    const workflowRequest = (started.json as { requests: Array<{ id: string; expiresAt: string }> })
+      .requests[0]!;
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect((await runCli(['pending', '--json'], env)).json).toEqual([]);
     const late = await runCli(['approve', first, '--json'], env);
@@ -121,8 +125,37 @@ describe('approval lifecycle across processes', () => {
     expect((resumed.json as Turn).status).toBe('completed');
     expect(JSON.stringify(server.requests.slice(before))).toContain('expired without a decision');
 
+    const lateAnswer = await runCli(
+      ['run', 'respond', 'wf-exp', workflowRequest.id, '{"approved": true, "note": "late"}', '--json'],
+      env,
+    );
+    expect((lateAnswer.json as ErrorOut).error.code).toBe('EXPIRED');
+
     const swept = await runCli(['expire', '--json'], env);
-    expect(swept.json).toEqual({ expired: [second] });
+    expect(swept.json).toEqual({
+      expired: [second],
+      workflowRequests: [
+        {
+          run: 'wf-exp',
+          workflow: 'refund',
+          requestId: workflowRequest.id,
+          port: 'manager-approval',
+          expiresAt: workflowRequest.expiresAt,
+        },
+      ],
+    });
+    expect(
+      ((await runCli(['run', 'resume', 'wf-exp', '--json'], env)).json as { status: string }).status,
+    ).toBe('expired');
+    const trail = (await runCli(['audit', '--session', 'wf.wf-exp', '--json'], env)).json as Array<{
+      kind: string;
+      actor: string;
+    }>;
+    expect(trail.map((entry) => [entry.kind, entry.actor])).toEqual([
+      ['workflow.requested', 'refund'],
+      ['workflow.expired', 'countersign'],
+    ]);
+    expect((await runCli(['audit', '--verify', '--json'], env)).json).toMatchObject({ ok: true });
     expect(((await runCli(['show', second, '--json'], env)).json as { status: string }).status).toBe(
       'expired',
     );

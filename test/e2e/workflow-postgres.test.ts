@@ -66,5 +66,35 @@ describe.skipIf(pg === null)('refund workflow from the CLI on PostgreSQL', () =>
       { run: 'r1', workflow: 'refund', status: 'completed' },
     ]);
     expect(await ok<unknown[]>(['run', 'history', 'r1'])).toHaveLength(3);
+
+    // The request and the one answer that won are on the store's chain, under the run.
+    const trail = await ok<Array<{ kind: string; actor: string; requestId: string }>>([
+      'audit',
+      '--session',
+      'wf.r1',
+    ]);
+    expect(trail.map((entry) => [entry.kind, entry.actor, entry.requestId])).toEqual([
+      ['workflow.requested', 'refund', id],
+      ['workflow.answered', 'mona', id],
+    ]);
+    expect(await ok(['audit', '--verify'])).toMatchObject({ ok: true });
+  });
+
+  it('an answer after the request expired is EXPIRED; expire records it once, and resume ends the run expired', async () => {
+    const ttlEnv = { ...env, COUNTERSIGN_APPROVAL_TTL: '1s' };
+    const started = await runCli(['run', 'start', 'refund', '1043', '--run', 'r2', '--json'], ttlEnv);
+    const id = (started.json as RunView).requests[0]!.id;
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const late = await runCli(
+      ['run', 'respond', 'r2', id, '{"approved": true, "note": "late"}', '--json'],
+      env,
+    );
+    expect((late.json as ErrorOut).error.code).toBe('EXPIRED');
+    expect(await ok(['expire'])).toMatchObject({ workflowRequests: [{ run: 'r2', requestId: id }] });
+    expect(await ok(['expire'])).toMatchObject({ workflowRequests: [] });
+    expect(await ok<RunView>(['run', 'resume', 'r2'])).toMatchObject({ status: 'expired', outputs: [] });
+    const trail = await ok<Array<{ kind: string }>>(['audit', '--session', 'wf.r2']);
+    expect(trail.map((entry) => entry.kind)).toEqual(['workflow.requested', 'workflow.expired']);
+    expect(await ok(['audit', '--verify'])).toMatchObject({ ok: true });
   });
 });

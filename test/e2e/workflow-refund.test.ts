@@ -10,7 +10,7 @@ type RunView = {
   version: number;
   status: string;
   checkpoint: string;
-  requests: Array<{ id: string; port: string; data: unknown; createdAt: string }>;
+  requests: Array<{ id: string; port: string; data: unknown; createdAt: string; expiresAt: string | null }>;
   outputs: unknown[];
 };
 type HistoryEntry = {
@@ -65,8 +65,12 @@ describe.each(backends)(
           port: 'manager-approval',
           data: { orderId: 1040, amount: 35, reason: 'Damaged cover reported by customer' },
           createdAt: expect.any(String),
+          expiresAt: expect.any(String),
         },
       ]);
+      const [request] = started.requests;
+      // COUNTERSIGN_APPROVAL_TTL is unset: 24h, as for agents' approvals.
+      expect(Date.parse(request!.expiresAt ?? '') - Date.parse(request!.createdAt)).toBe(24 * 3_600_000);
 
       const resumed = await ok<RunView>(['run', 'resume', 'refund-1040'], env);
       expect(resumed.requests).toEqual(started.requests);

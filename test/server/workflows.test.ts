@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { type TestServer, testServer, tokens } from './helpers.ts';
 
 const approve = { approved: true, note: 'Approved, photo checked.' };
@@ -112,5 +116,100 @@ describe('workflow runs over HTTP', () => {
       'Answered. Run refund-1040 is completed. Output: Refund issued: 35.00 for order 1040.',
     );
     expect(after).not.toContain('Workflow requests');
+  });
+});
+
+describe('workflow requests expire and are audited over HTTP', () => {
+  const kinds = async (server: TestServer, query = '') =>
+    ((await server.call('GET', `/v1/audit${query}`, { as: 'alice' })).json as Array<{ kind: string }>).map(
+      (entry) => entry.kind,
+    );
+
+  it('past expiresAt: off the inbox, 410 EXPIRED with nothing recorded; the watcher expires it, audits it, and the run ends expired', async () => {
+    let now = new Date('2026-03-02T09:00:00.000Z');
+    const server = testServer({
+      workflows: [refundWorkflow],
+      checkpoints: createMemoryCheckpointStore(),
+      now: () => now,
+    });
+    const started = (await startRefund(server)) as Awaited<ReturnType<typeof startRefund>> & {
+      requests: Array<{ expiresAt: string }>;
+    };
+    const request = started.requests[0]!;
+    expect(request.expiresAt).toBe('2026-03-03T09:00:00.000Z');
+    // The checkpoints are in memory: the workflow entries go to the server's own store.
+    expect(await kinds(server)).toEqual(['workflow.requested']);
+
+    const inbox = async () => {
+      const page = await server.call('GET', '/', { as: 'mia', headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      return page.json as string;
+    };
+    const before = await inbox();
+    expect(before).toContain('manager-approval');
+    expect(before).toContain('<time datetime="2026-03-03T09:00:00.000Z" data-countdown>1d 0h</time>');
+    now = new Date('2026-03-03T09:00:00.000Z');
+    expect(await inbox()).not.toContain('manager-approval');
+    const path = `/v1/runs/refund-1040/requests/${request.id}/response`;
+    const late = await server.call('POST', path, { as: 'mia', body: { response: approve } });
+    expect(late.status).toBe(410);
+    expect(late.json.error).toMatchObject({ code: 'EXPIRED', message: expect.stringContaining(request.id) });
+    expect(await kinds(server)).toEqual(['workflow.requested']);
+    expect((await server.call('GET', '/v1/runs/refund-1040', { as: 'alice' })).json.status).toBe(
+      'awaiting_input',
+    );
+
+    await server.watch();
+    const run = (await server.call('GET', '/v1/runs/refund-1040', { as: 'alice' })).json;
+    expect(run).toMatchObject({
+      status: 'expired',
+      requests: [],
+      outputs: [],
+      expired: [{ requestId: request.id, port: 'manager-approval', expiresAt: request.expiresAt }],
+    });
+    expect((await server.call('GET', '/v1/runs', { as: 'alice' })).json).toMatchObject([
+      { run: 'refund-1040', status: 'expired' },
+    ]);
+    expect(await kinds(server, '?session=wf.refund-1040')).toEqual([
+      'workflow.requested',
+      'workflow.expired',
+    ]);
+    expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json).toMatchObject({ ok: true });
+
+    const again = await server.call('POST', path, { as: 'mia', body: { response: approve } });
+    expect(again.status).toBe(410);
+    await server.watch();
+    expect(await kinds(server)).toEqual(['workflow.requested', 'workflow.expired']);
+  });
+
+  it('on one SQLite store for agents and runs, the answer and its audit entry are written together', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-wf-http-'));
+    const store = createSqliteStore({ path: join(dir, 'store.db') });
+    try {
+      const server = testServer({ store, workflows: [refundWorkflow] });
+      const started = await startRefund(server);
+      const requestId = started.requests[0]!.id;
+      const path = `/v1/runs/refund-1040/requests/${requestId}/response`;
+      expect((await server.call('POST', path, { as: 'mia', body: { response: approve } })).status).toBe(200);
+      expect((await server.call('POST', path, { as: 'mia', body: { response: approve } })).status).toBe(409);
+      const answered = (await store.listAudit({ session: 'wf.refund-1040' })).filter(
+        (entry) => entry.kind === 'workflow.answered',
+      );
+      expect(answered).toMatchObject([
+        {
+          requestId,
+          actor: 'mia',
+          data: { response: '{"approved":true,"note":"Approved, photo checked."}' },
+        },
+      ]);
+      expect(answered[0]?.at).toBe((await store.getAnswer('refund-1040', requestId))?.at);
+      expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json).toMatchObject({
+        ok: true,
+      });
+      await server.close();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bookstoreAgent, supportWorkflow } from '../../examples/bookstore/app.ts';
+import { createAgent } from '../../src/agent/create-agent.ts';
+import { verifyAuditChain } from '../../src/core/audit.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createWorkflowRunner, type WorkflowRunner } from '../../src/workflow/runner.ts';
@@ -124,6 +126,51 @@ describe('an agent inside a workflow', () => {
     );
     expect(users).toHaveLength(1);
     expect(await store.listApprovals()).toHaveLength(1);
+  });
+
+  it("the run's request expires with the agent's call: the agent is told, the run completes, nothing runs", async () => {
+    let clock = Date.parse('2026-03-02T09:00:00.000Z');
+    const now = () => new Date(clock);
+    // The same agent, on a clock the test moves and with a one-minute approval TTL.
+    const agent = createAgent({
+      ...bookstoreAgent.options,
+      store,
+      model: createDemoModel(),
+      now,
+      approvalTtl: '1m',
+    });
+    const timed = createWorkflowRunner({
+      workflows: [supportWorkflow],
+      checkpoints: store,
+      bindAgent: () => agent,
+      now,
+    });
+    const started = await timed.start('support', 's-3', cancel1044);
+    const request = started.requests[0]!;
+    const approval = (await store.listApprovals({ status: 'pending' }))[0]!;
+    expect(request.expiresAt).toBe(approval.expiresAt);
+    expect(request.expiresAt).toBe(new Date(clock + 60_000).toISOString());
+
+    clock += 61_000;
+    await expect(timed.respond('s-3', request.id, { approved: true }, { by: 'alice' })).rejects.toMatchObject(
+      {
+        code: 'EXPIRED',
+      },
+    );
+    const done = await timed.resume('s-3');
+    expect(done).toMatchObject({
+      status: 'completed',
+      outputs: [{ session: 'wf.s-3.assistant', reply: expect.stringContaining('Expired, not done') }],
+    });
+    expect(await store.getApproval(approval.id)).toMatchObject({ status: 'expired' });
+    expect(await store.listExecutions()).toEqual([]);
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+    const kinds = (await store.listAudit()).map((entry) => entry.kind);
+    expect(kinds).toEqual(
+      expect.arrayContaining(['workflow.requested', 'workflow.expired', 'request.expired']),
+    );
+    expect(kinds).not.toContain('workflow.answered');
+    expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
   });
 
   it('with a file checkpoint store the agent has no store of its own: CONFIG_ERROR, the run fails clearly', async () => {

@@ -29,6 +29,8 @@ describe('refund through the runner', () => {
         port: 'manager-approval',
         data: { orderId: 1040, amount: 35, reason: 'Damaged cover reported by customer' },
         createdAt: expect.any(String),
+        // The default TTL, as for agents' approvals: 24h.
+        expiresAt: new Date(Date.parse(view.requests[0]!.createdAt) + 24 * 3_600_000).toISOString(),
       },
     ]);
     const done = await runner.respond('refund-1040', request.id, approve, { by: 'mona' });

@@ -76,6 +76,26 @@ describe.each(Object.keys(stores))('version-1 refund checkpoints (%s store)', (k
     ]);
   });
 
+  it('their requests were written before requests expired: no expiresAt, so they never expire', async () => {
+    const fixtureRequest = (waitingRequest.body as { state: { requests: Array<Record<string, unknown>> } })
+      .state.requests[0]!;
+    expect(fixtureRequest).not.toHaveProperty('expiresAt');
+    const checkpoints = await stores[kind]!();
+    cleanups.push(() => void checkpoints.close());
+    // Years after the fixtures were written (January 2026), and past any TTL.
+    const runner = createWorkflowRunner({
+      workflows: [refundWorkflow],
+      checkpoints,
+      now: () => new Date('2036-01-15T09:00:00.000Z'),
+    });
+    expect(await runner.expire()).toEqual([]);
+    const resumed = await runner.resume('refund-1040');
+    expect(resumed).toMatchObject({ status: 'awaiting_input' });
+    expect(resumed.requests).toEqual([expect.objectContaining({ id: v1RequestId, expiresAt: null })]);
+    expect(await checkpoints.getAnswer('refund-1040', v1RequestId)).toBeNull();
+    expect((await runner.respond('refund-1040', v1RequestId, approve)).status).toBe('completed');
+  });
+
   it('resume with v2 (an added optional field): the waiting run is upgraded and completes', async () => {
     const { runner, checkpoints } = await open(refundV2());
     const resumed = await runner.resume('refund-1040');

@@ -312,7 +312,7 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
             run: { type: 'string' },
             workflow: { type: 'string' },
             version: { type: 'integer' },
-            status: { type: 'string', enum: ['running', 'awaiting_input', 'completed', 'failed'] },
+            status: { type: 'string', enum: ['running', 'awaiting_input', 'completed', 'failed', 'expired'] },
             checkpoint: { type: 'string' },
             createdAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
@@ -324,7 +324,7 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
             run: { type: 'string' },
             workflow: { type: 'string' },
             version: { type: 'integer' },
-            status: { type: 'string', enum: ['running', 'awaiting_input', 'completed', 'failed'] },
+            status: { type: 'string', enum: ['running', 'awaiting_input', 'completed', 'failed', 'expired'] },
             checkpoint: { type: 'string' },
             requests: {
               type: 'array',
@@ -335,10 +335,27 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
                   port: { type: 'string' },
                   data: json,
                   createdAt: { type: 'string' },
+                  expiresAt: nullable({
+                    type: 'string',
+                    description: 'When it stops taking answers; null for requests older than expiry (never)',
+                  }),
                 },
               },
             },
             outputs: { type: 'array', items: json },
+            expired: {
+              type: 'array',
+              description: 'Requests that expired unanswered; the branch waiting on each ended there',
+              items: {
+                type: 'object',
+                properties: {
+                  requestId: { type: 'string' },
+                  port: { type: 'string' },
+                  expiresAt: { type: 'string' },
+                  at: { type: 'string' },
+                },
+              },
+            },
             error: { type: 'object' },
           },
         },
@@ -404,7 +421,8 @@ function runPaths(): Schema {
         summary: 'Answer a request the run waits on, once; the run continues',
         description:
           'The answer is recorded with the authenticated caller as `by`. A port may require a role ' +
-          "(the refund workflow's `manager-approval` needs `manager`). A second answer gets 409 ALREADY_DECIDED.",
+          "(the refund workflow's `manager-approval` needs `manager`). A second answer gets 409 ALREADY_DECIDED; " +
+          'an answer after the request expired gets 410 EXPIRED, and nothing is recorded.',
         parameters: [run, path('requestId', 'The waiting request id')],
         requestBody: bodyOf(respondBody),
         responses: { 200: ok(ref('RunView')), ...errors },

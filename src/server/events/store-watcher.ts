@@ -5,6 +5,7 @@ import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { emit } from '../../events/emit.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import type { Store } from '../../store/store.ts';
+import type { WorkflowRunner } from '../../workflow/runner.ts';
 import type { AgentRegistry } from '../agent-registry.ts';
 import { createStalledSweep, type StalledSweepOptions } from './stalled-sweep.ts';
 
@@ -16,7 +17,8 @@ export interface StoreWatcher {
 
 /**
  * Keeps the live views honest beyond this process. Every `intervalMs` it answers overdue
- * requests as expired (and lets their sessions continue, so the customer hears it),
+ * requests as expired (and lets their sessions continue, so the customer hears it), does
+ * the same for workflow requests (`runs`: the expiry is recorded, then the run continues),
  * announces requests raised or decided by other processes sharing the store — the console
  * chat, `countersign approve` — which never reach this process's event bus, and continues
  * sessions whose decider died before continuing them (stalled-sweep.ts).
@@ -30,6 +32,8 @@ export function watchStore(options: {
   log?: (line: string) => void;
   /** Limit and grace of the stalled-session sweep (see StalledSweepOptions). */
   stalled?: Pick<StalledSweepOptions, 'limit' | 'graceMs'>;
+  /** The server's workflow runs, whose overdue requests are expired and whose runs continue. */
+  runs?: Pick<WorkflowRunner, 'expire' | 'resume'>;
 }): StoreWatcher {
   const { store, events, agents, now } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -104,7 +108,28 @@ export function watchStore(options: {
           log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
       }
     }
+    if (options.runs) await expireRuns(options.runs);
     await sweepStalled(at.getTime());
+  };
+
+  /** Overdue workflow requests: recorded as expired (audited), then each run continues. */
+  const expireRuns = async (runs: Pick<WorkflowRunner, 'expire' | 'resume'>) => {
+    let expired: Awaited<ReturnType<WorkflowRunner['expire']>>;
+    try {
+      expired = await runs.expire();
+    } catch (error) {
+      log(`countersign: could not expire workflow requests: ${String(error)}`);
+      return;
+    }
+    for (const run of new Set(expired.map((request) => request.run))) {
+      try {
+        await runs.resume(run);
+      } catch (error) {
+        // Busy means another process is continuing it and applies the expiry itself.
+        if (!(CountersignError.is(error) && error.code === 'SESSION_BUSY'))
+          log(`countersign: could not continue run ${run} after expiry: ${String(error)}`);
+      }
+    }
   };
 
   const tick = () => {

@@ -3,7 +3,7 @@ import type { PortRequestView } from '../workflows/workflow-desk.ts';
 import type { Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
 import { prettyJson } from './pretty-json.ts';
-import { ageText } from './time-text.ts';
+import { ageText, remainingText } from './time-text.ts';
 
 /**
  * An answer form drawn from the port's response schema. `{approved: boolean, …strings}` —
@@ -48,6 +48,11 @@ export function portCard(view: PortRequestView, viewer: Viewer, nowMs: number): 
     <dl class="facts">
       <dt>Request</dt><dd><pre class="args">${prettyJson(view.data)}</pre></dd>
       <dt>Raised</dt><dd><time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time></dd>
+      ${
+        view.expiresAt
+          ? html`<dt>Expires in</dt><dd><time datetime="${view.expiresAt}" data-countdown>${remainingText(view.expiresAt, nowMs)}</time></dd>`
+          : ''
+      }
       ${view.requiredRole ? html`<dt>Needs</dt><dd><span class="badge">${view.requiredRole}</span></dd>` : ''}
     </dl>
     ${answerForm(view, viewer)}

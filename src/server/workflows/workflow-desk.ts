@@ -17,6 +17,8 @@ export interface PortRequestView {
   port: string;
   data: JsonValue;
   createdAt: string;
+  /** When it stops taking answers (null: a request from before requests expired; never). */
+  expiresAt: string | null;
   /** The role an answer needs (the port's `role`); null when any approver may answer. */
   requiredRole: string | null;
   /** The port's answer schema, as JSON Schema, so a form can be drawn for it. */
@@ -28,7 +30,7 @@ export interface WorkflowDesk {
   runner: WorkflowRunner;
   /** A run where it stands now, without continuing it. */
   view(run: string): Promise<RunView>;
-  /** Requests waiting at ports across all runs, oldest first. */
+  /** Requests waiting at ports across all runs, oldest first; none past its expiry. */
   pendingRequests(): Promise<PortRequestView[]>;
   /** Answers a port request as `identity`, if it holds the port's role. */
   respond(identity: Identity, run: string, requestId: string, response: JsonValue): Promise<RunView>;
@@ -46,8 +48,10 @@ export function createWorkflowDesk(options: {
   workflows: readonly Workflow[];
   checkpoints: CheckpointStore;
   portRoles: Record<string, string>;
+  now?: () => Date;
 }): WorkflowDesk {
   const { runner, checkpoints, portRoles } = options;
+  const now = options.now ?? (() => new Date());
   const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]));
 
   const latestState = async (run: string) => {
@@ -67,11 +71,14 @@ export function createWorkflowDesk(options: {
     },
     async pendingRequests() {
       const out: PortRequestView[] = [];
+      const at = now().toISOString();
       for (const summary of await runner.runs()) {
         if (summary.status !== 'awaiting_input') continue;
         const found = await latestState(summary.run).catch(() => null);
         if (!found) continue;
         for (const request of found.state.requests) {
+          // Past its expiry it takes no answer: the store watcher records the expiry.
+          if (request.expiresAt !== null && request.expiresAt <= at) continue;
           const node = found.workflow.nodes.get(request.port);
           const schema =
             node?.kind === 'port'
@@ -84,6 +91,7 @@ export function createWorkflowDesk(options: {
             port: request.port,
             data: request.data,
             createdAt: request.createdAt,
+            expiresAt: request.expiresAt,
             requiredRole: roleOf(found.workflow, request.port, portRoles),
             responseSchema: schema,
           });

@@ -1,9 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AuditEntry, type AuditEvent, verifyAuditChain } from '../../core/audit.ts';
 import type { JsonValue } from '../../core/json.ts';
-import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
+import type { CheckpointStore, RequestAnswer, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
 import { at } from './fixtures.ts';
 
-export type CheckpointStoreFactory = () => Promise<{ store: CheckpointStore; cleanup: () => Promise<void> }>;
+export type CheckpointStoreFactory = () => Promise<{
+  store: CheckpointStore;
+  cleanup: () => Promise<void>;
+  /**
+   * The store's audit trail, for a backend that keeps one (`keepsAudit`): the suite then
+   * checks that audit events commit with the writes they come with, and only with them.
+   */
+  audit?: () => Promise<AuditEntry[]>;
+}>;
 
 /** A checkpoint of `run` at position `seq`, its parent the previous position's `id`. */
 export function checkpoint(
@@ -37,16 +46,41 @@ export async function chain(store: CheckpointStore, run: string, count: number):
   }
 }
 
+/** An audit event of a workflow answer, as the runner writes it; `data` marks it apart. */
+export function answerEvent(by: string, mark: JsonValue = by): AuditEvent {
+  return {
+    kind: 'workflow.answered',
+    session: 'wf.r',
+    requestId: 'req_1',
+    actor: by,
+    data: { run: 'r', port: 'manager-approval', mark },
+  };
+}
+
+/** An event no store can write (a BigInt has no JSON form): the write it comes with must roll back. */
+export function unwritableEvent(): AuditEvent {
+  return { ...answerEvent('mallory'), data: { mark: 10n as unknown as JsonValue } };
+}
+
 /**
- * The behaviour every CheckpointStore backend must share (memory, SQLite, the file store).
- * A backend's test file calls this with a factory for empty stores.
+ * The behaviour every CheckpointStore backend must share (memory, SQLite, PostgreSQL, the
+ * file store). A backend's test file calls this with a factory for empty stores; `audited`
+ * says whether the backend keeps an audit trail (the factory then also returns `audit`).
  */
-export function describeCheckpointStoreConformance(name: string, factory: CheckpointStoreFactory): void {
+export function describeCheckpointStoreConformance(
+  name: string,
+  factory: CheckpointStoreFactory,
+  options: { audited: boolean } = { audited: false },
+): void {
   describe(`CheckpointStore conformance: ${name}`, () => {
-    let current: { store: CheckpointStore; cleanup: () => Promise<void> } | undefined;
+    let current: Awaited<ReturnType<CheckpointStoreFactory>> | undefined;
     const store = (): CheckpointStore => {
       if (current === undefined) throw new Error('conformance: no store outside a test');
       return current.store;
+    };
+    const auditTrail = async (): Promise<AuditEntry[]> => {
+      if (current?.audit === undefined) throw new Error(`conformance: ${name} gave no audit trail`);
+      return current.audit();
     };
 
     beforeEach(async () => {
@@ -254,7 +288,136 @@ export function describeCheckpointStoreConformance(name: string, factory: Checkp
           code: 'INVALID_INPUT',
         });
       });
+
+      const expiry: RequestAnswer = {
+        run: 'r',
+        requestId: 'req_1',
+        response: null,
+        by: 'countersign',
+        at: at(30),
+        expired: true,
+      };
+
+      it('records an expiry as the answer, flagged: a later answer gets the expiry', async () => {
+        expect(await store().answerRequest(expiry)).toEqual({ won: true, answer: expiry });
+        expect(await store().getAnswer('r', 'req_1')).toEqual(expiry);
+        expect(await store().answerRequest(answer('alice'))).toEqual({ won: false, answer: expiry });
+      });
+
+      it('an answer recorded first stands against the expiry, and carries no expiry flag', async () => {
+        await store().answerRequest(answer('alice'));
+        const late = await store().answerRequest(expiry);
+        expect(late).toEqual({ won: false, answer: answer('alice') });
+        expect(late.answer.expired).toBeUndefined();
+        expect((await store().getAnswer('r', 'req_1'))?.expired).toBeUndefined();
+      });
     });
+
+    it(`says whether it keeps an audit trail (${options.audited})`, () => {
+      expect(store().keepsAudit).toBe(options.audited);
+    });
+
+    if (!options.audited) {
+      describe('without an audit trail', () => {
+        it('ignores audit events given with a write: the write is recorded all the same', async () => {
+          const result = await store().answerRequest(
+            { run: 'r', requestId: 'req_1', response: 1, by: 'alice', at: at(20) },
+            { audit: [answerEvent('alice')] },
+          );
+          expect(result.won).toBe(true);
+          expect(await store().getAnswer('r', 'req_1')).toMatchObject({ by: 'alice' });
+          const saved = await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [answerEvent('x')] });
+          expect(saved.saved).toBe(true);
+        });
+      });
+    }
+
+    if (options.audited) {
+      describe('audit entries commit with their write', () => {
+        const answer = (by: string): RequestAnswer => ({
+          run: 'r',
+          requestId: 'req_1',
+          response: { approved: true, note: `by ${by}` },
+          by,
+          at: at(20),
+        });
+
+        it('a won answer appends its entries; a lost one appends none; the chain verifies', async () => {
+          expect((await store().answerRequest(answer('alice'), { audit: [answerEvent('alice')] })).won).toBe(
+            true,
+          );
+          const lost = await store().answerRequest(answer('bob'), { audit: [answerEvent('bob')] });
+          expect(lost).toEqual({ won: false, answer: answer('alice') });
+          const entries = await auditTrail();
+          expect(entries).toMatchObject([
+            {
+              seq: 1,
+              at: at(20),
+              kind: 'workflow.answered',
+              session: 'wf.r',
+              requestId: 'req_1',
+              actor: 'alice',
+            },
+          ]);
+          expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 1 });
+        });
+
+        it('concurrent answers: exactly one entry, the winner’s', async () => {
+          const results = await Promise.all(
+            ['a', 'b', 'c', 'd', 'e'].map((by) =>
+              store().answerRequest(answer(by), { audit: [answerEvent(by)] }),
+            ),
+          );
+          expect(results.filter((result) => result.won)).toHaveLength(1);
+          const stored = await store().getAnswer('r', 'req_1');
+          const entries = await auditTrail();
+          expect(entries).toHaveLength(1);
+          expect(entries[0]?.actor).toBe(stored?.by);
+          expect(verifyAuditChain(entries).ok).toBe(true);
+        });
+
+        it('an entry that cannot be written rolls the answer back: nothing is recorded, the request stays answerable', async () => {
+          await expect(
+            store().answerRequest(answer('mallory'), { audit: [answerEvent('x'), unwritableEvent()] }),
+          ).rejects.toThrow();
+          expect(await store().getAnswer('r', 'req_1')).toBeNull();
+          expect(await auditTrail()).toEqual([]);
+          expect((await store().answerRequest(answer('alice'), { audit: [answerEvent('alice')] })).won).toBe(
+            true,
+          );
+          expect((await auditTrail()).map((entry) => entry.actor)).toEqual(['alice']);
+        });
+
+        it('a saved checkpoint appends its entries at its createdAt; a refused save appends none', async () => {
+          const event: AuditEvent = { ...answerEvent('refund'), kind: 'workflow.requested' };
+          expect((await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [event] })).saved).toBe(
+            true,
+          );
+          const again = await store().saveCheckpoint(checkpoint('r', 0, { id: 'cp-other' }), null, {
+            audit: [event],
+          });
+          expect(again.saved).toBe(false);
+          const stale = await store().saveCheckpoint(checkpoint('r', 1, { parent: 'cp-x' }), 'cp-x', {
+            audit: [event],
+          });
+          expect(stale.saved).toBe(false);
+          const entries = await auditTrail();
+          expect(entries).toMatchObject([{ seq: 1, at: at(0), kind: 'workflow.requested' }]);
+          expect(verifyAuditChain(entries).ok).toBe(true);
+        });
+
+        it('an entry that cannot be written rolls the checkpoint back', async () => {
+          await chain(store(), 'r', 1);
+          await expect(
+            store().saveCheckpoint(checkpoint('r', 1), 'cp-r-0', { audit: [unwritableEvent()] }),
+          ).rejects.toThrow();
+          expect((await store().latestCheckpoint('r'))?.id).toBe('cp-r-0');
+          expect(await store().checkpointHistory('r')).toHaveLength(1);
+          expect(await auditTrail()).toEqual([]);
+          expect((await store().saveCheckpoint(checkpoint('r', 1), 'cp-r-0')).saved).toBe(true);
+        });
+      });
+    }
 
     describe('application state', () => {
       it('gets, sets and claims once', async () => {

@@ -36,6 +36,8 @@ export interface FileCheckpointStoreOptions {
 
 export interface FileCheckpointStore extends CheckpointStore {
   readonly kind: 'file';
+  /** Files hold no audit trail: `options.audit` of a write is ignored (the runner appends it elsewhere, if given a trail). */
+  readonly keepsAudit: false;
   /** Absolute path of the store's directory. */
   readonly dir: string;
   /** Absolute path of a checkpoint's file (for tools and tests that look inside). */
@@ -191,6 +193,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
 
   return {
     kind: 'file',
+    keepsAudit: false,
     dir,
 
     checkpointPath(run, seq) {
@@ -300,6 +303,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
         response: answer.response,
         by: answer.by,
         at: answer.at,
+        ...(answer.expired ? { expired: true } : {}),
       };
       const path = join(folder, `${answer.requestId}.json`);
       if (await writer.createExclusive(path, `${JSON.stringify(record)}\n`)) {

@@ -1,6 +1,11 @@
 import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import type { RequestAnswer, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
+import {
+  type RequestAnswer,
+  RUN_STATUSES,
+  type RunStatus,
+  type StoredCheckpoint,
+} from '../checkpoint-store.ts';
 
 /** One line of index.jsonl. */
 export interface IndexLine {
@@ -10,7 +15,7 @@ export interface IndexLine {
   parent: string | null;
 }
 
-const runStatuses: readonly string[] = ['running', 'awaiting_input', 'completed', 'failed'];
+const runStatuses: readonly string[] = RUN_STATUSES;
 
 function damaged(path: string, detail: string, cause?: unknown): CorruptDataError {
   return new CorruptDataError(`The file ${path} is damaged: ${detail}.`, {
@@ -79,6 +84,14 @@ export function parseAnswerFile(text: string, path: string): RequestAnswer {
     response: record.response as JsonValue,
     by: field(record, 'by', path, isString),
     at: field(record, 'at', path, isString),
+    ...(field<boolean | undefined>(
+      record,
+      'expired',
+      path,
+      (value) => value === undefined || typeof value === 'boolean',
+    )
+      ? { expired: true }
+      : {}),
   };
 }
 

@@ -35,6 +35,8 @@ export function createMemoryCheckpointStore(): CheckpointStore {
 
   return {
     kind: 'memory',
+    // No audit trail here: `options.audit` of a write is ignored (see CheckpointStore.keepsAudit).
+    keepsAudit: false,
 
     async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
@@ -89,8 +91,16 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       const key = `${answer.run}\n${answer.requestId}`;
       const existing = answers.get(key);
       if (existing !== undefined) return { won: false, answer: copy(existing) };
-      answers.set(key, copy(answer));
-      return { won: true, answer: copy(answer) };
+      const record: RequestAnswer = {
+        run: answer.run,
+        requestId: answer.requestId,
+        response: copy(answer.response),
+        by: answer.by,
+        at: answer.at,
+        ...(answer.expired ? { expired: true } : {}),
+      };
+      answers.set(key, record);
+      return { won: true, answer: copy(record) };
     },
 
     async getAnswer(run, requestId) {

@@ -6,7 +6,9 @@ import {
   TEST_PG_URL,
   withAdmin,
 } from '../../../test/helpers/postgres.ts';
+import { verifyAuditChain } from '../../core/audit.ts';
 import {
+  answerEvent,
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
@@ -18,12 +20,50 @@ const url = await postgresForTests();
 describe.skipIf(url === null)('PostgreSQL checkpoint store', () => {
   const connectionString = url ?? TEST_PG_URL;
 
-  describeCheckpointStoreConformance('postgres', async () => {
-    const schema = freshSchema('cp');
-    return {
-      store: await createPostgresStore({ connectionString, schema }),
-      cleanup: () => dropSchema(schema),
+  describeCheckpointStoreConformance(
+    'postgres',
+    async () => {
+      const schema = freshSchema('cp');
+      const store = await createPostgresStore({ connectionString, schema });
+      return { store, cleanup: () => dropSchema(schema), audit: () => store.listAudit() };
+    },
+    { audited: true },
+  );
+
+  it('an audit row the database refuses takes the answer with it; once it is allowed, both commit together', async () => {
+    const schema = freshSchema('cp_audit');
+    const store = await createPostgresStore({ connectionString, schema });
+    const answer = {
+      run: 'r',
+      requestId: 'req_1',
+      response: { approved: true },
+      by: 'mona',
+      at: '2030-01-01T00:00:00.000Z',
     };
+    try {
+      await withAdmin((client) =>
+        client.query(`
+          CREATE FUNCTION "${schema}".audit_refuses() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN RAISE EXCEPTION 'audit refused'; END $$;
+          CREATE TRIGGER audit_refuses BEFORE INSERT ON "${schema}".audit
+            FOR EACH ROW EXECUTE FUNCTION "${schema}".audit_refuses();`),
+      );
+      await expect(store.answerRequest(answer, { audit: [answerEvent('mona')] })).rejects.toThrow(
+        /audit refused/,
+      );
+      expect(await store.getAnswer('r', 'req_1')).toBeNull();
+      expect(await store.listAudit()).toEqual([]);
+
+      await withAdmin((client) => client.query(`DROP TRIGGER audit_refuses ON "${schema}".audit`));
+      expect((await store.answerRequest(answer, { audit: [answerEvent('mona')] })).won).toBe(true);
+      expect(await store.listAudit({ session: 'wf.r' })).toMatchObject([
+        { kind: 'workflow.answered', actor: 'mona', requestId: 'req_1' },
+      ]);
+      expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
   });
 
   it("shares the agents' state table, and a damaged body names its row", async () => {

@@ -1,6 +1,13 @@
+import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import { CHECKPOINT_COLUMNS, toAnswer, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
+import {
+  ANSWER_COLUMNS,
+  CHECKPOINT_COLUMNS,
+  toAnswer,
+  toCheckpoint,
+  toRunSummary,
+} from '../checkpoint-row-readers.ts';
 import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
@@ -14,9 +21,13 @@ import { first } from './row-queries.ts';
 import { payload, text } from './rows.ts';
 import { quoteIdentifier } from './schema-name.ts';
 
-const ANSWER_COLUMNS = 'run, request_id, response, answered_by, answered_at';
+export type PostgresCheckpointMethods = Omit<
+  CheckpointStore,
+  'kind' | 'keepsAudit' | 'close' | 'getState' | 'setState'
+>;
 
-export type PostgresCheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' | 'getState' | 'setState'>;
+/** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
+type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>;
 
 /**
  * The CheckpointStore half of the PostgreSQL store (tables from migration 003). A save is one
@@ -24,12 +35,15 @@ export type PostgresCheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' |
  * in `workflow_runs`: `INSERT … ON CONFLICT DO NOTHING` for a run's first checkpoint, else
  * `UPDATE … WHERE latest = $expected`. Under READ COMMITTED a racing writer waits on the row
  * and re-checks the condition against what the first committed, so exactly one of them wins.
- * Answers and claims are one `INSERT … ON CONFLICT DO NOTHING` each.
+ * Answers and claims are one `INSERT … ON CONFLICT DO NOTHING` each; a save or an answer
+ * that carries audit events is a transaction that appends them (last, as the audit head's
+ * lock asks) only when the write happened.
  */
 export function createPostgresCheckpoints(
   connection: Pick<Connection, 'query' | 'transaction'>,
   schema: string,
   codec: PayloadCodec,
+  appendAudit: AppendAudit,
 ): PostgresCheckpointMethods {
   const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
   const runs = q('workflow_runs');
@@ -67,7 +81,7 @@ export function createPostgresCheckpoints(
   }
 
   return {
-    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+    async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
       return transaction(async (tq) => {
         const won =
@@ -140,6 +154,8 @@ export function createPostgresCheckpoints(
           ),
         );
         if (row === undefined) throw new Error(`checkpoint ${checkpoint.id} was not inserted`);
+        // Throwing here rolls the checkpoint back too: it never stands without its entries.
+        await appendAudit(tq, options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         return { saved: true, checkpoint: toCheckpoint(codec, row) };
       });
@@ -171,16 +187,31 @@ export function createPostgresCheckpoints(
       return rows.map(toRunSummary);
     },
 
-    async answerRequest(answer) {
+    async answerRequest(answer, options = {}) {
       assertStoreId('run', answer.run);
       assertStoreId('request', answer.requestId);
-      const inserted = first(
-        await query(
-          `INSERT INTO ${answers} (${ANSWER_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (run, request_id) DO NOTHING RETURNING ${ANSWER_COLUMNS}`,
-          [answer.run, answer.requestId, codec.encode(answer.response), answer.by, answer.at],
-        ),
-      );
+      const audit = options.audit ?? [];
+      const insert = async (on: Query) => {
+        const row = first(
+          await on(
+            `INSERT INTO ${answers} (${ANSWER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (run, request_id) DO NOTHING RETURNING ${ANSWER_COLUMNS}`,
+            [
+              answer.run,
+              answer.requestId,
+              codec.encode(answer.response),
+              answer.by,
+              answer.at,
+              answer.expired === true,
+            ],
+          ),
+        );
+        // Only the winner's entries: throwing here rolls the answer back with them.
+        if (row !== undefined) await appendAudit(on, audit, answer.at);
+        return row;
+      };
+      // Without entries the compare-and-set is one statement: no BEGIN/COMMIT round trips.
+      const inserted = audit.length === 0 ? await insert(query) : await transaction(insert);
       if (inserted !== undefined) return { won: true, answer: toAnswer(codec, inserted) };
       // The conflicting row is committed (ON CONFLICT waited for it), so this read finds it.
       const stored = await answerOf(query, answer.run, answer.requestId);

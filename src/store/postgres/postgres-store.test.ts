@@ -100,7 +100,13 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         `SELECT version, name FROM "${schema}".migrations ORDER BY version`,
       );
       expect(applied).toEqual(loadMigrations().map(({ version, name }) => ({ version, name })));
-      expect(applied.map((row) => row.name)).toEqual(['init', 'rules', 'workflows', 'stalled_sessions']);
+      expect(applied.map((row) => row.name)).toEqual([
+        'init',
+        'rules',
+        'workflows',
+        'stalled_sessions',
+        'workflow_expiry',
+      ]);
     });
 
     it('orders and compares identifiers and timestamps bytewise, whatever the database collation', async () => {
@@ -156,7 +162,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {

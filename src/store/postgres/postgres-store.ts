@@ -52,6 +52,8 @@ export interface PostgresStoreOptions {
 /** Also where workflow runs live (migration 003, postgres-checkpoints.ts), like the SQLite store. */
 export interface PostgresStore extends Store, CheckpointStore {
   readonly kind: 'postgres';
+  /** Workflow writes link their audit events onto this store's chain in their own transaction. */
+  readonly keepsAudit: true;
   readonly schema: string;
 }
 
@@ -170,7 +172,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const store: PostgresStore = {
     kind: 'postgres',
     schema,
-    ...createPostgresCheckpoints(connection, schema, codec),
+    keepsAudit: true,
+    ...createPostgresCheckpoints(connection, schema, codec, appendAudit),
 
     async ensureSession(input) {
       const inserted = first(

@@ -137,4 +137,9 @@ export const migrations: readonly string[] = [
   CREATE INDEX sessions_with_open_batch ON sessions (updated_at, id) WHERE batch IS NOT NULL;
   CREATE INDEX executions_unknown ON executions (session) WHERE status = 'unknown';
   `,
+  // A workflow request that expired is answered by countersign with this flag (and a null
+  // response), through the same answer-once primary key as a person's answer.
+  `
+  ALTER TABLE workflow_answers ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

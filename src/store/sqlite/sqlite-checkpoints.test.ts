@@ -3,18 +3,68 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { expect, it } from 'vitest';
+import { verifyAuditChain } from '../../core/audit.ts';
 import {
+  answerEvent,
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
 import { createSqliteStore } from './sqlite-store.ts';
 
-describeCheckpointStoreConformance('sqlite', async () => {
+describeCheckpointStoreConformance(
+  'sqlite',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-'));
+    const store = createSqliteStore({ path: join(dir, 'store.db') });
+    return {
+      store,
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      audit: () => store.listAudit(),
+    };
+  },
+  { audited: true },
+);
+
+it('sqlite: an audit row the database refuses takes the answer with it; once it is allowed, both commit together', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-'));
-  return {
-    store: createSqliteStore({ path: join(dir, 'store.db') }),
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  const path = join(dir, 'store.db');
+  const store = createSqliteStore({ path });
+  const answer = {
+    run: 'r',
+    requestId: 'req_1',
+    response: { approved: true },
+    by: 'mona',
+    at: '2030-01-01T00:00:00.000Z',
   };
+  const raw = (sql: string) => {
+    const db = new DatabaseSync(path);
+    try {
+      db.exec(sql);
+    } finally {
+      db.close();
+    }
+  };
+  try {
+    // The answer's INSERT runs first in the transaction; the audit INSERT after it fails.
+    raw(
+      `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit refused'); END`,
+    );
+    await expect(store.answerRequest(answer, { audit: [answerEvent('mona')] })).rejects.toThrow(
+      /audit refused/,
+    );
+    expect(await store.getAnswer('r', 'req_1')).toBeNull();
+    expect(await store.listAudit()).toEqual([]);
+
+    raw('DROP TRIGGER audit_refuses');
+    expect((await store.answerRequest(answer, { audit: [answerEvent('mona')] })).won).toBe(true);
+    expect(await store.getAnswer('r', 'req_1')).toMatchObject({ by: 'mona' });
+    const entries = await store.listAudit({ session: 'wf.r' });
+    expect(entries).toMatchObject([{ kind: 'workflow.answered', actor: 'mona', requestId: 'req_1' }]);
+    expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 it("sqlite: workflow state shares the agents' state table, and a damaged body names its row", async () => {

@@ -1,6 +1,13 @@
+import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import { CHECKPOINT_COLUMNS, toAnswer, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
+import {
+  ANSWER_COLUMNS,
+  CHECKPOINT_COLUMNS,
+  toAnswer,
+  toCheckpoint,
+  toRunSummary,
+} from '../checkpoint-row-readers.ts';
 import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
@@ -12,16 +19,19 @@ import type { PayloadCodec } from '../codec.ts';
 import type { Connection } from './connection.ts';
 import { payload, text } from './rows.ts';
 
-type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'close' | 'getState' | 'setState'>;
+type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'keepsAudit' | 'close' | 'getState' | 'setState'>;
 
 /**
  * The CheckpointStore half of the SQLite store. `workflow_runs` keeps each run's latest
  * checkpoint, so the compare-and-set on it is one row read under BEGIN IMMEDIATE, and a
- * checkpoint write is one INSERT plus one UPDATE whatever the run's length.
+ * checkpoint write is one INSERT plus one UPDATE whatever the run's length. Audit events
+ * given with a save or an answer are linked onto the agents' chain (`appendAudit`, which
+ * must run inside the write) in the same transaction, and only when the write happens.
  */
 export function createSqliteCheckpoints(
   connection: Pick<Connection, 'sql' | 'run' | 'write'>,
   codec: PayloadCodec,
+  appendAudit: (events: readonly AuditEvent[] | undefined, at: string) => void,
 ): CheckpointMethods {
   const { sql, run, write } = connection;
 
@@ -34,14 +44,15 @@ export function createSqliteCheckpoints(
   }
 
   function answerOf(runId: string, requestId: string): RequestAnswer | null {
-    const row = sql(
-      'SELECT run, request_id, response, answered_by, answered_at FROM workflow_answers WHERE run = ? AND request_id = ?',
-    ).get(runId, requestId);
+    const row = sql(`SELECT ${ANSWER_COLUMNS} FROM workflow_answers WHERE run = ? AND request_id = ?`).get(
+      runId,
+      requestId,
+    );
     return row === undefined ? null : toAnswer(codec, row);
   }
 
   return {
-    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+    async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
       return write(() => {
         const head = sql('SELECT latest, latest_seq FROM workflow_runs WHERE id = ?').get(checkpoint.run);
@@ -100,6 +111,8 @@ export function createSqliteCheckpoints(
           checkpoint.status,
           codec.encode(checkpoint.body),
         );
+        // Throwing here rolls the checkpoint back too: it never stands without its entries.
+        appendAudit(options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         const saved = checkpointById(checkpoint.run, checkpoint.id);
         if (saved === null)
@@ -143,18 +156,28 @@ export function createSqliteCheckpoints(
       );
     },
 
-    async answerRequest(answer) {
+    async answerRequest(answer, options = {}) {
       assertStoreId('run', answer.run);
       assertStoreId('request', answer.requestId);
       return write(() => {
         const result = sql(
-          `INSERT INTO workflow_answers (run, request_id, response, answered_by, answered_at)
-           VALUES (?, ?, ?, ?, ?) ON CONFLICT (run, request_id) DO NOTHING`,
-        ).run(answer.run, answer.requestId, codec.encode(answer.response), answer.by, answer.at);
+          `INSERT INTO workflow_answers (${ANSWER_COLUMNS})
+           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run, request_id) DO NOTHING`,
+        ).run(
+          answer.run,
+          answer.requestId,
+          codec.encode(answer.response),
+          answer.by,
+          answer.at,
+          answer.expired ? 1 : 0,
+        );
         const stored = answerOf(answer.run, answer.requestId);
         if (stored === null)
           throw new Error(`answer ${answer.requestId} vanished inside its own transaction`);
-        return result.changes > 0 ? { won: true, answer: stored } : { won: false, answer: stored };
+        if (result.changes === 0) return { won: false, answer: stored };
+        // Only the winner's entries: throwing here rolls the answer back with them.
+        appendAudit(options.audit, answer.at);
+        return { won: true, answer: stored };
       });
     },
 

@@ -52,6 +52,8 @@ export interface SqliteStoreOptions {
 
 export interface SqliteStore extends Store, CheckpointStore {
   readonly kind: 'sqlite';
+  /** Workflow writes link their audit events onto this store's chain in their own transaction. */
+  readonly keepsAudit: true;
   /** Absolute path of the database file. */
   readonly path: string;
   /** Folds the WAL back into the main file and truncates it, so file sizes mean something. */
@@ -149,8 +151,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const store: SqliteStore = {
     kind: 'sqlite',
     path,
-    // Workflow runs share the file (and the `state` table) with the agents' sessions.
-    ...createSqliteCheckpoints({ sql, run, write }, codec),
+    keepsAudit: true,
+    // Workflow runs share the file (and the `state` table) with the agents' sessions, and
+    // their audit entries join the agents' chain.
+    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
 
     async ensureSession(input) {
       return write(() => {
