@@ -43,6 +43,7 @@ export {
 } from './server/create-server.ts';
 export { type RunningServer, startServer } from './server/start-server.ts';
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
+export { deliveryId, type WebhookPayload } from './server/webhooks/webhook-sender.ts';
 export {
   type CheckpointStore,
   type CheckpointSummary,
@@ -71,7 +72,15 @@ export {
   type PostgresStoreOptions,
 } from './store/postgres/postgres-store.ts';
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts';
-export type { StandingRule, Store } from './store/store.ts';
+export type {
+  Delivery,
+  DeliveryClaim,
+  DeliveryEnqueue,
+  DeliveryOutcome,
+  DeliveryStatus,
+  StandingRule,
+  Store,
+} from './store/store.ts';
 export {
   type ApprovalPolicy,
   type AuthorizeResult,

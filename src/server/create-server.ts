@@ -58,7 +58,21 @@ export interface ServerOptions {
   chat?: boolean;
   /** The customer id the chat page suggests. */
   demoCustomer?: string;
-  webhook?: { url: string; secret: string; retryDelaysMs?: number[]; timeoutMs?: number };
+  /**
+   * Signed notices of new requests and decisions, delivered through the store's outbox
+   * (at least once, surviving restarts, one delivery across instances sharing the store).
+   */
+  webhook?: {
+    url: string;
+    secret: string;
+    retryDelaysMs?: number[];
+    timeoutMs?: number;
+    /** How often to look for due deliveries (default 1 s). */
+    pollMs?: number;
+    /** How long a claimed delivery is held before another process may retry it. */
+    leaseMs?: number;
+    fetch?: typeof fetch;
+  };
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
@@ -222,7 +236,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   });
 
   const webhooks: WebhookSender | null = options.webhook
-    ? startWebhooks(events, { ...options.webhook, log })
+    ? startWebhooks(events, options.store, { ...options.webhook, log })
     : null;
   const watcher: StoreWatcher = watchStore({
     store: options.store,
@@ -241,8 +255,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     webhooksIdle: async () => webhooks?.idle(),
     async close() {
       for (const end of [...streams]) end();
-      webhooks?.stop();
-      await watcher.stop();
+      await Promise.all([webhooks?.stop(), watcher.stop()]);
     },
   };
 }

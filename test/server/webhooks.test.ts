@@ -1,39 +1,13 @@
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { signPayload, verifySignature } from '../../src/server/webhooks/signature.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { verifySignature } from '../../src/index.ts';
+import { signPayload } from '../../src/server/webhooks/signature.ts';
+import { deliveryId } from '../../src/server/webhooks/webhook-sender.ts';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { raiseCancel, testServer } from './helpers.ts';
-
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** A receiver on loopback that fails its first `failures` deliveries with 503. */
-async function receiver(failures: number) {
-  const received: Received[] = [];
-  let left = failures;
-  const http = createHttpServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      received.push({ headers: request.headers, body });
-      if (left > 0) {
-        left--;
-        response.writeHead(503).end();
-      } else response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    received,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
-  };
-}
+import { receiver } from './webhook-receiver.ts';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -62,7 +36,12 @@ describe('webhooks', () => {
     // Two refusals, then the same delivery again, signed afresh.
     expect(hook.received).toHaveLength(3);
     const deliveries = new Set(hook.received.map((r) => r.headers['countersign-delivery']));
-    expect(deliveries.size).toBe(1);
+    // Derived from the event, so every instance (and every restart) computes the same id.
+    expect([...deliveries]).toEqual([deliveryId('approval.requested', id)]);
+    expect(await server.store.getDelivery(deliveryId('approval.requested', id))).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+    });
     for (const { body, headers } of hook.received) {
       expect(verifySignature('whsec-test', body, headers['countersign-signature'] as string)).toBe(true);
     }
@@ -80,6 +59,113 @@ describe('webhooks', () => {
       data: { requestId: id, verdict: 'approved', by: 'alice' },
     });
     expect(hook.received.at(-1)!.headers['countersign-event']).toBe('approval.decided');
+    expect(hook.received.at(-1)!.headers['countersign-delivery']).toBe(deliveryId('approval.decided', id));
+    expect(JSON.parse(hook.received.at(-1)!.body).id).toBe(deliveryId('approval.decided', id));
+  });
+
+  it('a 4xx other than 408 and 429 is recorded failed and never retried', async () => {
+    const hook = await receiver(100, 422);
+    closers.push(hook.close);
+    const lines: string[] = [];
+    const server = testServer({
+      webhook: { url: hook.url, secret: 'whsec-test', retryDelaysMs: [10, 10, 10], pollMs: 10 },
+      log: (line) => lines.push(line),
+    });
+    closers.push(() => server.close());
+    const id = await raiseCancel(server);
+    await server.webhooksIdle();
+    const delivery = deliveryId('approval.requested', id);
+    expect(await server.store.getDelivery(delivery)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: 'HTTP 422',
+      claimedBy: null,
+    });
+    // Several polls later, still the one attempt.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await server.webhooksIdle();
+    expect(hook.received).toHaveLength(1);
+    expect(lines.join('\n')).toContain(
+      `webhook ${delivery} (approval.requested) refused with HTTP 422; not retried.`,
+    );
+  });
+
+  it('408 and 429 are retried like a 5xx', async () => {
+    for (const status of [408, 429]) {
+      const hook = await receiver(1, status);
+      closers.push(hook.close);
+      const server = testServer({ webhook: { url: hook.url, secret: 'whsec-test', retryDelaysMs: [10] } });
+      closers.push(() => server.close());
+      await raiseCancel(server);
+      await server.webhooksIdle();
+      expect(hook.received, `HTTP ${status}`).toHaveLength(2);
+    }
+  });
+
+  it('a delivery still being retried survives a restart: the next server on the file delivers it once, same id', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'countersign-webhooks-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const path = join(dir, 'store.db');
+    const failing = await receiver(100);
+    closers.push(failing.close);
+    const accepting = await receiver(0);
+    closers.push(accepting.close);
+
+    // The first server: its receiver answers 503, and the retry is due in 1.5 s.
+    const firstStore = createSqliteStore({ path });
+    const first = testServer({
+      store: firstStore,
+      webhook: { url: failing.url, secret: 'whsec-test', retryDelaysMs: [1_500, 1_500] },
+    });
+    const id = await raiseCancel(first);
+    const delivery = deliveryId('approval.requested', id);
+    await vi.waitFor(
+      async () => {
+        expect(await firstStore.getDelivery(delivery)).toMatchObject({
+          status: 'pending',
+          attempts: 1,
+          claimedBy: null,
+          lastError: 'HTTP 503',
+        });
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+    // Stopped before the retry: the old sender kept it in memory and lost it here.
+    await first.close();
+    await firstStore.close();
+    expect(failing.received).toHaveLength(1);
+
+    const secondStore = createSqliteStore({ path });
+    const second = testServer({
+      store: secondStore,
+      webhook: { url: accepting.url, secret: 'whsec-second', retryDelaysMs: [1_500], pollMs: 50 },
+    });
+    closers.push(async () => {
+      await second.close();
+      await secondStore.close();
+    });
+    await vi.waitFor(() => expect(accepting.received).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(
+      async () => expect(await secondStore.getDelivery(delivery)).toMatchObject({ status: 'delivered' }),
+      { timeout: 2_000, interval: 10 },
+    );
+    // Several more polls: delivered means never sent again.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await second.webhooksIdle();
+    expect(accepting.received).toHaveLength(1);
+    expect(failing.received).toHaveLength(1);
+    const [got] = accepting.received;
+    expect(got!.headers['countersign-delivery']).toBe(delivery);
+    expect(failing.received[0]!.headers['countersign-delivery']).toBe(delivery);
+    expect(verifySignature('whsec-second', got!.body, got!.headers['countersign-signature'] as string)).toBe(
+      true,
+    );
+    expect(JSON.parse(got!.body)).toMatchObject({
+      id: delivery,
+      type: 'approval.requested',
+      data: { approval: { id, tool: 'cancel_order', args: { orderId: 1044 } } },
+    });
+    expect(await secondStore.getDelivery(delivery)).toMatchObject({ status: 'delivered', attempts: 2 });
   });
 
   it('gives up after the last retry and says so', async () => {

@@ -1,5 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { JsonValue } from '../../core/json.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
+import type { Delivery, Store } from '../../store/store.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
 
 export interface WebhookOptions {
@@ -8,90 +11,206 @@ export interface WebhookOptions {
   /** Waits before each retry; one attempt plus one per entry. */
   retryDelaysMs?: number[];
   timeoutMs?: number;
+  /** How often to look for due deliveries, e.g. ones other processes enqueued (default 1 s). */
+  pollMs?: number;
+  /** How long a claimed delivery is held before another process may retry it (default timeout + 30 s). */
+  leaseMs?: number;
   log?: (line: string) => void;
   fetch?: typeof fetch;
 }
 
 export interface WebhookSender {
-  /** Resolves when no delivery is in flight (tests). */
+  /**
+   * Resolves when nothing this sender enqueued or claimed is in flight or waiting for one of
+   * its retries: every such delivery was delivered, given up on, or taken over by another
+   * process (tests).
+   */
   idle(): Promise<void>;
-  stop(): void;
+  /**
+   * Stops the loop and aborts posts in flight; resolves once they have settled. A delivery
+   * cut off this way is put back to be retried at once (or, if that write fails, its claim
+   * lapses and it is retried later): at least once, under the same id.
+   */
+  stop(): Promise<void>;
 }
 
+export type WebhookEventType = 'approval.requested' | 'approval.decided';
+
 export interface WebhookPayload {
-  /** Stable across retries: receivers deduplicate on it. */
+  /** The same on every retry and in every process: receivers deduplicate on it. */
   id: string;
-  type: 'approval.requested' | 'approval.decided';
+  type: WebhookEventType;
   createdAt: string;
   data: CountersignEvent;
 }
 
 const DEFAULT_DELAYS = [1_000, 5_000, 30_000, 120_000, 600_000];
-const MAX_IN_FLIGHT = 1000;
+const DEFAULT_POLL_MS = 1_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** Posts in flight at once per process. */
+const MAX_IN_FLIGHT = 16;
 
 /**
- * Posts a signed JSON notice for every new request and every decision. Deliveries are
- * retried with growing waits while the receiver fails (5xx, 408, 429, network), and given
- * up on other 4xx. They live in memory: a restart drops what was still being retried, and
- * the receiver can always re-read the API.
+ * The delivery id of an event: `evt_` and the first 24 hex digits of SHA-256 over
+ * `type:requestId`. Every process computes the same one, so the outbox keeps one row per
+ * event however many instances heard of it.
  */
-export function startWebhooks(bus: EventBus, options: WebhookOptions): WebhookSender {
+export function deliveryId(type: WebhookEventType, requestId: string): string {
+  return `evt_${createHash('sha256').update(`${type}:${requestId}`).digest('hex').slice(0, 24)}`;
+}
+
+const retryable = (status: number) => status >= 500 || status === 408 || status === 429;
+
+/**
+ * Posts a signed JSON notice for every new request and every decision, through the store's
+ * delivery outbox. Each event is enqueued (one insert-if-absent write under its deterministic
+ * id); a loop claims due rows (every `pollMs`, and at once after an enqueue or when a retry
+ * this process scheduled comes due), posts them, and records the outcome. Failures are
+ * retried with growing waits while the receiver fails (network, timeout, 5xx, 408, 429) and
+ * given up on other 4xx. Rows left by a process that stopped are picked up by the next pass
+ * of any process sharing the store.
+ */
+export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptions): WebhookSender {
   const delays = options.retryDelaysMs ?? DEFAULT_DELAYS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const send = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const leaseMs = options.leaseMs ?? timeoutMs + 30_000;
+  const owner = `webhooks:${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
   const stopped = new AbortController();
+
+  /** Enqueue writes not yet settled. */
+  const enqueuing = new Set<Promise<void>>();
+  /** Posts in flight (each ends with its outcome recorded). */
   const inFlight = new Set<Promise<void>>();
-  // The same event can reach the bus twice (the store watcher and the run that raised it).
+  /** Retries this process scheduled, by id: what `idle()` still waits for. */
+  const retrying = new Map<string, ReturnType<typeof setTimeout>>();
+  let passing: Promise<void> | null = null;
+  let passAgain = false;
+  let lastClaimError = '';
+  // The same event can reach the bus twice (the store watcher and the run that raised it):
+  // skip the second write. The outbox's insert-if-absent is what makes it exactly one row.
   const seen = new Set<string>();
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      stopped.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
+  async function deliver(row: Delivery): Promise<void> {
+    const type = row.kind;
+    const body = JSON.stringify(row.payload);
+    let outcome: string;
+    try {
+      const response = await send(options.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'countersign-webhook/1',
+          'countersign-event': type,
+          'countersign-delivery': row.id,
+          [SIGNATURE_HEADER]: signPayload(options.secret, body, Math.floor(Date.now() / 1000)),
+        },
+        body,
+        signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(timeoutMs)]),
       });
-    });
-
-  const deliver = async (payload: WebhookPayload): Promise<void> => {
-    const body = JSON.stringify(payload);
-    for (let attempt = 0; attempt <= delays.length; attempt++) {
-      if (stopped.signal.aborted) return;
-      let outcome: string;
-      try {
-        const response = await send(options.url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'countersign-webhook/1',
-            'countersign-event': payload.type,
-            'countersign-delivery': payload.id,
-            [SIGNATURE_HEADER]: signPayload(options.secret, body, Math.floor(Date.now() / 1000)),
-          },
-          body,
-          signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]),
-        });
-        await response.body?.cancel().catch(() => undefined);
-        if (response.ok) return;
-        outcome = `HTTP ${response.status}`;
-        const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
-        if (!retryable) {
-          log(`countersign: webhook ${payload.id} (${payload.type}) refused with ${outcome}; not retried.`);
-          return;
-        }
-      } catch (error) {
-        outcome = error instanceof Error ? error.message : String(error);
-      }
-      const delay = delays[attempt];
-      if (delay === undefined) {
-        log(
-          `countersign: webhook ${payload.id} (${payload.type}) failed ${attempt + 1} times (${outcome}); giving up.`,
-        );
+      await response.body?.cancel().catch(() => undefined);
+      if (response.ok) {
+        await finish(row, { status: 'delivered', at: new Date().toISOString() });
         return;
       }
-      await wait(delay);
+      outcome = `HTTP ${response.status}`;
+      if (!retryable(response.status)) {
+        log(`countersign: webhook ${row.id} (${type}) refused with ${outcome}; not retried.`);
+        await finish(row, { status: 'failed', at: new Date().toISOString(), error: outcome });
+        return;
+      }
+    } catch (error) {
+      outcome = error instanceof Error ? error.message : String(error);
     }
-  };
+    if (stopped.signal.aborted) {
+      // Cut off by stop(): back in the queue, due now, for whichever process runs next.
+      await finish(row, { status: 'retry', nextAtMs: Date.now(), error: 'interrupted by shutdown' });
+      return;
+    }
+    const delay = delays[row.attempts - 1];
+    if (delay === undefined) {
+      log(`countersign: webhook ${row.id} (${type}) failed ${row.attempts} times (${outcome}); giving up.`);
+      await finish(row, { status: 'failed', at: new Date().toISOString(), error: outcome });
+      return;
+    }
+    const nextAtMs = Date.now() + delay;
+    if (await finish(row, { status: 'retry', nextAtMs, error: outcome })) scheduleRetry(row.id, nextAtMs);
+  }
+
+  /** A pass when this process's retry comes due, rather than at the next poll. */
+  function scheduleRetry(id: string, atMs: number): void {
+    if (stopped.signal.aborted) return;
+    const timer = setTimeout(
+      () => {
+        // Timers may fire a millisecond early; a pass then would find the row not yet due.
+        if (Date.now() < atMs) return scheduleRetry(id, atMs);
+        retrying.delete(id);
+        kick();
+      },
+      Math.max(0, atMs - Date.now()),
+    );
+    retrying.set(id, timer);
+  }
+
+  /** Records an outcome; false when the claim was lost (it lapsed and another process took the row). */
+  async function finish(row: Delivery, outcome: Parameters<Store['finishDelivery']>[2]): Promise<boolean> {
+    try {
+      return await store.finishDelivery(row.id, owner, outcome);
+    } catch (error) {
+      // The claim lapses and the row is retried later: at least once, under the same id.
+      log(`countersign: webhook ${row.id}: could not record its outcome (${(error as Error).message}).`);
+      return false;
+    }
+  }
+
+  /** Claims what is due, as long as there is room, and starts posting it. */
+  async function pass(): Promise<void> {
+    do {
+      passAgain = false;
+      const room = MAX_IN_FLIGHT - inFlight.size;
+      if (stopped.signal.aborted || room <= 0) return;
+      let rows: Delivery[];
+      try {
+        rows = await store.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
+        lastClaimError = '';
+      } catch (error) {
+        const message = (error as Error).message;
+        if (message !== lastClaimError) log(`countersign: webhooks could not read the outbox: ${message}`);
+        lastClaimError = message;
+        return;
+      }
+      for (const row of rows) {
+        const timer = retrying.get(row.id);
+        if (timer !== undefined) clearTimeout(timer);
+        retrying.delete(row.id);
+        const delivery = deliver(row).finally(() => {
+          inFlight.delete(delivery);
+          kick();
+        });
+        inFlight.add(delivery);
+      }
+      if (rows.length === room) passAgain = true;
+    } while (passAgain);
+  }
+
+  function kick(): void {
+    if (stopped.signal.aborted) return;
+    if (passing !== null) {
+      passAgain = true;
+      return;
+    }
+    passing = pass().finally(() => {
+      passing = null;
+      if (passAgain) kick();
+    });
+  }
+
+  const poll = setInterval(kick, pollMs);
+  poll.unref();
+  // Rows a previous process left undelivered.
+  kick();
 
   const unsubscribe = bus.subscribe((event) => {
     if (event.type !== 'approval.requested' && event.type !== 'approval.decided') return;
@@ -100,27 +219,54 @@ export function startWebhooks(bus: EventBus, options: WebhookOptions): WebhookSe
     if (seen.has(key)) return;
     if (seen.size > 10_000) seen.clear();
     seen.add(key);
-    if (inFlight.size >= MAX_IN_FLIGHT) {
-      log(`countersign: webhook for ${key} dropped: ${MAX_IN_FLIGHT} deliveries already waiting.`);
-      return;
-    }
     const payload: WebhookPayload = {
-      id: `evt_${randomBytes(12).toString('hex')}`,
+      id: deliveryId(event.type, requestId),
       type: event.type,
       createdAt: event.at,
       data: event,
     };
-    const delivery = deliver(payload).finally(() => inFlight.delete(delivery));
-    inFlight.add(delivery);
+    const write = store
+      .enqueueDelivery({
+        id: payload.id,
+        kind: payload.type,
+        // An event is plain JSON: it is what /v1/events streams as `data`.
+        payload: payload as unknown as JsonValue,
+        createdAt: payload.createdAt,
+        nextAtMs: Date.now(),
+      })
+      .then(
+        (created) => {
+          if (created) kick();
+        },
+        (error: unknown) => {
+          seen.delete(key);
+          log(`countersign: webhook for ${key} could not be queued: ${(error as Error).message}`);
+        },
+      )
+      .finally(() => enqueuing.delete(write));
+    enqueuing.add(write);
   });
 
   return {
     async idle() {
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      for (;;) {
+        if (enqueuing.size > 0) await Promise.all([...enqueuing]);
+        else if (passing !== null) await passing;
+        else if (inFlight.size > 0) await Promise.all([...inFlight]);
+        else if (retrying.size > 0 && !stopped.signal.aborted)
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        else return;
+      }
     },
-    stop() {
+    async stop() {
       unsubscribe();
+      clearInterval(poll);
       stopped.abort();
+      for (const timer of retrying.values()) clearTimeout(timer);
+      retrying.clear();
+      await Promise.allSettled([...enqueuing]);
+      if (passing !== null) await passing;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
 }

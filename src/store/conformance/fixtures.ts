@@ -5,11 +5,24 @@ import type { JsonValue } from '../../core/json.ts';
 import type { Message } from '../../core/messages.ts';
 import type { Store } from '../store.ts';
 
-export type StoreFactory = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
+export type StoreFactory = () => Promise<{
+  store: Store;
+  cleanup: () => Promise<void>;
+  /**
+   * Opens another store on the same database (another connection pool, another SQLite
+   * connection), as a second process would. Backends without one (memory) leave it out.
+   */
+  sibling?: () => Promise<Store>;
+}>;
 
 export interface ConformanceContext {
   /** The store of the current test, fresh for every `it`. */
   store(): Store;
+  /**
+   * A second store on the current test's database, closed after the test; the same store
+   * where the backend has no second connection (memory).
+   */
+  sibling(): Promise<Store>;
   /** Another empty store of the same backend (for export/import); cleaned up by the caller. */
   fresh: StoreFactory;
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store.ts';
 import { approvalCases } from './approval-cases.ts';
 import { auditCases } from './audit-cases.ts';
+import { deliveryCases } from './delivery-cases.ts';
 import type { ConformanceContext, StoreFactory } from './fixtures.ts';
 import { leaseCases } from './lease-cases.ts';
 import { ledgerCases } from './ledger-cases.ts';
@@ -19,13 +20,15 @@ export type { StoreFactory } from './fixtures.ts';
  */
 export function describeStoreConformance(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
-    let current: { store: Store; cleanup: () => Promise<void> } | undefined;
+    let current: Awaited<ReturnType<StoreFactory>> | undefined;
+    const siblings: Store[] = [];
 
     beforeEach(async () => {
       current = await factory();
     });
 
     afterEach(async () => {
+      for (const sibling of siblings.splice(0)) await sibling.close();
       if (current === undefined) return;
       await current.store.close();
       await current.cleanup();
@@ -36,6 +39,13 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       store: () => {
         if (current === undefined) throw new Error('conformance: no store outside a test');
         return current.store;
+      },
+      async sibling() {
+        if (current === undefined) throw new Error('conformance: no store outside a test');
+        if (current.sibling === undefined) return current.store;
+        const sibling = await current.sibling();
+        siblings.push(sibling);
+        return sibling;
       },
       fresh: factory,
     };
@@ -49,5 +59,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     auditCases(ctx);
     stateCases(ctx);
     transferCases(ctx);
+    deliveryCases(ctx);
   });
 }

@@ -7,7 +7,14 @@ import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import { stalledLimit } from '../stalled-sessions.ts';
-import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
+import type {
+  Delivery,
+  ExecutionFinish,
+  LeaseRequest,
+  StalledSession,
+  StandingRule,
+  Store,
+} from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -49,6 +56,7 @@ const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record
 const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
 const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id]);
 const byUpdated = orderBy((session: StalledSession) => [session.updatedAt, session.id]);
+const byDeliveryCreated = orderBy((delivery: Delivery) => [delivery.createdAt, delivery.id]);
 
 /**
  * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
@@ -62,6 +70,7 @@ export function createMemoryStore(): Store {
   const rules = new Map<string, StandingRule>();
   const audit: AuditEntry[] = [];
   const state = new Map<string, Map<string, JsonValue>>();
+  const deliveries = new Map<string, Delivery>();
 
   function requireSession(id: string): SessionEntry {
     const entry = sessions.get(id);
@@ -373,6 +382,63 @@ export function createMemoryStore(): Store {
         state.set(namespace, space);
       }
       space.set(key, copy(value));
+    },
+
+    async enqueueDelivery(delivery) {
+      if (deliveries.has(delivery.id)) return false;
+      deliveries.set(delivery.id, {
+        id: delivery.id,
+        kind: delivery.kind,
+        payload: copy(delivery.payload),
+        createdAt: delivery.createdAt,
+        status: 'pending',
+        attempts: 0,
+        nextAtMs: delivery.nextAtMs,
+        claimedBy: null,
+        lastError: null,
+        finishedAt: null,
+      });
+      return true;
+    },
+
+    async claimDeliveries(claim) {
+      const due = [...deliveries.values()]
+        .filter((row) => row.status === 'pending' && row.nextAtMs <= claim.nowMs)
+        .sort(byDeliveryCreated)
+        .slice(0, Math.max(0, claim.limit));
+      return due.map((row) => {
+        const claimed: Delivery = {
+          ...row,
+          attempts: row.attempts + 1,
+          nextAtMs: claim.nowMs + claim.leaseMs,
+          claimedBy: claim.owner,
+        };
+        deliveries.set(row.id, claimed);
+        return copy(claimed);
+      });
+    },
+
+    async finishDelivery(id, owner, outcome) {
+      const row = deliveries.get(id);
+      if (row === undefined || row.status !== 'pending' || row.claimedBy !== owner) return false;
+      deliveries.set(
+        id,
+        outcome.status === 'retry'
+          ? { ...row, nextAtMs: outcome.nextAtMs, claimedBy: null, lastError: outcome.error }
+          : {
+              ...row,
+              status: outcome.status,
+              claimedBy: null,
+              lastError: outcome.status === 'failed' ? outcome.error : row.lastError,
+              finishedAt: outcome.at,
+            },
+      );
+      return true;
+    },
+
+    async getDelivery(id) {
+      const row = deliveries.get(id);
+      return row === undefined ? null : copy(row);
     },
 
     async exportSession(id) {

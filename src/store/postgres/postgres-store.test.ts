@@ -42,6 +42,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     return {
       store: await createPostgresStore({ connectionString, schema }),
       cleanup: () => dropSchema(schema),
+      sibling: () => createPostgresStore({ connectionString, schema }),
     };
   });
 
@@ -86,6 +87,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'approvals',
         'audit',
         'audit_head',
+        'deliveries',
         'executions',
         'messages',
         'migrations',
@@ -106,6 +108,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'workflows',
         'stalled_sessions',
         'workflow_expiry',
+        'deliveries',
       ]);
     });
 
@@ -162,7 +165,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {

@@ -9,6 +9,8 @@ import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
   DecideResult,
+  Delivery,
+  DeliveryStatus,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -38,7 +40,14 @@ import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession, toStateValue } from './rows.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS, tablesIn } from './tables.ts';
+import {
+  APPROVAL_COLUMNS,
+  DELIVERY_COLUMNS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+  SESSION_COLUMNS,
+  tablesIn,
+} from './tables.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -55,6 +64,26 @@ export interface PostgresStore extends Store, CheckpointStore {
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
   readonly schema: string;
+}
+
+function textOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
+  const id = String(row.id);
+  return {
+    id,
+    kind: String(row.kind),
+    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
+    createdAt: String(row.created_at),
+    status: String(row.status) as DeliveryStatus,
+    attempts: Number(row.attempts),
+    nextAtMs: Number(row.next_at),
+    claimedBy: textOrNull(row.claimed_by),
+    lastError: textOrNull(row.last_error),
+    finishedAt: textOrNull(row.finished_at),
+  };
 }
 
 /**
@@ -390,6 +419,64 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
          ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
         [namespace, key, codec.encode(value)],
       );
+    },
+
+    async enqueueDelivery(delivery) {
+      const rows = await query(
+        `INSERT INTO ${t.deliveries} (id, kind, payload, created_at, next_at)
+         VALUES ($1, $2, $3, $4, $5::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1 AS ok`,
+        [delivery.id, delivery.kind, codec.encode(delivery.payload), delivery.createdAt, delivery.nextAtMs],
+      );
+      return rows.length > 0;
+    },
+
+    async claimDeliveries(claim) {
+      if (claim.limit < 1) return [];
+      // SKIP LOCKED: a row another claimer is taking right now is passed over, not waited for.
+      // A row it already took is re-checked against the WHERE after its commit, and its new
+      // next_at no longer matches.
+      const rows = await query(
+        `WITH due AS (
+           SELECT id FROM ${t.deliveries}
+           WHERE status = 'pending' AND next_at <= $1::bigint
+           ORDER BY created_at, id LIMIT $2::integer
+           FOR UPDATE SKIP LOCKED
+         )
+         UPDATE ${t.deliveries} AS d
+         SET claimed_by = $3::text, next_at = $1::bigint + $4::bigint, attempts = d.attempts + 1
+         FROM due WHERE d.id = due.id
+         RETURNING ${DELIVERY_COLUMNS.split(', ')
+           .map((column) => `d.${column}`)
+           .join(', ')}`,
+        [claim.nowMs, claim.limit, claim.owner, claim.leaseMs],
+      );
+      return rows
+        .map((row) => toDelivery(codec, row))
+        .sort((a, b) =>
+          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+        );
+    },
+
+    async finishDelivery(id, owner, outcome) {
+      const rows =
+        outcome.status === 'retry'
+          ? await query(
+              `UPDATE ${t.deliveries} SET next_at = $3::bigint, claimed_by = NULL, last_error = $4
+               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
+              [id, owner, outcome.nextAtMs, outcome.error],
+            )
+          : await query(
+              `UPDATE ${t.deliveries}
+               SET status = $3, claimed_by = NULL, finished_at = $4, last_error = COALESCE($5, last_error)
+               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
+              [id, owner, outcome.status, outcome.at, outcome.status === 'failed' ? outcome.error : null],
+            );
+      return rows.length > 0;
+    },
+
+    async getDelivery(id) {
+      const row = first(await query(`SELECT ${DELIVERY_COLUMNS} FROM ${t.deliveries} WHERE id = $1`, [id]));
+      return row === undefined ? null : toDelivery(codec, row);
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {

@@ -10,6 +10,9 @@ export const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, p
 export const RULE_COLUMNS =
   'id, session, tool, tool_identity, args_hash, source_request, created_at, created_by, revoked_at, revoked_by';
 
+export const DELIVERY_COLUMNS =
+  'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
+
 export interface Tables {
   sessions: string;
   messages: string;
@@ -19,6 +22,7 @@ export interface Tables {
   auditHead: string;
   state: string;
   rules: string;
+  deliveries: string;
 }
 
 /**
@@ -36,5 +40,6 @@ export function tablesIn(schema: string): Tables {
     auditHead: q('audit_head'),
     state: q('state'),
     rules: q('rules'),
+    deliveries: q('deliveries'),
   };
 }

@@ -142,4 +142,22 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE workflow_answers ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;
   `,
+  // The delivery outbox (webhooks). `next_at` (epoch ms) is when a pending row is due: its
+  // retry time, or the end of its current claim. The partial index holds only pending rows,
+  // so claiming due ones walks a handful of entries however many were delivered.
+  `
+  CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER NOT NULL,
+    claimed_by TEXT,
+    last_error TEXT,
+    finished_at TEXT
+  );
+  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+  `,
 ];

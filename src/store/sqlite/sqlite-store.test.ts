@@ -22,6 +22,7 @@ describeStoreConformance('sqlite', async () => {
   return {
     store: createSqliteStore({ path: join(dir, 'store.db') }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    sibling: async () => createSqliteStore({ path: join(dir, 'store.db') }),
   };
 });
 
@@ -72,6 +73,7 @@ describe('SQLite store', () => {
       expect(tables).toEqual([
         'approvals',
         'audit',
+        'deliveries',
         'executions',
         'messages',
         'rules',

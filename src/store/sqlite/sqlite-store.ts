@@ -10,6 +10,8 @@ import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
   DecideResult,
+  Delivery,
+  DeliveryStatus,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -61,6 +63,29 @@ export interface SqliteStore extends Store, CheckpointStore {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+const DELIVERY_COLUMNS =
+  'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
+
+function textOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
+  const id = String(row.id);
+  return {
+    id,
+    kind: String(row.kind),
+    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
+    createdAt: String(row.created_at),
+    status: String(row.status) as DeliveryStatus,
+    attempts: Number(row.attempts),
+    nextAtMs: Number(row.next_at),
+    claimedBy: textOrNull(row.claimed_by),
+    lastError: textOrNull(row.last_error),
+    finishedAt: textOrNull(row.finished_at),
+  };
+}
 
 /**
  * The Store on one SQLite file shared by any number of processes: each method is one
@@ -392,6 +417,80 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
            ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
         ).run(namespace, key, codec.encode(value));
+      });
+    },
+
+    async enqueueDelivery(delivery) {
+      return write(
+        () =>
+          sql(
+            `INSERT INTO deliveries (id, kind, payload, created_at, next_at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (id) DO NOTHING`,
+          ).run(
+            delivery.id,
+            delivery.kind,
+            codec.encode(delivery.payload),
+            delivery.createdAt,
+            delivery.nextAtMs,
+          ).changes > 0,
+      );
+    },
+
+    async claimDeliveries(claim) {
+      if (claim.limit < 1) return [];
+      // Pollers call this every second: when nothing is due, a read answers without taking
+      // the write lock. The claim itself re-checks inside its transaction.
+      const due = run(() =>
+        sql(`SELECT 1 AS due FROM deliveries WHERE status = 'pending' AND next_at <= ? LIMIT 1`).get(
+          claim.nowMs,
+        ),
+      );
+      if (due === undefined) return [];
+      // One write transaction (BEGIN IMMEDIATE): no other connection can claim in between.
+      const rows = await write(() =>
+        sql(
+          `UPDATE deliveries SET claimed_by = ?, next_at = ?, attempts = attempts + 1
+           WHERE id IN (
+             SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= ?
+             ORDER BY created_at, id LIMIT ?
+           ) RETURNING ${DELIVERY_COLUMNS}`,
+        ).all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit),
+      );
+      // RETURNING comes in no particular order.
+      return rows
+        .map((row) => toDelivery(codec, row))
+        .sort((a, b) =>
+          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
+        );
+    },
+
+    async finishDelivery(id, owner, outcome) {
+      return write(() => {
+        const result =
+          outcome.status === 'retry'
+            ? sql(
+                `UPDATE deliveries SET next_at = ?, claimed_by = NULL, last_error = ?
+                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
+              ).run(outcome.nextAtMs, outcome.error, id, owner)
+            : sql(
+                `UPDATE deliveries SET status = ?, claimed_by = NULL, finished_at = ?,
+                   last_error = COALESCE(?, last_error)
+                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
+              ).run(
+                outcome.status,
+                outcome.at,
+                outcome.status === 'failed' ? outcome.error : null,
+                id,
+                owner,
+              );
+        return result.changes > 0;
+      });
+    },
+
+    async getDelivery(id) {
+      return run(() => {
+        const row = sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id);
+        return row === undefined ? null : toDelivery(codec, row);
       });
     },
 
