@@ -145,7 +145,13 @@ export function createServer(options: ServerOptions): CountersignServer {
     approvers,
     identityHeader: options.identityHeader?.toLowerCase(),
     rolesHeader: options.rolesHeader?.toLowerCase(),
-    webSessions: createWebSessions({ ttlMs: WEB_SESSION_TTL_MS }),
+    // In the store: sign-ins survive restarts and work on every instance sharing it.
+    webSessions: createWebSessions({
+      store: options.store,
+      approvers,
+      ttlMs: WEB_SESSION_TTL_MS,
+      now: () => (options.now ?? (() => new Date()))().getTime(),
+    }),
     limiter: createRateLimiter({
       maxFailures: options.login?.maxFailures ?? 10,
       windowMs: options.login?.windowMs ?? 15 * 60_000,
@@ -176,7 +182,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   });
 
   app.use('*', async (c, next) => {
-    c.set('caller', resolveCaller(c, auth));
+    c.set('caller', await resolveCaller(c, auth));
     const caller = c.get('caller');
     const unsafe = c.req.method !== 'GET' && c.req.method !== 'HEAD';
     if (isApi(c.req.path) && unsafe && caller) {

@@ -14,6 +14,11 @@ export interface ApproverDirectory {
   readonly size: number;
   /** The holder of this token, or null. Compares against every entry in constant time. */
   authenticate(token: string): Identity | null;
+  /**
+   * The approver of this name with their roles as configured now, or null when there is no
+   * such approver. Inbox sign-ins are resolved through it on every request.
+   */
+  byName(name: string): Identity | null;
 }
 
 const rolePattern = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -81,6 +86,10 @@ export function createApproverDirectory(entries: readonly ApproverEntry[]): Appr
         if (timingSafeEqual(entry.hash, candidate)) found = entry;
       }
       return found ? { name: found.name, roles: found.roles, via: 'token' } : null;
+    },
+    byName(name) {
+      const found = hashed.find((entry) => entry.name === name);
+      return found ? { name: found.name, roles: [...found.roles], via: 'token' } : null;
     },
   };
 }

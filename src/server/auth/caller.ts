@@ -44,7 +44,7 @@ export function clientAddress(c: Context): string {
  * inbox sign-in cookie, in that order. A wrong token is an error (and counts towards the
  * rate limit); no credentials at all is `null`, which each route turns into 401 or a sign-in.
  */
-export function resolveCaller(c: Context, config: AuthConfig): Caller | null {
+export async function resolveCaller(c: Context, config: AuthConfig): Promise<Caller | null> {
   const authorization = c.req.header('authorization');
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -82,7 +82,7 @@ export function resolveCaller(c: Context, config: AuthConfig): Caller | null {
       };
     }
   }
-  const session = config.webSessions.get(getCookie(c, SESSION_COOKIE));
+  const session = await config.webSessions.get(getCookie(c, SESSION_COOKIE));
   if (session) return { identity: session.identity, csrf: session.csrf, webSession: session };
   return null;
 }

@@ -38,7 +38,7 @@ export function authRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     }
     ctx.auth.limiter.reset(address);
     // A new random session id on every sign-in: nothing set before it can be reused.
-    const session = ctx.auth.webSessions.create(identity);
+    const session = await ctx.auth.webSessions.create(identity);
     setCookie(c, SESSION_COOKIE, session.id, {
       httpOnly: true,
       sameSite: 'Strict',
@@ -53,7 +53,7 @@ export function authRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const caller = callerOf(c);
     const form = await c.req.parseBody();
     if (caller?.webSession && sameOrigin(c, ctx.publicOrigin) && csrfMatches(caller.csrf, form.csrf)) {
-      ctx.auth.webSessions.destroy(caller.webSession.id);
+      await ctx.auth.webSessions.destroy(caller.webSession.id);
     }
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     return c.redirect('/login', 303);

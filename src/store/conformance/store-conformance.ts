@@ -11,6 +11,7 @@ import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
 import { transferCases } from './transfer-cases.ts';
+import { webSessionCases } from './web-session-cases.ts';
 
 export type { StoreFactory } from './fixtures.ts';
 
@@ -60,5 +61,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     stateCases(ctx);
     transferCases(ctx);
     deliveryCases(ctx);
+    webSessionCases(ctx);
   });
 }

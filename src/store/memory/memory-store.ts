@@ -14,6 +14,7 @@ import type {
   StalledSession,
   StandingRule,
   Store,
+  WebSessionRecord,
 } from '../store.ts';
 import {
   approvalExists,
@@ -71,6 +72,7 @@ export function createMemoryStore(): Store {
   const audit: AuditEntry[] = [];
   const state = new Map<string, Map<string, JsonValue>>();
   const deliveries = new Map<string, Delivery>();
+  const webSessions = new Map<string, WebSessionRecord>();
 
   function requireSession(id: string): SessionEntry {
     const entry = sessions.get(id);
@@ -439,6 +441,27 @@ export function createMemoryStore(): Store {
     async getDelivery(id) {
       const row = deliveries.get(id);
       return row === undefined ? null : copy(row);
+    },
+
+    async createWebSession(session, nowMs) {
+      for (const [hash, row] of webSessions) if (row.expiresAtMs <= nowMs) webSessions.delete(hash);
+      webSessions.set(session.idHash, { ...session });
+    },
+
+    async getWebSession(idHash, nowMs) {
+      const row = webSessions.get(idHash);
+      return row === undefined || row.expiresAtMs <= nowMs ? null : { ...row };
+    },
+
+    async touchWebSession(idHash, update) {
+      const row = webSessions.get(idHash);
+      if (row === undefined || row.expiresAtMs <= update.nowMs) return null;
+      row.expiresAtMs = Math.max(row.expiresAtMs, update.expiresAtMs);
+      return { ...row };
+    },
+
+    async deleteWebSession(idHash) {
+      return webSessions.delete(idHash);
     },
 
     async exportSession(id) {

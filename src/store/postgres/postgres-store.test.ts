@@ -94,6 +94,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'rules',
         'sessions',
         'state',
+        'web_sessions',
         'workflow_answers',
         'workflow_checkpoints',
         'workflow_runs',
@@ -109,6 +110,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'stalled_sessions',
         'workflow_expiry',
         'deliveries',
+        'web_sessions',
       ]);
     });
 
@@ -165,7 +167,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {

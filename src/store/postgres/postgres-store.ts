@@ -20,6 +20,7 @@ import type {
   StandingRule,
   StepCommit,
   Store,
+  WebSessionRecord,
 } from '../store.ts';
 import {
   approvalOutsideSession,
@@ -47,6 +48,7 @@ import {
   RULE_COLUMNS,
   SESSION_COLUMNS,
   tablesIn,
+  WEB_SESSION_COLUMNS,
 } from './tables.ts';
 
 export interface PostgresStoreOptions {
@@ -68,6 +70,15 @@ export interface PostgresStore extends Store, CheckpointStore {
 
 function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+function toWebSession(row: Record<string, unknown>): WebSessionRecord {
+  return {
+    idHash: String(row.id_hash),
+    approver: String(row.approver),
+    createdAt: String(row.created_at),
+    expiresAtMs: Number(row.expires_at),
+  };
 }
 
 function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
@@ -477,6 +488,43 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async getDelivery(id) {
       const row = first(await query(`SELECT ${DELIVERY_COLUMNS} FROM ${t.deliveries} WHERE id = $1`, [id]));
       return row === undefined ? null : toDelivery(codec, row);
+    },
+
+    async createWebSession(session, nowMs) {
+      // One statement: the prune and the insert commit together, with no BEGIN/COMMIT.
+      await query(
+        `WITH pruned AS (DELETE FROM ${t.webSessions} WHERE expires_at <= $5::bigint)
+         INSERT INTO ${t.webSessions} (${WEB_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4::bigint)
+         ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
+           created_at = excluded.created_at, expires_at = excluded.expires_at`,
+        [session.idHash, session.approver, session.createdAt, session.expiresAtMs, nowMs],
+      );
+    },
+
+    async getWebSession(idHash, nowMs) {
+      const row = first(
+        await query(
+          `SELECT ${WEB_SESSION_COLUMNS} FROM ${t.webSessions} WHERE id_hash = $1 AND expires_at > $2::bigint`,
+          [idHash, nowMs],
+        ),
+      );
+      return row === undefined ? null : toWebSession(row);
+    },
+
+    async touchWebSession(idHash, update) {
+      const row = first(
+        await query(
+          `UPDATE ${t.webSessions} SET expires_at = GREATEST(expires_at, $2::bigint)
+           WHERE id_hash = $1 AND expires_at > $3::bigint RETURNING ${WEB_SESSION_COLUMNS}`,
+          [idHash, update.expiresAtMs, update.nowMs],
+        ),
+      );
+      return row === undefined ? null : toWebSession(row);
+    },
+
+    async deleteWebSession(idHash) {
+      const rows = await query(`DELETE FROM ${t.webSessions} WHERE id_hash = $1 RETURNING 1 AS ok`, [idHash]);
+      return rows.length > 0;
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {

@@ -13,6 +13,8 @@ export const RULE_COLUMNS =
 export const DELIVERY_COLUMNS =
   'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
 
+export const WEB_SESSION_COLUMNS = 'id_hash, approver, created_at, expires_at';
+
 export interface Tables {
   sessions: string;
   messages: string;
@@ -23,6 +25,7 @@ export interface Tables {
   state: string;
   rules: string;
   deliveries: string;
+  webSessions: string;
 }
 
 /**
@@ -41,5 +44,6 @@ export function tablesIn(schema: string): Tables {
     state: q('state'),
     rules: q('rules'),
     deliveries: q('deliveries'),
+    webSessions: q('web_sessions'),
   };
 }

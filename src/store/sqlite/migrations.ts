@@ -160,4 +160,16 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX deliveries_due ON deliveries (next_at) WHERE status = 'pending';
   `,
+  // Inbox sign-ins, shared by every process on the file: the SHA-256 of the cookie value
+  // (never the value), the approver's name (roles come from the server's configuration on
+  // every request) and the expiry in epoch ms, indexed for pruning expired rows.
+  `
+  CREATE TABLE web_sessions (
+    id_hash TEXT PRIMARY KEY,
+    approver TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
+  `,
 ];

@@ -79,6 +79,7 @@ describe('SQLite store', () => {
         'rules',
         'sessions',
         'state',
+        'web_sessions',
         'workflow_answers',
         'workflow_checkpoints',
         'workflow_runs',

@@ -21,6 +21,7 @@ import type {
   StandingRule,
   StepCommit,
   Store,
+  WebSessionRecord,
 } from '../store.ts';
 import {
   approvalOutsideSession,
@@ -69,6 +70,17 @@ const DELIVERY_COLUMNS =
 
 function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+const WEB_SESSION_COLUMNS = 'id_hash, approver, created_at, expires_at';
+
+function toWebSession(row: Record<string, unknown>): WebSessionRecord {
+  return {
+    idHash: String(row.id_hash),
+    approver: String(row.approver),
+    createdAt: String(row.created_at),
+    expiresAtMs: Number(row.expires_at),
+  };
 }
 
 function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
@@ -492,6 +504,40 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         const row = sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id);
         return row === undefined ? null : toDelivery(codec, row);
       });
+    },
+
+    async createWebSession(session, nowMs) {
+      await write(() => {
+        sql('DELETE FROM web_sessions WHERE expires_at <= ?').run(nowMs);
+        sql(
+          `INSERT INTO web_sessions (${WEB_SESSION_COLUMNS}) VALUES (?, ?, ?, ?)
+           ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
+             created_at = excluded.created_at, expires_at = excluded.expires_at`,
+        ).run(session.idHash, session.approver, session.createdAt, session.expiresAtMs);
+      });
+    },
+
+    async getWebSession(idHash, nowMs) {
+      return run(() => {
+        const row = sql(
+          `SELECT ${WEB_SESSION_COLUMNS} FROM web_sessions WHERE id_hash = ? AND expires_at > ?`,
+        ).get(idHash, nowMs);
+        return row === undefined ? null : toWebSession(row);
+      });
+    },
+
+    async touchWebSession(idHash, update) {
+      return write(() => {
+        const row = sql(
+          `UPDATE web_sessions SET expires_at = MAX(expires_at, ?)
+           WHERE id_hash = ? AND expires_at > ? RETURNING ${WEB_SESSION_COLUMNS}`,
+        ).get(update.expiresAtMs, idHash, update.nowMs);
+        return row === undefined ? null : toWebSession(row);
+      });
+    },
+
+    async deleteWebSession(idHash) {
+      return write(() => sql('DELETE FROM web_sessions WHERE id_hash = ?').run(idHash).changes > 0);
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {
