@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { drain } from './drain.ts';
 
 /**
  * The HTTP bench's clients, in their own process so they do not share the server's event
@@ -27,19 +28,12 @@ async function decide(id: string): Promise<number> {
   return response.status;
 }
 
-async function drive(queue: string[], measure: (status: number, ms: number) => void): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      for (;;) {
-        const id = queue[next++];
-        if (id === undefined) return;
-        const t0 = performance.now();
-        const status = await decide(id);
-        measure(status, performance.now() - t0);
-      }
-    }),
-  );
+function drive(queue: string[], measure: (status: number, ms: number) => void): Promise<void> {
+  return drain(queue, clients, async (id) => {
+    const t0 = performance.now();
+    const status = await decide(id);
+    measure(status, performance.now() - t0);
+  });
 }
 
 await drive(all.slice(0, warmup), () => undefined);

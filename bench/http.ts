@@ -8,6 +8,7 @@ import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { benchDir, rawSqliteCommits } from './agent-loop.ts';
 import { countExecutions, decisionAgent } from './decision-agent.ts';
+import { drain } from './drain.ts';
 
 export interface HttpRow {
   clients: number;
@@ -196,18 +197,11 @@ export async function decisionsOverHttp(
   if (mode === 'library') {
     for (const id of queue.splice(0, warmup)) await approveDirectly(direct, id);
     const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        for (;;) {
-          const id = queue[next++];
-          if (id === undefined) return;
-          const t0 = performance.now();
-          tally(await approveDirectly(direct, id));
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
+    await drain(queue, clients, async (id) => {
+      const t0 = performance.now();
+      tally(await approveDirectly(direct, id));
+      latencies.push(performance.now() - t0);
+    });
     elapsedMs = performance.now() - started;
   } else {
     const file = join(dir, `queue-${mode}.json`);

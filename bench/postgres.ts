@@ -22,7 +22,8 @@ export interface PostgresLoopRow {
   storedOverLogical: number;
 }
 
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a short-lived connection of its own, outside any store. */
+export async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: BENCH_PG_URL, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   await client.connect();

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { decisionAgent } from './decision-agent.ts';
-import { BENCH_PG_URL, postgresProblem } from './postgres.ts';
+import { admin, BENCH_PG_URL, postgresProblem } from './postgres.ts';
 
 export interface QueueRow {
   workers: number;
@@ -18,17 +17,6 @@ export interface QueueRow {
   jobsContinued: number;
   /** Of the elapsed time, how long deciding and enqueueing all N took (one process, serial). */
   enqueueMs: number;
-}
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: BENCH_PG_URL });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 function startWorker(schema: string): { child: ChildProcess; ready: Promise<void>; done: Promise<number> } {

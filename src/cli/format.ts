@@ -1,19 +1,11 @@
 import type { ApprovalView, ExecutionView, TurnResult } from '../agent/views.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { readableJson } from '../core/canonical-json.ts';
+import { remainingText } from '../core/time-text.ts';
 
 /** Human-readable durations for expiry countdowns: 23h 59m, 4m 10s, 3s. */
 export function formatRemaining(untilIso: string, now = Date.now()): string {
-  const ms = Date.parse(untilIso) - now;
-  if (ms <= 0) return 'expired';
-  const s = Math.floor(ms / 1000);
-  const d = Math.floor(s / 86_400);
-  const h = Math.floor((s % 86_400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  if (d > 0) return `${d}d ${h}h`;
-  if (h > 0) return `${h}h ${m}m`;
-  if (m > 0) return `${m}m ${s % 60}s`;
-  return `${s}s`;
+  return remainingText(untilIso, now);
 }
 
 /** Every argument in full: a person approves what the arguments say, not a summary. */

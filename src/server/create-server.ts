@@ -38,7 +38,7 @@ import { errorPage } from './web/error-page.ts';
 import { createFlashStore } from './web/flash-store.ts';
 import { inboxRoutes } from './web/inbox-routes.ts';
 import { workflowWebRoutes } from './web/workflow-routes.ts';
-import { startWebhooks, type WebhookSender } from './webhooks/webhook-sender.ts';
+import { startWebhooks, type WebhookOptions, type WebhookSender } from './webhooks/webhook-sender.ts';
 import { createWorkflowDesk, type WorkflowDesk } from './workflows/workflow-desk.ts';
 
 export interface ServerOptions {
@@ -62,17 +62,7 @@ export interface ServerOptions {
    * Signed notices of new requests and decisions, delivered through the store's outbox
    * (at least once, surviving restarts, one delivery across instances sharing the store).
    */
-  webhook?: {
-    url: string;
-    secret: string;
-    retryDelaysMs?: number[];
-    timeoutMs?: number;
-    /** How often to look for due deliveries (default 1 s). */
-    pollMs?: number;
-    /** How long a claimed delivery is held before another process may retry it. */
-    leaseMs?: number;
-    fetch?: typeof fetch;
-  };
+  webhook?: Omit<WebhookOptions, 'log'>;
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
@@ -123,8 +113,6 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
   });
   return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {}, now });
 }
-
-const isApi = isApiPath;
 
 /**
  * The HTTP API (/v1), the approval inbox (/) and, when enabled, the customer chat (/chat),
@@ -185,7 +173,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     c.set('caller', await resolveCaller(c, auth));
     const caller = c.get('caller');
     const unsafe = c.req.method !== 'GET' && c.req.method !== 'HEAD';
-    if (isApi(c.req.path) && unsafe && caller) {
+    if (isApiPath(c.req.path) && unsafe && caller) {
       // A browser's ambient credentials (the inbox cookie, a proxy's sign-in) may read the
       // API but never change anything through it; the inbox's forms carry CSRF tokens.
       if (caller.identity.via === 'cookie')
@@ -220,7 +208,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   if (ctx.chat) chatRoutes(app, ctx, streams, options.demoCustomer ?? 'c-100');
 
   app.notFound((c) => {
-    if (isApi(c.req.path))
+    if (isApiPath(c.req.path))
       return c.json(
         { error: { code: 'NOT_FOUND', message: `No route ${c.req.method} ${c.req.path}.` } },
         404,
@@ -233,7 +221,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     const reply = toErrorReply(error);
     if (reply.body.error.code === 'INTERNAL')
       log(`countersign: ${c.req.method} ${c.req.path} failed: ${error.stack ?? error}`);
-    if (isApi(c.req.path) || !(c.req.header('accept') ?? '').includes('text/html')) {
+    if (isApiPath(c.req.path) || !(c.req.header('accept') ?? '').includes('text/html')) {
       return c.json(reply.body, reply.status as 400, reply.headers);
     }
     if (reply.status === 401) return c.redirect('/login', 303);

@@ -1,8 +1,8 @@
+import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import { hasRole, type Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
 import { prettyJson } from './pretty-json.ts';
-import { ageText, remainingText } from './time-text.ts';
 
 export interface Viewer {
   identity: Identity;

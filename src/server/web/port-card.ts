@@ -1,9 +1,9 @@
+import { ageText, remainingText } from '../../core/time-text.ts';
 import { hasRole } from '../auth/identity.ts';
 import type { PortRequestView } from '../workflows/workflow-desk.ts';
 import type { Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
 import { prettyJson } from './pretty-json.ts';
-import { ageText, remainingText } from './time-text.ts';
 
 /**
  * An answer form drawn from the port's response schema. `{approved: boolean, …strings}` —

@@ -70,6 +70,7 @@ export function createConnection(
   }
 
   const group = createGroupCommit(db, {
+    sql,
     guard: run,
     translate: (error) => translateSqliteError(error, path),
     ...(onCommit ? { onCommit } : {}),

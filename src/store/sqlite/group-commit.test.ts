@@ -35,6 +35,7 @@ afterEach(() => {
 /** Wired as connection.ts wires it, so errors reach callers as they would in the store. */
 function group(maxBatch?: number): GroupCommit {
   return createGroupCommit(db, {
+    sql: (text) => db.prepare(text),
     guard<T>(work: () => T): T {
       try {
         return work();

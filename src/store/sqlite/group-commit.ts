@@ -9,6 +9,8 @@ interface PendingWrite {
 }
 
 export interface GroupCommitOptions {
+  /** The connection's prepared-statement cache (SAVEPOINT and RELEASE run on every write). */
+  sql(text: string): StatementSync;
   /** Runs a batch on the open connection and turns SQLite failures into typed errors. */
   guard<T>(work: () => T): T;
   /** Turns a failure from one write's work into the error its caller sees. */
@@ -52,15 +54,7 @@ export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions)
   }
   let queue: PendingWrite[] = [];
   let scheduled = false;
-  const statements = new Map<string, StatementSync>();
-  const exec = (text: string) => {
-    let statement = statements.get(text);
-    if (statement === undefined) {
-      statement = db.prepare(text);
-      statements.set(text, statement);
-    }
-    statement.run();
-  };
+  const exec = (text: string) => options.sql(text).run();
 
   function runBatch(batch: PendingWrite[]): void {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
