@@ -44,6 +44,9 @@ export const kitchenAgent = createAgent({
   name: 'kitchen',
   instructions: 'You keep the household shopping list. Adding an item needs the person to approve it.',
   tools: [getShoppingList, addToShoppingList],
+  // A personal assistant: the person chatting approves their own list, so separation of
+  // duties (someone else decides) is switched off for it.
+  selfApproval: true,
 });
 
 export const agents = [kitchenAgent];

@@ -3,6 +3,7 @@ import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
+import { assertMayDecide } from '../core/decision-rights.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
@@ -63,6 +64,12 @@ export interface AgentOptions {
    * decision commits and answer `status: 'continuing'` at once. Unset: they run it inline.
    */
   continuations?: ContinuationQueue;
+  /**
+   * Let the person who raised a request (and the session's customer) decide it themselves:
+   * for an assistant someone approves for their own use, like the kitchen console. Off by
+   * default: on a support desk the customer and whoever posted for them never decide.
+   */
+  selfApproval?: boolean;
 }
 
 export interface DecideInput {
@@ -71,6 +78,11 @@ export interface DecideInput {
   reason?: string;
   /** Who decided. The server sets it from the authenticated approver, never from input. */
   by?: string;
+  /**
+   * The decider's roles, when the caller authenticated them (the server does): checked
+   * against the tool's `role`. Undefined: not known here, so no role is checked (the CLI).
+   */
+  roles?: readonly string[];
   /**
    * Approve later matching calls on this session without asking: 'tool' for any arguments,
    * 'tool-with-args' for exactly these. Refused for tools declared `standing: false`.
@@ -89,8 +101,16 @@ export interface Agent {
     events?: EventBus;
     continuations?: ContinuationQueue;
   }): Agent;
-  /** Send a user message. Any request still waiting is answered "moved on" first. */
-  chat(session: string, text: string, options?: { principal?: string | null }): Promise<TurnResult>;
+  /**
+   * Send a user message. Any request still waiting is answered "moved on" first. `by` is who
+   * posted it (the authenticated caller); requests raised answering it record it as their
+   * raiser, who may not decide them.
+   */
+  chat(
+    session: string,
+    text: string,
+    options?: { principal?: string | null; by?: string },
+  ): Promise<TurnResult>;
   /** Decide a waiting request by id; the stored call runs, then the session continues. */
   decide(requestId: string, input: DecideInput): Promise<TurnResult>;
   approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
@@ -100,7 +120,7 @@ export interface Agent {
   /** Settle an approved call whose outcome is unknown, then continue its session. */
   reconcile(
     requestId: string,
-    input: { outcome: 'succeeded' | 'failed'; result?: JsonValue; by?: string },
+    input: { outcome: 'succeeded' | 'failed'; result?: JsonValue; by?: string; roles?: readonly string[] },
   ): Promise<TurnResult>;
 }
 
@@ -164,6 +184,7 @@ export function createAgent(options: AgentOptions): Agent {
     sessionId: string,
     text: string | undefined,
     leasedAs?: string,
+    by?: string,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
     const owner = leasedAs ?? newLeaseOwner();
@@ -176,7 +197,7 @@ export function createAgent(options: AgentOptions): Agent {
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
       run = new SessionRun(rt, owner, session, messages);
-      const result = await run.run(text);
+      const result = await run.run(text, by);
       emit(rt.events, {
         type: 'turn.finished',
         at: rt.now().toISOString(),
@@ -240,7 +261,8 @@ export function createAgent(options: AgentOptions): Agent {
           },
         );
       }
-      return runSession(sessionId, text);
+      const by = chatOptions.by?.trim();
+      return runSession(sessionId, text, undefined, by ? by : undefined);
     },
 
     async decide(requestId, input) {
@@ -252,6 +274,7 @@ export function createAgent(options: AgentOptions): Agent {
         });
       if (request.agent !== rt.agentName)
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      await assertMayAct(rt, request, input, 'decide');
       await auditIgnoredFields(rt, request, input);
       if (!argsIntact(request)) {
         await rt.store.appendAudit(
@@ -371,6 +394,8 @@ export function createAgent(options: AgentOptions): Agent {
           `The execution of ${requestId} is already settled: ${execution.status} at ${at}.`,
         );
       }
+      const raised = await rt.store.getApproval(requestId);
+      if (raised) await assertMayAct(rt, raised, input, 'reconcile');
       const by = input.by?.trim() || 'unknown';
       const result =
         input.result ??
@@ -394,10 +419,30 @@ export function createAgent(options: AgentOptions): Agent {
       return continueSession(execution.session, 'reconciled');
     },
   };
+  /** Separation of duties (decision-rights.ts), with this request's parties as stored. */
+  async function assertMayAct(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    input: { by?: string; roles?: readonly string[] },
+    action: 'decide' | 'reconcile',
+  ): Promise<void> {
+    const session = await rt.store.getSession(request.session);
+    assertMayDecide(
+      {
+        raisedBy: request.raisedBy,
+        customer: session?.principal ?? null,
+        requiredRole: rt.toolsByName.get(request.tool)?.role ?? null,
+        selfApproval: options.selfApproval ?? false,
+      },
+      { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },
+      action,
+    );
+  }
+
   return agent;
 }
 
-const decisionFields = new Set(['approved', 'reason', 'by', 'remember']);
+const decisionFields = new Set(['approved', 'reason', 'by', 'remember', 'roles']);
 
 /**
  * A decision carries no call. Anything else sent with it (arguments, another tool) is

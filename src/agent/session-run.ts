@@ -51,6 +51,8 @@ export class SessionRun {
   private pendingFinishes: DeferredFinish[] = [];
   /** The last step released the lease with its commit; nothing more may be written. */
   leaseReleased = false;
+  /** Who posted the message the model is answering: the raiser of the requests it proposes. */
+  private raiser: string | null;
 
   constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
     this.runtime = runtime;
@@ -60,10 +62,11 @@ export class SessionRun {
     this.prompt = toModelPrompt(runtime.instructions, messages);
     const last = messages.at(-1);
     this.historyReply = last?.role === 'assistant' && !last.calls?.length ? last.text : null;
+    this.raiser = lastPoster(messages);
   }
 
   /** Continue the session: settle what waits, add the new message, run the model to a stop. */
-  async run(userText: string | undefined): Promise<TurnResult> {
+  async run(userText: string | undefined, by?: string): Promise<TurnResult> {
     const loaded = await this.expireOverdue();
     if (userText !== undefined && this.session.batch) await this.moveOn();
 
@@ -82,7 +85,10 @@ export class SessionRun {
       if (settled.kind !== 'results') return this.result();
       append.push({ role: 'tool', results: settled.results });
     }
-    if (userText !== undefined) append.push({ role: 'user', text: userText });
+    if (userText !== undefined) {
+      append.push(by === undefined ? { role: 'user', text: userText } : { role: 'user', text: userText, by });
+      this.raiser = by ?? null;
+    }
     if (append.length > 0) {
       await this.commit({ append, batch: this.session.batch ? null : undefined });
       faultPoint('after-results-commit');
@@ -330,6 +336,7 @@ export class SessionRun {
       expiresAt: new Date(now.getTime() + ttl).toISOString(),
       status: 'pending',
       decision: null,
+      raisedBy: this.raiser,
     };
   }
 
@@ -672,6 +679,15 @@ export async function expireRequest(store: Store, request: ApprovalRequest, at: 
     },
   ]);
   return outcome.won;
+}
+
+/** Who posted the latest user message, if it says; requests raised answering it are theirs. */
+function lastPoster(messages: readonly Message[]): string | null {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role === 'user') return message.by ?? null;
+  }
+  return null;
 }
 
 /** Whether settling this call runs a tool (a direct call, or an approved one). */

@@ -20,7 +20,7 @@ const decision = z.object({
 });
 const toolCall = z.object({ id: z.string(), tool: z.string(), args: json });
 const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), text: z.string() }),
+  z.object({ role: z.literal('user'), text: z.string(), by: z.string().optional() }),
   z.object({ role: z.literal('assistant'), text: z.string(), calls: z.array(toolCall).optional() }),
   z.object({
     role: z.literal('tool'),
@@ -63,6 +63,8 @@ const body = z.object({
       expiresAt: z.string(),
       status: z.enum(['pending', 'approved', 'rejected', 'expired']),
       decision: decision.nullable(),
+      // Added later: files exported before it have none.
+      raisedBy: z.string().nullable().optional(),
     }),
   ),
   executions: z.array(
@@ -132,6 +134,7 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
     }
     return {
       ...approval,
+      raisedBy: approval.raisedBy ?? null,
       session: data.session.id,
       agent: data.session.agent,
       args: JSON.parse(approval.argsJson) as JsonValue,

@@ -15,6 +15,8 @@ export interface ApprovalView {
   expiresAt: string;
   status: ApprovalStatus;
   decision: Decision | null;
+  /** Who raised it (posted the message that led to it); null when not recorded. They may not decide it. */
+  raisedBy: string | null;
   /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
   integrity: 'ok' | 'mismatch';
 }
@@ -39,6 +41,7 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     expiresAt: request.expiresAt,
     status: overdue ? 'expired' : request.status,
     decision: request.decision,
+    raisedBy: request.raisedBy,
     integrity: argsIntact(request) ? 'ok' : 'mismatch',
   };
 }

@@ -16,6 +16,7 @@ import type { ExecutionStatus } from '../core/execution.ts';
 import { describeModel } from '../model/resolve-model.ts';
 import type { CliContext } from './context.ts';
 import { requireArg } from './context.ts';
+import { decider } from './decider.ts';
 import { formatApproval, formatAudit, formatExecution, formatTurn } from './format.ts';
 import { interactiveChat } from './interactive-chat.ts';
 import type { CliValues } from './main.ts';
@@ -72,9 +73,6 @@ function printTurn(out: Output, result: TurnResult): number {
   return 0;
 }
 
-function decider(values: CliValues): string {
-  return values.as ?? process.env.COUNTERSIGN_APPROVER ?? process.env.USER ?? 'cli';
-}
 
 export const commands: Record<string, Command> = {
   ...workflowCommands,
@@ -109,6 +107,7 @@ export const commands: Record<string, Command> = {
         principal,
         out,
         by: decider(values),
+        selfApproval: agent.options.selfApproval ?? false,
         store: await context.store(),
         model: describeModel(await context.model()),
       });
@@ -117,7 +116,8 @@ export const commands: Record<string, Command> = {
     const result = await agent.chat(
       session,
       args.slice(1).join(' '),
-      principal === undefined ? {} : { principal },
+      // Who posted it raises what the agent asks for, and may not decide it.
+      { ...(principal === undefined ? {} : { principal }), by: decider(values) },
     );
     return printTurn(out, result);
   },

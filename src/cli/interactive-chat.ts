@@ -14,6 +14,8 @@ interface ChatOptions {
   principal: string | undefined;
   store: Store;
   by: string;
+  /** Whether the agent lets whoever raised a request decide it (the kitchen does; a support desk does not). */
+  selfApproval: boolean;
   out: Output;
   /** A description of the model, shown so nobody mistakes the demo model for a real one. */
   model?: string;
@@ -38,15 +40,31 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
   );
   if (options.model) out.print(`Model: ${options.model}.`);
   out.print('Type a message; an empty line or "exit" quits. Waiting requests survive quitting.');
+  const asPoster = principal === undefined ? {} : { principal };
   let waiting = await listPending(store, { session });
+  /** The requests last printed, so asking again does not repeat them. */
+  let shown = '';
   try {
     for (;;) {
       let result: TurnResult | null = null;
       if (waiting.length > 0) {
-        for (const approval of waiting) out.print(formatApproval(approval));
-        const answer = await ask('Approve? y = approve, n = reject, or type a new message: ');
+        if (shown !== waiting.map((a) => a.id).join()) {
+          for (const approval of waiting) out.print(formatApproval(approval));
+          if (!options.selfApproval) out.print(othersDecide(options.by, waiting[0]!.id));
+          shown = waiting.map((a) => a.id).join();
+        }
+        const answer = await ask(
+          options.selfApproval
+            ? 'Approve? y = approve, n = reject, or type a new message: '
+            : 'you (a new message answers the waiting request as "moved on"): ',
+        );
         if (answer === null || answer === '' || answer.toLowerCase() === 'exit') break;
         const lower = answer.toLowerCase();
+        if (!options.selfApproval && ['y', 'yes', 'n', 'no'].includes(lower)) {
+          // Never taken as a message: someone who meant to approve must not cancel instead.
+          out.print(othersDecide(options.by, waiting[0]!.id));
+          continue;
+        }
         if (lower === 'y' || lower === 'yes') {
           result = await decideAll(
             waiting.map((a) => a.id),
@@ -61,13 +79,13 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
         } else {
           // Anything else is the person moving on: the waiting calls are rejected as such.
           result = await guarded(() =>
-            agent.chat(session, answer, principal === undefined ? {} : { principal }),
+            agent.chat(session, answer, { ...asPoster, by: options.by }),
           );
         }
       } else {
         const text = await ask('you: ');
         if (text === null || text === '' || text.toLowerCase() === 'exit') break;
-        result = await guarded(() => agent.chat(session, text, principal === undefined ? {} : { principal }));
+        result = await guarded(() => agent.chat(session, text, { ...asPoster, by: options.by }));
       }
       // Waiting requests are printed at the top of the loop; print only what else happened.
       if (result && (result.reply || result.unknown.length > 0))
@@ -80,10 +98,15 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
   const left = await listPending(store, { session });
   if (left.length > 0) {
     out.print(
-      `${left.length} request(s) still waiting. Decide later with: npx countersign approve ${left[0]!.id}`,
+      `${left.length} request(s) still waiting. Decide later with: npx countersign approve ${left[0]!.id}${options.selfApproval ? '' : ' --as NAME (someone other than you)'}`,
     );
   }
   return 0;
+}
+
+/** Separation of duties in the console: what you raised, someone else decides. */
+function othersDecide(by: string, id: string): string {
+  return `You (${by}) raised this request, so someone else must decide it: npx countersign approve ${id} --as NAME (or in the inbox). It keeps waiting when you quit.`;
 }
 
 /** Decides each request; the last successful turn is the one the person sees. */

@@ -8,6 +8,7 @@ import {
   type ExpiredWorkflowRequest,
   type WorkflowRunner,
 } from '../workflow/runner.ts';
+import { decider } from './decider.ts';
 import type { CommandInput } from './commands.ts';
 import { type CliContext, requireArg } from './context.ts';
 import { oneLine } from './format.ts';
@@ -83,9 +84,6 @@ function printRun(out: Output, view: RunView): number {
   return view.status === 'failed' ? 1 : 0;
 }
 
-function answeredBy(values: CommandInput['values']): string {
-  return values.as ?? process.env.COUNTERSIGN_APPROVER ?? process.env.USER ?? 'cli';
-}
 
 export const workflowCommands: Record<string, Command> = {
   async run({ args, values, context, out }) {
@@ -96,7 +94,13 @@ export const workflowCommands: Record<string, Command> = {
         const workflow = requireArg(rest[0], usage);
         const input = parseJsonArg(requireArg(rest.slice(1).join(' '), usage), 'INPUT_JSON');
         const run = requireArg(values.run, `${usage} (the run id is required)`);
-        return printRun(out, await (await runnerFor(context, true)).start(workflow, run, input));
+        return printRun(
+          out,
+          await (await runnerFor(context, true)).start(workflow, run, input, {
+            by: decider(values),
+            ...(values.user === undefined ? {} : { customer: values.user }),
+          }),
+        );
       }
       case 'resume': {
         const run = requireArg(rest[0], 'countersign run resume RUN [--from CHECKPOINT]');
@@ -109,7 +113,7 @@ export const workflowCommands: Record<string, Command> = {
         const request = requireArg(rest[1], usage);
         const response = parseJsonArg(requireArg(rest.slice(2).join(' '), usage), 'The answer');
         const runner = await runnerFor(context, true);
-        return printRun(out, await runner.respond(run, request, response, { by: answeredBy(values) }));
+        return printRun(out, await runner.respond(run, request, response, { by: decider(values) }));
       }
       case 'history': {
         const run = requireArg(rest[0], 'countersign run history RUN');

@@ -30,6 +30,12 @@ export interface ApprovalRequest {
   expiresAt: string;
   status: ApprovalStatus;
   decision: Decision | null;
+  /**
+   * Who raised it: the authenticated caller that posted the message the model was answering
+   * (an API token's name, the customer in the chat, the CLI's --as). Null in rows written
+   * before it was recorded. They may not decide it (see decision-rights.ts).
+   */
+  raisedBy: string | null;
 }
 
 export const DEFAULT_REJECTION_REASON =

@@ -23,7 +23,11 @@ export interface ToolResult {
 }
 
 export type Message =
-  | { role: 'user'; text: string }
+  /**
+   * `by`: who posted it (the authenticated caller: a service token's name, the customer in the
+   * chat, the CLI's --as). Requests raised while answering it record it as their raiser.
+   */
+  | { role: 'user'; text: string; by?: string }
   | { role: 'assistant'; text: string; calls?: ToolCall[] }
   | { role: 'tool'; results: ToolResult[] };
 

@@ -110,6 +110,7 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
     // A checkpoint store that is not the agents' store keeps no audit trail: the agents' takes
     // the workflow entries (appended after each write). The same store commits them with it.
     audit: options.store,
+    portRoles: options.portRoles ?? {},
   });
   return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {}, now });
 }

@@ -1,10 +1,9 @@
 import type { DecideInput } from '../agent/create-agent.ts';
 import type { TurnResult } from '../agent/views.ts';
-import { ForbiddenError } from '../core/errors/forbidden-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
-import { hasRole, type Identity } from './auth/identity.ts';
+import type { Identity } from './auth/identity.ts';
 
 export interface DecisionBody {
   approved: boolean;
@@ -16,8 +15,8 @@ export interface DecisionBody {
 
 /**
  * The server's one decide path (API and inbox alike). Who decides is the authenticated
- * identity; the role a tool asks for and "never your own request" are checked here, then
- * the agent takes the decision once and runs the stored call.
+ * identity, with its roles; the agent checks who may decide (decision-rights.ts), takes the
+ * decision once and runs the stored call.
  */
 export async function decideRequest(
   store: Store,
@@ -29,19 +28,6 @@ export async function decideRequest(
   const request = await store.getApproval(requestId);
   if (!request) throw new NotFoundError(`No approval request ${requestId}.`);
   const agent = agents.get(request.agent);
-  const role = agents.tool(request.agent, request.tool)?.role;
-  if (role !== undefined && !hasRole(identity, role)) {
-    throw new ForbiddenError(
-      `Deciding ${request.tool} needs the ${role} role; ${identity.name} has ${identity.roles.length ? identity.roles.join(', ') : 'no roles'}.`,
-      { hint: `Ask someone with the ${role} role.` },
-    );
-  }
-  const session = await store.getSession(request.session);
-  if (session?.principal != null && session.principal === identity.name) {
-    throw new ForbiddenError(`${identity.name} cannot decide a request raised in their own session.`, {
-      hint: 'Someone else must approve it.',
-    });
-  }
   // Passed through so the agent writes its `tamper.ignored` audit entry; a client-sent `by`
   // is renamed, since `by` is ours to set from the authenticated identity.
   const { by: sentBy, ...extra } = body.extra;
@@ -50,6 +36,8 @@ export async function decideRequest(
     ...(sentBy !== undefined ? { sentBy } : {}),
     approved: body.approved,
     by: identity.name,
+    // Who may decide (the tool's role, never the raiser or the customer) is the agent's rule.
+    roles: identity.roles,
     ...(body.reason !== undefined ? { reason: body.reason } : {}),
     ...(body.remember !== undefined ? { remember: body.remember } : {}),
   } as DecideInput;

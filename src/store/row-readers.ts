@@ -105,6 +105,7 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     expiresAt: text(row, 'expires_at', where),
     status: oneOf(row, 'status', where, approvalStatuses),
     decision: payloadOrNull(codec, row, 'decision', where) as Decision | null,
+    raisedBy: textOrNull(row, 'raised_by', where),
   };
 }
 

@@ -20,5 +20,6 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.expiresAt,
     request.status,
     request.decision === null ? null : codec.encode(request.decision),
+    request.raisedBy,
   ];
 }

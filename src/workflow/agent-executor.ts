@@ -32,7 +32,12 @@ export type ApprovalAnswer = z.infer<typeof approvalAnswerSchema>;
 export const agentReplySchema = z.object({ session: z.string(), reply: z.string().nullable() });
 export type AgentReply = z.infer<typeof agentReplySchema>;
 
-const agentStateSchema = z.object({ session: z.string(), asked: z.array(z.string()) });
+const agentStateSchema = z.object({
+  session: z.string(),
+  asked: z.array(z.string()),
+  /** The customer the turn was for (added later; older states have none). */
+  customer: z.string().nullable().optional(),
+});
 export type AgentExecutorState = z.infer<typeof agentStateSchema>;
 
 export interface AgentExecutorOptions<I> {
@@ -67,7 +72,11 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
     return plain.length <= 128 ? plain : `wf.${sha256Hex(run).slice(0, 32)}.${options.id}`;
   };
 
-  function settle(turn: TurnResult, ctx: ExecutorContext<AgentExecutorState>): AgentReply | undefined {
+  function settle(
+    turn: TurnResult,
+    ctx: ExecutorContext<AgentExecutorState>,
+    customer: string | null,
+  ): AgentReply | undefined {
     const asked = new Set(ctx.getState()?.asked ?? []);
     const waiting = turn.approvals.filter((approval) => approval.status === 'pending');
     for (const approval of waiting) {
@@ -84,10 +93,19 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
           effect: approval.effect,
           expiresAt: approval.expiresAt,
         },
-        { expiresAt: approval.expiresAt },
+        {
+          expiresAt: approval.expiresAt,
+          // Answering it decides the call: the call's own raiser and customer may not.
+          parties: {
+            raisedBy: approval.raisedBy,
+            customer,
+            requiredRole: options.agent.tools.find((tool) => tool.name === approval.tool)?.role ?? null,
+            selfApproval: options.agent.options.selfApproval ?? false,
+          },
+        },
       );
     }
-    ctx.setState({ session: turn.session, asked: waiting.map((approval) => approval.id) });
+    ctx.setState({ session: turn.session, asked: waiting.map((approval) => approval.id), customer });
     if (turn.status === 'awaiting_reconciliation') {
       throw new OutcomeUnknownError(
         `An approved call of session ${turn.session} may or may not have run; a person must reconcile it.`,
@@ -111,23 +129,34 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
       // Run again from the same checkpoint (a crash before it was committed), the message
       // must not be sent twice: the claim says whether this delivery already sent it.
       const first = await ctx.state.claim(`workflow-agent-turn:${ctx.idempotencyKey}`, session);
+      const { text, principal } = options.prompt(input);
+      const customer = principal ?? ctx.origin.customer;
       if (!first.won) {
         try {
-          return settle(await agent.resume(session), ctx);
+          return settle(await agent.resume(session), ctx, customer);
         } catch (error) {
           // The earlier attempt died before the session existed: the message was never sent.
           if (!CountersignError.is(error) || error.code !== 'NOT_FOUND') throw error;
         }
       }
-      const { text, principal } = options.prompt(input);
-      return settle(await agent.chat(session, text, principal === undefined ? {} : { principal }), ctx);
+      // The run's starter posted the message: the raiser of what the agent asks for.
+      const by = ctx.origin.by;
+      return settle(
+        await agent.chat(session, text, {
+          ...(principal === undefined ? {} : { principal }),
+          ...(by === null ? {} : { by }),
+        }),
+        ctx,
+        customer,
+      );
     },
     async onResponse(answer, ctx) {
       const ask = approvalAskSchema.parse(answer.request);
       const agent = await ctx.agent(options.agent);
+      const customer = ctx.getState()?.customer ?? ctx.origin.customer;
       // Expired unanswered: so has the agent's call (same expiresAt). Resuming the session
       // answers it as expired, the model is told, and the turn goes on from there.
-      if (answer.expired) return settle(await agent.resume(ask.session), ctx);
+      if (answer.expired) return settle(await agent.resume(ask.session), ctx, customer);
       const decision = approvalAnswerSchema.parse(answer.response);
       let turn: TurnResult;
       try {
@@ -143,7 +172,7 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
           throw error;
         turn = await agent.resume(ask.session);
       }
-      return settle(turn, ctx);
+      return settle(turn, ctx, customer);
     },
   });
   return Object.assign(node, { approvals });

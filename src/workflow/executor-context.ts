@@ -2,6 +2,7 @@ import type { Agent } from '../agent/create-agent.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { ClaimResult } from '../store/checkpoint-store.ts';
 import type { RequestPort } from './request-port.ts';
+import type { RequestPartiesRecord, RunOrigin } from './run-state.ts';
 
 /**
  * Application state executors share with the rest of the app (for the bookstore, the same
@@ -37,6 +38,11 @@ export interface RequestOptions {
    * request that stands for something with an expiry of its own, such as an agent's call.
    */
   expiresAt?: string;
+  /**
+   * Who raised what the request stands for, when not the run's origin: an agent's tool call
+   * carries its own raiser, customer and required role, and answering it is deciding it.
+   */
+  parties?: RequestPartiesRecord;
 }
 
 export interface ExecutorContext<S = never> {
@@ -50,6 +56,8 @@ export interface ExecutorContext<S = never> {
    */
   readonly idempotencyKey: string;
   readonly state: WorkflowState;
+  /** Who started the run and for which customer. */
+  readonly origin: RunOrigin;
   /** Set when the message is the answer to a request (it arrived through a request port). */
   readonly answered: AnsweredRequest | null;
   /** This executor's own state in the run, as kept in the checkpoint. */

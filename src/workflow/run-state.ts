@@ -24,6 +24,25 @@ export interface PendingMessage {
   };
 }
 
+/** Who started a run and for which customer: the parties of the requests it raises. */
+export interface RunOrigin {
+  /** The authenticated caller that started it (an API token's name, the CLI's --as); null when not recorded. */
+  by: string | null;
+  /** The customer the run acts for; null when none was given. */
+  customer: string | null;
+}
+
+/**
+ * The people around one request, when they differ from the run's origin: a request that
+ * stands for an agent's tool call carries that call's raiser, customer and required role.
+ */
+export interface RequestPartiesRecord {
+  raisedBy: string | null;
+  customer: string | null;
+  requiredRole: string | null;
+  selfApproval: boolean;
+}
+
 export interface PendingRequest {
   id: string;
   port: string;
@@ -36,6 +55,8 @@ export interface PendingRequest {
    * before requests expired: those never expire.
    */
   expiresAt: string | null;
+  /** Set when the request's parties are not the run's origin (see RequestPartiesRecord). */
+  parties?: RequestPartiesRecord;
 }
 
 /**
@@ -71,6 +92,8 @@ export interface WorkflowRunState {
   /** Branches that ended because their request expired (so far; like outputs). */
   expired: ExpiredRequest[];
   error: RunError | null;
+  /** Who started the run, for whom: never changes once the run starts. */
+  origin: RunOrigin;
 }
 
 export const CHECKPOINT_FORMAT = 1;
@@ -82,7 +105,16 @@ export interface CheckpointBody {
 }
 
 export function emptyRunState(): WorkflowRunState {
-  return { messages: [], requests: [], fanIn: {}, executors: {}, outputs: [], expired: [], error: null };
+  return {
+    messages: [],
+    requests: [],
+    fanIn: {},
+    executors: {},
+    outputs: [],
+    expired: [],
+    error: null,
+    origin: { by: null, customer: null },
+  };
 }
 
 export function statusOf(state: WorkflowRunState): RunStatus {
@@ -133,6 +165,15 @@ const bodySchema = z.object({
         askedBy: z.string().nullable(),
         // Added to format 1 later: older checkpoints have none, and their requests never expire.
         expiresAt: z.string().nullable().default(null),
+        // Added to format 1 later, like `expiresAt`.
+        parties: z
+          .object({
+            raisedBy: z.string().nullable(),
+            customer: z.string().nullable(),
+            requiredRole: z.string().nullable(),
+            selfApproval: z.boolean(),
+          })
+          .optional(),
       }),
     ),
     fanIn: z.record(z.string(), z.record(z.string(), z.array(json))),
@@ -143,6 +184,10 @@ const bodySchema = z.object({
       .array(z.object({ requestId: z.string(), port: z.string(), expiresAt: z.string(), at: z.string() }))
       .default([]),
     error: z.object({ code: z.string(), message: z.string(), executor: z.string().nullable() }).nullable(),
+    // Added to format 1 later: runs started before it have no recorded origin.
+    origin: z
+      .object({ by: z.string().nullable(), customer: z.string().nullable() })
+      .default({ by: null, customer: null }),
   }),
 });
 

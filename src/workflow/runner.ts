@@ -1,6 +1,7 @@
 import type { Agent } from '../agent/create-agent.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { assertMayDecide } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
@@ -33,6 +34,7 @@ import {
   type WorkflowRunState,
 } from './run-state.ts';
 import { type RunView, toRunView } from './run-view.ts';
+import { portRole } from './port-role.ts';
 import { describeIssue } from './schema-hash.ts';
 import { route, runSuperstep } from './superstep.ts';
 
@@ -57,6 +59,24 @@ export interface WorkflowRunnerOptions {
    * entries are written.
    */
   audit?: Pick<Store, 'appendAudit'>;
+  /** Roles request ports need, by port id, for ports that do not declare one themselves. */
+  portRoles?: Record<string, string>;
+  /** The raiser and the customer may answer the run's port requests themselves (see decision-rights.ts). */
+  selfApproval?: boolean;
+}
+
+/** Who starts a run, for whom (`origin` of its requests). */
+export interface StartOptions {
+  /** The authenticated caller starting it; they may not answer its requests. */
+  by?: string;
+  /** The customer it acts for; they may not answer its requests either. */
+  customer?: string | null;
+}
+
+/** Who answers, with the roles the caller authenticated (undefined: not known here, as on the CLI). */
+export interface RespondOptions {
+  by?: string;
+  roles?: readonly string[];
 }
 
 /** A request whose expiry `expire` recorded. */
@@ -70,7 +90,7 @@ export interface ExpiredWorkflowRequest {
 
 export interface WorkflowRunner {
   /** Starts a run: commits its first checkpoint, then runs to its first wait or its end. */
-  start(workflow: string, run: string, input: JsonValue): Promise<RunView>;
+  start(workflow: string, run: string, input: JsonValue, options?: StartOptions): Promise<RunView>;
   /**
    * Rebuilds the run from its latest checkpoint (or `from`) and continues it. Pending
    * requests come back with the same ids. Continuing from an earlier checkpoint starts a
@@ -81,7 +101,7 @@ export interface WorkflowRunner {
    * Answers a pending request once, then continues the run to its next wait or its end. Past
    * the request's `expiresAt` it fails with EXPIRED and records nothing.
    */
-  respond(run: string, requestId: string, response: JsonValue, options?: { by?: string }): Promise<RunView>;
+  respond(run: string, requestId: string, response: JsonValue, options?: RespondOptions): Promise<RunView>;
   /**
    * Records the expiry of every request past its `expiresAt` in the runs waiting for input
    * (answer-once, like an answer; audited `workflow.expired`). It continues no run: the next
@@ -420,7 +440,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   }
 
   return {
-    async start(name, run, input) {
+    async start(name, run, input, startOptions = {}) {
       assertStoreId('run', run);
       const workflow = workflowNamed(name);
       const start = workflow.nodes.get(workflow.start);
@@ -432,9 +452,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           `The input does not fit workflow ${name}: ${describeIssue(parsed.error).detail}.`,
         );
       }
+      const by = startOptions.by?.trim();
       const state: WorkflowRunState = {
         ...emptyRunState(),
         messages: [{ from: null, to: workflow.start, payload: input }],
+        origin: { by: by ? by : null, customer: startOptions.customer ?? null },
       };
       const first = checkpointOf(workflow, run, state, null, 0, 0);
       const saved = await checkpoints.saveCheckpoint(first, null);
@@ -485,6 +507,22 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         );
       }
       const by = respondOptions.by?.trim() || 'unknown';
+      // Separation of duties, before anything is recorded: the request's own parties (an
+      // agent's call carries its raiser and customer), else the run's origin.
+      const parties = pending.parties ?? {
+        raisedBy: state.origin.by,
+        customer: state.origin.customer,
+        requiredRole: null,
+        selfApproval: options.selfApproval ?? false,
+      };
+      assertMayDecide(
+        {
+          ...parties,
+          requiredRole: parties.requiredRole ?? portRole(workflow, port.id, options.portRoles ?? {}),
+        },
+        { name: by, roles: respondOptions.roles ?? null },
+        'answer',
+      );
       // What the audit binds: the exact answer recorded, as canonical JSON, and its digest.
       const responseJson = canonicalJson(response);
       const result = await answerAudited({ run, requestId, response, by, at }, [

@@ -7,7 +7,13 @@ import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AnyExecutor, Workflow } from './define-workflow.ts';
 import type { ExecutorContext, WorkflowState } from './executor-context.ts';
-import type { PendingMessage, PendingRequest, RunError, WorkflowRunState } from './run-state.ts';
+import type {
+  PendingMessage,
+  PendingRequest,
+  RequestPartiesRecord,
+  RunError,
+  WorkflowRunState,
+} from './run-state.ts';
 import { describeIssue } from './schema-hash.ts';
 
 export interface SuperstepEnv {
@@ -29,7 +35,7 @@ export type SuperstepResult = { ok: true; state: WorkflowRunState } | { ok: fals
 interface Effects {
   sends: JsonValue[];
   outputs: JsonValue[];
-  requests: Array<{ port: string; data: JsonValue; expiresAt?: string }>;
+  requests: Array<{ port: string; data: JsonValue; expiresAt?: string; parties?: RequestPartiesRecord }>;
 }
 
 /** Thrown inside a superstep to blame an executor; becomes the run's error. */
@@ -76,7 +82,7 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
           new ConfigError(`Messages are pending for ${to}, which is not an executor.`),
         );
       }
-      return deliver(env, node, messages, before.executors[to]);
+      return deliver(env, node, messages, before.executors[to], before.origin);
     }),
   );
   const failure = settled.find((result) => result.status === 'rejected');
@@ -94,6 +100,7 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
     outputs: [...before.outputs],
     expired: [...before.expired],
     error: null,
+    origin: before.origin,
   };
   const at = env.now().toISOString();
   try {
@@ -114,6 +121,7 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
               at,
               requestTtlMs: env.requestTtlMs,
               ...(request.expiresAt === undefined ? {} : { expiresAt: request.expiresAt }),
+              ...(request.parties === undefined ? {} : { parties: request.parties }),
             }),
           );
         }
@@ -131,6 +139,7 @@ async function deliver(
   executor: AnyExecutor,
   messages: PendingMessage[],
   initialState: JsonValue | undefined,
+  origin: WorkflowRunState['origin'],
 ): Promise<{ executor: string; effects: Effects[]; state: JsonValue | undefined; stateChanged: boolean }> {
   let state = initialState;
   let stateChanged = false;
@@ -145,6 +154,7 @@ async function deliver(
       superstep: env.superstep,
       idempotencyKey: `${env.run}/${env.base}/${executor.id}/${index}`,
       state: env.state,
+      origin: { ...origin },
       answered:
         answer === undefined
           ? null
@@ -186,6 +196,7 @@ async function deliver(
           port: port.id,
           data: asJson(data, `The request data for port ${port.id}`),
           ...(expiresAt === undefined ? {} : { expiresAt }),
+          ...(options.parties === undefined ? {} : { parties: { ...options.parties } }),
         });
       },
       agent: env.bindAgent,
@@ -313,7 +324,7 @@ function createRequest(
   portId: string,
   data: JsonValue,
   askedBy: string | null,
-  timing: { at: string; requestTtlMs: number; expiresAt?: string },
+  timing: { at: string; requestTtlMs: number; expiresAt?: string; parties?: RequestPartiesRecord },
 ): PendingRequest {
   const { at } = timing;
   const port = workflow.nodes.get(portId);
@@ -326,5 +337,7 @@ function createRequest(
   }
   const expiresAt =
     timing.expiresAt ?? new Date(Date.parse(at) + (port.ttlMs ?? timing.requestTtlMs)).toISOString();
-  return { id: newId('req'), port: portId, data, createdAt: at, askedBy, expiresAt };
+  const request: PendingRequest = { id: newId('req'), port: portId, data, createdAt: at, askedBy, expiresAt };
+  if (timing.parties !== undefined) request.parties = timing.parties;
+  return request;
 }

@@ -39,6 +39,7 @@ const huge: CountersignEvent = {
     expiresAt: '2026-12-01T05:00:01.000Z',
     status: 'pending',
     decision: null,
+    raisedBy: null,
     integrity: 'ok',
   },
 };

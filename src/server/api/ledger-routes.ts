@@ -1,10 +1,8 @@
 import type { Hono } from 'hono';
 import { auditTrail, listExecutions, revokeRule, verifyAudit } from '../../agent/queries.ts';
-import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import { enrichTurn } from '../approval-views.ts';
-import { hasRole } from '../auth/identity.ts';
 import { queryText, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import { executionStatus, reconcileBody } from './schemas.ts';
@@ -34,13 +32,11 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     if (!execution) throw new NotFoundError(`No execution for request ${requestId}.`);
     const session = await ctx.store.getSession(execution.session);
     const agentName = session?.agent ?? ctx.agents.default.name;
-    // Settling an outcome is a decision about the call: the same role its approval needed.
-    const role = ctx.agents.tool(agentName, execution.tool)?.role;
-    if (role !== undefined && !hasRole(identity, role))
-      throw new ForbiddenError(`Reconciling ${execution.tool} needs the ${role} role.`);
+    // Settling an outcome is a decision about the call: the agent checks the same rights.
     const turn = await ctx.agents.get(agentName).reconcile(requestId, {
       outcome: body.outcome,
       by: identity.name,
+      roles: identity.roles,
       ...(body.result !== undefined ? { result: body.result } : {}),
     });
     return c.json(await enrichTurn(ctx.store, ctx.agents, turn));

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
+import { userIdPattern } from '../../core/ids.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
@@ -16,6 +17,11 @@ export const startRunBody = z.strictObject({
   workflow: z.string().min(1).describe('The workflow to run, e.g. refund'),
   run: z.string().min(1).describe('The run id you choose, e.g. refund-1040'),
   input: json.describe("The run's input, e.g. 1040"),
+  user: z
+    .string()
+    .regex(userIdPattern)
+    .optional()
+    .describe('The customer the run acts for; they may not answer its requests'),
 });
 
 export const respondBody = z.strictObject({
@@ -39,7 +45,12 @@ export function runRoutes(app: Hono<ServerEnv>, desk: WorkflowDesk): void {
     if (!hasRole(identity, SERVICE_ROLE))
       throw new ForbiddenError(`Starting a workflow run needs the ${SERVICE_ROLE} role.`);
     const body = await readJson(c, startRunBody);
-    return c.json(await desk.runner.start(body.workflow, body.run, body.input));
+    return c.json(
+      await desk.runner.start(body.workflow, body.run, body.input, {
+        by: identity.name,
+        ...(body.user === undefined ? {} : { customer: body.user }),
+      }),
+    );
   });
 
   app.get('/v1/runs/:run', async (c) => {

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { SERVICE_ROLE } from '../../core/decision-rights.ts';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import { enrichTurn, queryApprovals } from '../approval-views.ts';
@@ -9,10 +10,10 @@ import { messageBody } from './schemas.ts';
 
 /**
  * Posting a message acts for the customer named in it, so it takes the `service` role (your
- * backend, which signed the customer in). Approvers do not hold it: otherwise one person
- * could raise a request as a customer and approve it too.
+ * backend, which signed the customer in). The poster is recorded as the raiser of what the
+ * model asks for, and may not decide it (src/core/decision-rights.ts).
  */
-export const SERVICE_ROLE = 'service';
+export { SERVICE_ROLE };
 
 export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.post('/v1/sessions/:session/messages', async (c) => {
@@ -26,7 +27,7 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const result = await agent.chat(
       sessionId,
       body.text,
-      body.user === undefined ? {} : { principal: body.user },
+      { ...(body.user === undefined ? {} : { principal: body.user }), by: identity.name },
     );
     return c.json(await enrichTurn(ctx.store, ctx.agents, result));
   });

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore } from '../../store/checkpoint-store.ts';
 import { restoreRunState } from '../../workflow/compatibility.ts';
 import type { Workflow } from '../../workflow/define-workflow.ts';
 import { type RunView, toRunView } from '../../workflow/run-view.ts';
+import { portRole } from '../../workflow/port-role.ts';
 import type { WorkflowRunner } from '../../workflow/runner.ts';
-import { hasRole, type Identity } from '../auth/identity.ts';
+import type { Identity } from '../auth/identity.ts';
 
 /** A workflow request waiting at a port, as the inbox lists it beside tool calls. */
 export interface PortRequestView {
@@ -32,16 +32,10 @@ export interface WorkflowDesk {
   view(run: string): Promise<RunView>;
   /** Requests waiting at ports across all runs, oldest first; none past its expiry. */
   pendingRequests(): Promise<PortRequestView[]>;
-  /** Answers a port request as `identity`, if it holds the port's role. */
+  /** Answers a port request as `identity`, if decision-rights.ts lets them. */
   respond(identity: Identity, run: string, requestId: string, response: JsonValue): Promise<RunView>;
 }
 
-/** The role a request port asks for: its own `role`, or one the server's `portRoles` adds. */
-function roleOf(workflow: Workflow, port: string, portRoles: Record<string, string>): string | null {
-  const node = workflow.nodes.get(port);
-  if (node && 'role' in node && typeof node.role === 'string') return node.role;
-  return portRoles[port] ?? null;
-}
 
 export function createWorkflowDesk(options: {
   runner: WorkflowRunner;
@@ -92,23 +86,16 @@ export function createWorkflowDesk(options: {
             data: request.data,
             createdAt: request.createdAt,
             expiresAt: request.expiresAt,
-            requiredRole: roleOf(found.workflow, request.port, portRoles),
+            requiredRole: request.parties?.requiredRole ?? portRole(found.workflow, request.port, portRoles),
             responseSchema: schema,
           });
         }
       }
       return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
-    async respond(identity, run, requestId, response) {
-      const found = await latestState(run);
-      const request = found?.state.requests.find((candidate) => candidate.id === requestId);
-      const role = found && request ? roleOf(found.workflow, request.port, portRoles) : null;
-      if (role !== null && !hasRole(identity, role)) {
-        throw new ForbiddenError(`Answering ${request?.port} needs the ${role} role.`, {
-          hint: `Ask someone with the ${role} role.`,
-        });
-      }
-      return runner.respond(run, requestId, response, { by: identity.name });
+    respond(identity, run, requestId, response) {
+      // Who may answer (the port's role, never the raiser or the customer) is the runner's rule.
+      return runner.respond(run, requestId, response, { by: identity.name, roles: identity.roles });
     },
   };
 }

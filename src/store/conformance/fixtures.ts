@@ -57,6 +57,7 @@ export function request(
     expiresAt: at(100),
     status: 'pending',
     decision: null,
+    raisedBy: null,
     ...overrides,
     args,
     ...bindArgs(args),

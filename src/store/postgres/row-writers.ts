@@ -37,7 +37,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     // codec the column holds exactly the text that was shown and hashed.
     const inserted = await query(
       `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        ON CONFLICT (id) DO NOTHING RETURNING id`,
       approvalValues(codec, request),
     );

@@ -172,4 +172,9 @@ export const migrations: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
   `,
+  // Who raised each request (the caller that posted the message), for separation of duties:
+  // they may not decide it. Null in rows written before: only the customer check applies.
+  `
+  ALTER TABLE approvals ADD COLUMN raised_by TEXT;
+  `,
 ];
