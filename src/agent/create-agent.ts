@@ -1,9 +1,9 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
+import { assertMayDecide } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
-import { assertMayDecide } from '../core/decision-rights.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';

@@ -73,7 +73,6 @@ function printTurn(out: Output, result: TurnResult): number {
   return 0;
 }
 
-
 export const commands: Record<string, Command> = {
   ...workflowCommands,
   async serve({ values, context, out }) {

@@ -78,9 +78,7 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
           );
         } else {
           // Anything else is the person moving on: the waiting calls are rejected as such.
-          result = await guarded(() =>
-            agent.chat(session, answer, { ...asPoster, by: options.by }),
-          );
+          result = await guarded(() => agent.chat(session, answer, { ...asPoster, by: options.by }));
         }
       } else {
         const text = await ask('you: ');

@@ -8,9 +8,9 @@ import {
   type ExpiredWorkflowRequest,
   type WorkflowRunner,
 } from '../workflow/runner.ts';
-import { decider } from './decider.ts';
 import type { CommandInput } from './commands.ts';
 import { type CliContext, requireArg } from './context.ts';
+import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
 import type { Output } from './output.ts';
 
@@ -83,7 +83,6 @@ function printRun(out: Output, view: RunView): number {
   else out.print(formatRunView(view));
   return view.status === 'failed' ? 1 : 0;
 }
-
 
 export const workflowCommands: Record<string, Command> = {
   async run({ args, values, context, out }) {

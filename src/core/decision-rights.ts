@@ -42,6 +42,12 @@ const verbs: Record<DecisionAction, string> = {
   reconcile: 'settle the outcome of',
 };
 
+const gerunds: Record<DecisionAction, string> = {
+  decide: 'Deciding',
+  answer: 'Answering',
+  reconcile: 'Settling the outcome of',
+};
+
 /** Names are compared without case, so `Alice` cannot decide what `alice` raised. */
 const same = (a: string | null, b: string): boolean => a !== null && a.toLowerCase() === b.toLowerCase();
 
@@ -64,7 +70,7 @@ export function decisionRefusal(
   }
   if (parties.requiredRole !== null && roles !== null && !roles.includes(parties.requiredRole)) {
     const held = roles.length > 0 ? roles.join(', ') : 'no roles';
-    return `To ${verb} this request needs the ${parties.requiredRole} role; ${decider.name} has ${held}.`;
+    return `${gerunds[action]} this request needs the ${parties.requiredRole} role; ${decider.name} has ${held}.`;
   }
   return null;
 }

@@ -15,6 +15,8 @@ export interface HttpApprovalView extends ApprovalView {
   requiredRole: string | null;
   /** Whether "always for this session" may be chosen for this tool. */
   standingAllowed: boolean;
+  /** Whether the raiser and the customer may decide it themselves (the agent's `selfApproval`). */
+  selfApproval: boolean;
 }
 
 export interface ApprovalQuery {
@@ -46,6 +48,7 @@ export async function enrich(
       customer: customers.get(view.session) ?? null,
       requiredRole: tool?.role ?? null,
       standingAllowed: tool?.standing ?? false,
+      selfApproval: agents.all.find((known) => known.name === agent)?.options.selfApproval ?? false,
     });
   }
   return out;

@@ -24,6 +24,7 @@ import type { Store } from '../store/store.ts';
 import { restoreRunState } from './compatibility.ts';
 import type { Workflow } from './define-workflow.ts';
 import type { WorkflowState } from './executor-context.ts';
+import { portRole } from './port-role.ts';
 import {
   CHECKPOINT_FORMAT,
   type CheckpointBody,
@@ -34,7 +35,6 @@ import {
   type WorkflowRunState,
 } from './run-state.ts';
 import { type RunView, toRunView } from './run-view.ts';
-import { portRole } from './port-role.ts';
 import { describeIssue } from './schema-hash.ts';
 import { route, runSuperstep } from './superstep.ts';
 

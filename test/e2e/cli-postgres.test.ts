@@ -21,7 +21,7 @@ describe.skipIf(pg === null)('countersign CLI on PostgreSQL', () => {
 
   it('eight concurrent approvals of one request: one wins, seven ALREADY_DECIDED, one execution', async () => {
     const chat = await runCli(
-      ['chat', 'pg-1', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 'pg-1', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
       env,
     );
     expect(chat.code, chat.stderr + chat.stdout).toBe(0);

@@ -36,7 +36,7 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
   });
 
   const chat = async (env: Record<string, string>, session: string, text: string, user = 'c-100') => {
-    const run = await runCli(['chat', session, text, '--user', user, '--json'], env);
+    const run = await runCli(['chat', '--as', 'backend', session, text, '--user', user, '--json'], env);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     return run.json as Turn;
   };
@@ -171,7 +171,10 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect(turn.status).toBe('completed');
     expect(turn.approvals).toEqual([]);
     expect(turn.reply).toContain('not one of this customer');
-    const other = await runCli(['chat', 'seed-7', 'hello', '--user', 'c-200', '--json'], env);
+    const other = await runCli(
+      ['chat', '--as', 'backend', 'seed-7', 'hello', '--user', 'c-200', '--json'],
+      env,
+    );
     expect((other.json as { error: { code: string } }).error.code).toBe('FORBIDDEN');
   });
 
@@ -223,28 +226,42 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     }
   });
 
-  it('the interactive console: proposal shown in full, "y" approves, quitting keeps a waiting request', async () => {
+  it('the interactive console on a support desk: the proposal in full, "y" never decides what you raised, another person does', async () => {
     const env = envFor(tempStore());
     const run = await runCli(
-      ['chat', 'console-1', '--user', 'c-100'],
+      ['chat', '--as', 'backend', 'console-1', '--user', 'c-100'],
       env,
-      'Please cancel my order 1044.\ny\nPlease cancel my order 1044.\n',
+      'Please cancel my order 1044.\ny\n',
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('tool:    cancel_order');
     expect(run.stdout).toContain('args:    {"orderId":1044}');
     expect(run.stdout).toContain('effect:  Cancel order 1044');
     expect(run.stdout).toContain('Crème Brûlée');
-    expect(run.stdout).toMatch(/agent: .*1044/);
-    expect(run.stdout).toMatch(/still waiting\. Decide later with: npx countersign approve apr_/);
+    // Typed twice (after the proposal and after "y"): "y" is neither a decision nor a message.
+    expect(
+      run.stdout.match(/You \(backend\) raised this request, so someone else must decide it/g),
+    ).toHaveLength(2);
+    expect(run.stdout).toMatch(
+      /still waiting\. Decide later with: npx countersign approve apr_\S+ --as NAME/,
+    );
     const pending = (await runCli(['pending', '--json'], env)).json as Approval[];
     expect(pending).toHaveLength(1);
+    // The same name from another process is refused too, and so is the customer; nothing runs.
+    for (const as of ['backend', 'BACKEND', 'c-100']) {
+      const refused = await runCli(['approve', pending[0]!.id, '--as', as, '--json'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.json).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    }
+    expect((await runCli(['executions', '--json'], env)).json).toEqual([]);
+    const approved = await runCli(['approve', pending[0]!.id, '--as', 'alice', '--json'], env);
+    expect(approved.json).toMatchObject({ status: 'completed' });
   });
 
   it('the interactive console: any other text rejects as moved on and goes to the agent', async () => {
     const env = { ...envFor(tempStore()), COUNTERSIGN_APP: 'kitchen' };
     const run = await runCli(
-      ['chat', 'kitchen-1'],
+      ['chat', '--as', 'backend', 'kitchen-1'],
       env,
       "We're out of eggs, put a dozen on the list.\nActually, make that six\ny\n",
     );
@@ -272,8 +289,12 @@ export const agents = [createAgent({ name: 'custom', instructions: '', tools: [w
     expect(turn.approvals[0]).toMatchObject({ tool: 'cancel_order', args: { orderId: 7 } });
     const bad = await runCli(['pending', '--json'], { ...env, COUNTERSIGN_APP: join(dir, 'missing.ts') });
     expect(
-      (await runCli(['chat', 'x', 'hi', '--json'], { ...env, COUNTERSIGN_APP: join(dir, 'missing.ts') }))
-        .json,
+      (
+        await runCli(['chat', '--as', 'backend', 'x', 'hi', '--json'], {
+          ...env,
+          COUNTERSIGN_APP: join(dir, 'missing.ts'),
+        })
+      ).json,
     ).toMatchObject({
       error: { code: 'CONFIG_ERROR' },
     });

@@ -23,7 +23,10 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
   });
 
   async function proposeEggs(env: Record<string, string>): Promise<string> {
-    const run = await runCli(['chat', 'k', "We're out of eggs, put a dozen on the list.", '--json'], env);
+    const run = await runCli(
+      ['chat', '--as', 'backend', 'k', "We're out of eggs, put a dozen on the list.", '--json'],
+      env,
+    );
     expect(run.code, run.stderr).toBe(0);
     return (run.json as Turn).approvals[0]!.id;
   }
@@ -34,7 +37,10 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
   }
 
   async function eggsOnList(env: Record<string, string>): Promise<number> {
-    const chat = await runCli(['chat', 'reader', "What's on my shopping list?", '--json'], env);
+    const chat = await runCli(
+      ['chat', '--as', 'backend', 'reader', "What's on my shopping list?", '--json'],
+      env,
+    );
     const reply = (chat.json as Turn).reply ?? '';
     return (reply.match(/eggs/g) ?? []).length;
   }
@@ -71,7 +77,7 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
     );
     expect(await eggsOnList(env)).toBe(0);
     // A new message cannot slip past it: refused, with what to do, and not stored.
-    const chat = await runCli(['chat', 'k', 'Put six eggs on the list.', '--json'], env);
+    const chat = await runCli(['chat', '--as', 'backend', 'k', 'Put six eggs on the list.', '--json'], env);
     expect((chat.json as { error: { code: string } }).error.code).toBe('OUTCOME_UNKNOWN');
 
     const settled = await runCli(
@@ -136,7 +142,7 @@ describe('executed at most once through crashes (separate processes, SIGKILL)', 
   it('an idempotent tool whose outcome is unknown runs again with the same idempotency key', async () => {
     const env = { COUNTERSIGN_STORE: tempStore(), COUNTERSIGN_MODEL: 'demo' };
     const chat = await runCli(
-      ['chat', 'b', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 'b', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
       env,
     );
     const id = (chat.json as Turn).approvals[0]!.id;

@@ -23,7 +23,7 @@ describe('approval lifecycle across processes', () => {
   });
   const propose = async (env: Record<string, string>, session = 's') => {
     const run = await runCli(
-      ['chat', session, 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', session, 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
       env,
     );
     expect(run.code, run.stderr).toBe(0);
@@ -55,7 +55,10 @@ describe('approval lifecycle across processes', () => {
       const id = await propose(env);
       const [approve, chat] = await Promise.all([
         runCli(['approve', id, '--as', 'alice', '--json'], env),
-        runCli(['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'], env),
+        runCli(
+          ['chat', '--as', 'backend', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
+          env,
+        ),
       ]);
       expect(chat.code, chat.stderr).toBe(0);
       const shown = (await runCli(['show', id, '--json'], env)).json as {
@@ -100,7 +103,7 @@ describe('approval lifecycle across processes', () => {
     server.fail(1, 500);
     expect((await runCli(['approve', id, '--json'], env)).code).not.toBe(0);
     const next = await runCli(
-      ['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
       env,
     );
     expect(next.code, next.stdout).toBe(0);
@@ -113,7 +116,10 @@ describe('approval lifecycle across processes', () => {
     const first = await propose(env, 'a');
     const second = await propose(env, 'b');
     // A workflow request in the same store: the same TTL, the same sweep.
-    const started = await runCli(['run', 'start', 'refund', '1043', '--run', 'wf-exp', '--json'], env);
+    const started = await runCli(
+      ['run', 'start', '--as', 'backend', 'refund', '1043', '--run', 'wf-exp', '--json'],
+      env,
+    );
     const workflowRequest = (started.json as { requests: Array<{ id: string; expiresAt: string }> })
       .requests[0]!;
     await new Promise((resolve) => setTimeout(resolve, 1200));
@@ -230,7 +236,7 @@ describe('approval lifecycle across processes', () => {
     expect((await runCli(['executions', '--json'], env)).json).toEqual([]);
     // The session is not wedged: the next message answers the request as moved on.
     const next = await runCli(
-      ['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
       env,
     );
     expect((next.json as Turn).reply).toContain('Processing');
@@ -255,7 +261,7 @@ describe('approval lifecycle across processes', () => {
     const entries = (await runCli(['audit', '--json'], env)).json as Array<{ kind: string }>;
     expect(entries.map((e) => e.kind)).toContain('tamper.refused');
     const next = await runCli(
-      ['chat', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],
       env,
     );
     expect((next.json as Turn).reply).toContain('Processing');
@@ -263,7 +269,10 @@ describe('approval lifecycle across processes', () => {
 
   it('standing approvals from the CLI: --always, rules, rules revoke; refused for cancel_order', async () => {
     const env = { COUNTERSIGN_STORE: tempStore(), COUNTERSIGN_APP: 'kitchen', COUNTERSIGN_MODEL: 'demo' };
-    const first = await runCli(['chat', 'k', "We're out of eggs, put a dozen on the list.", '--json'], env);
+    const first = await runCli(
+      ['chat', '--as', 'backend', 'k', "We're out of eggs, put a dozen on the list.", '--json'],
+      env,
+    );
     const id = (first.json as Turn).approvals[0]!.id;
     expect((await runCli(['approve', id, '--always', '--as', 'alice', '--json'], env)).code).toBe(0);
     const rules = (await runCli(['rules', 'k', '--json'], env)).json as Array<{
@@ -272,7 +281,10 @@ describe('approval lifecycle across processes', () => {
       argsHash: null;
     }>;
     expect(rules).toMatchObject([{ tool: 'add_to_shopping_list', argsHash: null }]);
-    const second = await runCli(['chat', 'k', 'Put 500 g of flour on the list.', '--json'], env);
+    const second = await runCli(
+      ['chat', '--as', 'backend', 'k', 'Put 500 g of flour on the list.', '--json'],
+      env,
+    );
     expect(second.json).toMatchObject({ status: 'completed', approvals: [] });
     const audit = (await runCli(['audit', '--session', 'k', '--json'], env)).json as Array<{
       kind: string;
@@ -282,7 +294,7 @@ describe('approval lifecycle across processes', () => {
 
     expect((await runCli(['rules', 'revoke', rules[0]!.id, '--json'], env)).code).toBe(0);
     expect((await runCli(['rules', 'k', '--json'], env)).json).toEqual([]);
-    const third = await runCli(['chat', 'k', 'Put six eggs on the list.', '--json'], env);
+    const third = await runCli(['chat', '--as', 'backend', 'k', 'Put six eggs on the list.', '--json'], env);
     expect((third.json as Turn).status).toBe('awaiting_approval');
 
     const bookEnv = envFor();

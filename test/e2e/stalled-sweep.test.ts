@@ -26,7 +26,10 @@ describe('a server continues what a killed `approve` left behind, without any re
 
   async function killedApprove(point: 'after-decision' | 'after-started') {
     const env = { COUNTERSIGN_STORE: tempStore(), COUNTERSIGN_APP: 'kitchen', COUNTERSIGN_MODEL: 'demo' };
-    const chat = await runCli(['chat', 'k', "We're out of eggs, put a dozen on the list.", '--json'], env);
+    const chat = await runCli(
+      ['chat', '--as', 'backend', 'k', "We're out of eggs, put a dozen on the list.", '--json'],
+      env,
+    );
     expect(chat.code, chat.stderr).toBe(0);
     const id = (chat.json as Turn).approvals[0]!.id;
     const approve = await runCli(['approve', id, '--json'], { ...env, COUNTERSIGN_TEST_FAULT: point });

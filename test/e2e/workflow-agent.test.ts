@@ -16,7 +16,10 @@ describe('an agent inside a workflow, from the CLI', () => {
   it('waits on the approval as a run request; the answer decides the stored call once, audited', async () => {
     const env = { COUNTERSIGN_STORE: tempStore() };
     const input = JSON.stringify({ customer: 'c-100', message: 'Please cancel my order 1044.' });
-    const started = await runCli(['run', 'start', 'support', input, '--run', 'help-1', '--json'], env);
+    const started = await runCli(
+      ['run', 'start', '--as', 'backend', 'support', input, '--run', 'help-1', '--json'],
+      env,
+    );
     expect(started.code, started.stdout + started.stderr).toBe(0);
     const view = started.json as RunView;
     expect(view.status).toBe('awaiting_input');

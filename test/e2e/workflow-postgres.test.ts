@@ -29,7 +29,7 @@ describe.skipIf(pg === null)('refund workflow from the CLI on PostgreSQL', () =>
   }
 
   it('start waits for the manager; respond in another process completes it, once', async () => {
-    const started = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'r1']);
+    const started = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r1']);
     expect(started).toMatchObject({ run: 'r1', status: 'awaiting_input', outputs: [] });
     expect(started.requests).toEqual([
       expect.objectContaining({
@@ -82,7 +82,10 @@ describe.skipIf(pg === null)('refund workflow from the CLI on PostgreSQL', () =>
 
   it('an answer after the request expired is EXPIRED; expire records it once, and resume ends the run expired', async () => {
     const ttlEnv = { ...env, COUNTERSIGN_APPROVAL_TTL: '1s' };
-    const started = await runCli(['run', 'start', 'refund', '1043', '--run', 'r2', '--json'], ttlEnv);
+    const started = await runCli(
+      ['run', 'start', '--as', 'backend', 'refund', '1043', '--run', 'r2', '--json'],
+      ttlEnv,
+    );
     const id = (started.json as RunView).requests[0]!.id;
     await new Promise((resolve) => setTimeout(resolve, 1200));
     const late = await runCli(

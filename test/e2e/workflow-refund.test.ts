@@ -57,7 +57,10 @@ describe.each(backends)(
   (_kind, store) => {
     it('start waits for the manager; resume in a new process re-emits the same request; respond completes it', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      const started = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'refund-1040'], env);
+      const started = await ok<RunView>(
+        ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040'],
+        env,
+      );
       expect(started).toMatchObject({ run: 'refund-1040', status: 'awaiting_input', outputs: [] });
       expect(started.requests).toEqual([
         {
@@ -95,7 +98,7 @@ describe.each(backends)(
 
     it('answers once: a second respond, and all but one of four racing processes, get ALREADY_DECIDED', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      const a = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'a'], env);
+      const a = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'a'], env);
       await ok(['run', 'respond', 'a', a.requests[0]!.id, approve, '--as', 'mona'], env);
       const message = await fails(
         ['run', 'respond', 'a', a.requests[0]!.id, approve, '--as', 'max'],
@@ -104,7 +107,7 @@ describe.each(backends)(
       );
       expect(message).toContain('answered by mona');
 
-      const b = await ok<RunView>(['run', 'start', 'refund', '1043', '--run', 'b'], env);
+      const b = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1043', '--run', 'b'], env);
       const racers = await Promise.all(
         ['w', 'x', 'y', 'z'].map((by) =>
           cli(
@@ -122,7 +125,7 @@ describe.each(backends)(
 
     it('a wrong shape is INVALID_INPUT and the request stays answerable; unknown ids and port names are NOT_FOUND', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      const run = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'r'], env);
+      const run = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r'], env);
       const id = run.requests[0]!.id;
       expect(
         await fails(['run', 'respond', 'r', id, '{"approved": "yes", "note": "x"}'], env, 'INVALID_INPUT'),
@@ -137,7 +140,10 @@ describe.each(backends)(
 
     it('resumes the same earlier checkpoint twice: two branches, the checkpoint unchanged', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      const started = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'r'], env);
+      const started = await ok<RunView>(
+        ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r'],
+        env,
+      );
       const [first] = await ok<HistoryEntry[]>(['run', 'history', 'r'], env);
       const one = await ok<RunView>(['run', 'resume', 'r', '--from', first!.checkpointId], env);
       const two = await ok<RunView>(['run', 'resume', 'r', '--from', first!.checkpointId], env);
@@ -158,8 +164,8 @@ describe.each(backends)(
 
     it('never refunds the same order twice, even from two runs', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      const a = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'a'], env);
-      const b = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'b'], env);
+      const a = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'a'], env);
+      const b = await ok<RunView>(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'b'], env);
       expect((await ok<RunView>(['run', 'respond', 'a', a.requests[0]!.id, approve], env)).outputs).toEqual([
         issued,
       ]);
@@ -171,12 +177,20 @@ describe.each(backends)(
 
     it('refuses to start a run id twice, an unknown workflow, an unknown order and a bad input', async () => {
       const env = { COUNTERSIGN_STORE: store() };
-      await ok(['run', 'start', 'refund', '1040', '--run', 'r'], env);
-      await fails(['run', 'start', 'refund', '1040', '--run', 'r'], env, 'INVALID_INPUT');
-      await fails(['run', 'start', 'nope', '1040', '--run', 'x'], env, 'NOT_FOUND');
-      await fails(['run', 'start', 'refund', '"1040"', '--run', 'y'], env, 'INVALID_INPUT');
-      await fails(['run', 'start', 'refund', '1040', '--run', '../escape'], env, 'INVALID_INPUT');
-      const missing = await cli(['run', 'start', 'refund', '9999', '--run', 'z'], env);
+      await ok(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r'], env);
+      await fails(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r'], env, 'INVALID_INPUT');
+      await fails(['run', 'start', '--as', 'backend', 'nope', '1040', '--run', 'x'], env, 'NOT_FOUND');
+      await fails(
+        ['run', 'start', '--as', 'backend', 'refund', '"1040"', '--run', 'y'],
+        env,
+        'INVALID_INPUT',
+      );
+      await fails(
+        ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', '../escape'],
+        env,
+        'INVALID_INPUT',
+      );
+      const missing = await cli(['run', 'start', '--as', 'backend', 'refund', '9999', '--run', 'z'], env);
       expect(missing.code).toBe(1);
       expect(missing.json).toMatchObject({
         status: 'failed',
@@ -189,9 +203,12 @@ describe.each(backends)(
 describe('file checkpoint store from the CLI', () => {
   it('writes one JSON file per checkpoint and an index.jsonl line for each', async () => {
     const { spec, dir } = fileStore();
-    const started = await ok<RunView>(['run', 'start', 'refund', '1040', '--run', 'refund-1040'], {
-      COUNTERSIGN_STORE: spec,
-    });
+    const started = await ok<RunView>(
+      ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040'],
+      {
+        COUNTERSIGN_STORE: spec,
+      },
+    );
     const index = readFileSync(join(dir, 'index.jsonl'), 'utf8')
       .trim()
       .split('\n')
@@ -222,13 +239,15 @@ describe('file checkpoint store from the CLI', () => {
   it('agent commands on a file store fail with CONFIG_ERROR saying it holds workflow runs only', async () => {
     const env = { COUNTERSIGN_STORE: fileStore().spec };
     expect(await fails(['pending'], env, 'CONFIG_ERROR')).toContain('workflow runs only');
-    expect(await fails(['chat', 's', 'hello'], env, 'CONFIG_ERROR')).toContain('workflow runs only');
+    expect(await fails(['chat', '--as', 'backend', 's', 'hello'], env, 'CONFIG_ERROR')).toContain(
+      'workflow runs only',
+    );
   });
 
   it('a corrupted checkpoint file gives CORRUPT_DATA naming the file', async () => {
     const { spec, dir } = fileStore();
     const env = { COUNTERSIGN_STORE: spec };
-    await ok(['run', 'start', 'refund', '1040', '--run', 'r'], env);
+    await ok(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r'], env);
     const path = join(dir, 'runs', 'r', '00000001.json');
     writeFileSync(path, readFileSync(path, 'utf8').slice(0, 40));
     expect(await fails(['run', 'resume', 'r'], env, 'CORRUPT_DATA')).toContain(path);

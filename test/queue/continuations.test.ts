@@ -71,7 +71,7 @@ describe('continuations handed to a queue (in process)', () => {
     expect(worker.code).toBe(1);
     expect((worker.json as { error: { message: string } }).error.message).toMatch(/PostgreSQL/);
     const chat = await runCli(
-      ['chat', 's', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 's', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
       env,
     );
     const id = (chat.json as { approvals: Array<{ id: string }> }).approvals[0]!.id;

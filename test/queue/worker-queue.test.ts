@@ -43,7 +43,7 @@ describe.skipIf(pg === null)('continuations on pg-boss (separate worker processe
   }
 
   async function propose(base: Record<string, string>, session: string, text: string): Promise<string> {
-    const chat = await runCli(['chat', session, text, '--user', 'c-100', '--json'], base);
+    const chat = await runCli(['chat', '--as', 'backend', session, text, '--user', 'c-100', '--json'], base);
     expect(chat.code, chat.stderr + chat.stdout).toBe(0);
     const turn = chat.json as Turn;
     expect(turn.status).toBe('awaiting_approval');
@@ -164,7 +164,10 @@ describe.skipIf(pg === null)('continuations on pg-boss (separate worker processe
       expect.objectContaining({ requestId: id, status: 'unknown' }),
     ]);
     // The tool ran exactly once (the killed worker's run): one dozen eggs, not two.
-    const reader = await runCli(['chat', 'reader', "What's on my shopping list?", '--json'], base);
+    const reader = await runCli(
+      ['chat', '--as', 'backend', 'reader', "What's on my shopping list?", '--json'],
+      base,
+    );
     expect(((reader.json as Turn).reply ?? '').match(/eggs/g) ?? []).toHaveLength(1);
     const resumed = await runCli(['resume', 'k-1', '--json'], base);
     expect((resumed.json as Turn).status).toBe('awaiting_reconciliation');

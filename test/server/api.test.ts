@@ -48,7 +48,13 @@ describe('HTTP API', () => {
     expect((await server.call('GET', `/v1/approvals/${id}`, { as: 'alice' })).json.id).toBe(id);
     const session = await server.call('GET', '/v1/sessions/s1', { as: 'alice' });
     expect(session.json).toMatchObject({ id: 's1', customer: 'c-100', pending: [{ id }] });
-    expect(session.json.messages[0].message).toEqual({ role: 'user', text: 'Please cancel my order 1044.' });
+    // The poster is recorded on the message and, as the raiser, on the request it led to.
+    expect(session.json.messages[0].message).toEqual({
+      role: 'user',
+      text: 'Please cancel my order 1044.',
+      by: 'backend',
+    });
+    expect(list.json[0].raisedBy).toBe('backend');
   });
 
   it('approving runs the stored call once, recorded as the authenticated approver; a retry gets 409 naming them', async () => {

@@ -191,7 +191,7 @@ describe('inbox sign-ins are kept in the store', () => {
     const demoted = await page(after, `/approvals/${refund}`, mia);
     expect(demoted.status).toBe(200);
     expect(demoted.html).toContain('Signed in as <strong>mia</strong> (support)');
-    expect(demoted.html).toContain('Deciding refund needs the manager role.');
+    expect(demoted.html).toContain('Deciding this request needs the manager role; mia has support.');
     const refused = await post(after, `/approvals/${refund}/decide`, mia, {
       csrf: csrfOf(demoted.html),
       verdict: 'approve',
@@ -199,7 +199,7 @@ describe('inbox sign-ins are kept in the store', () => {
     });
     expect(refused.status).toBe(303);
     expect((await page(after, refused.headers.get('location')!, mia)).html).toContain(
-      'FORBIDDEN: Deciding refund needs the manager role; mia has support.',
+      'FORBIDDEN: Deciding this request needs the manager role; mia has support.',
     );
     expect((await after.call('GET', `/v1/approvals/${refund}`, { as: 'mia' })).json.status).toBe('pending');
     // The old configuration still knows both as they were: only the configuration changed.

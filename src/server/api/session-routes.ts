@@ -24,11 +24,10 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const sessionId = c.req.param('session');
     const existing = await ctx.store.getSession(sessionId);
     const agent = ctx.agents.get(body.agent ?? existing?.agent ?? ctx.agents.default.name);
-    const result = await agent.chat(
-      sessionId,
-      body.text,
-      { ...(body.user === undefined ? {} : { principal: body.user }), by: identity.name },
-    );
+    const result = await agent.chat(sessionId, body.text, {
+      ...(body.user === undefined ? {} : { principal: body.user }),
+      by: identity.name,
+    });
     return c.json(await enrichTurn(ctx.store, ctx.agents, result));
   });
 

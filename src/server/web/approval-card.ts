@@ -1,6 +1,7 @@
+import { decisionRefusal } from '../../core/decision-rights.ts';
 import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
-import { hasRole, type Identity } from '../auth/identity.ts';
+import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
 import { prettyJson } from './pretty-json.ts';
 
@@ -11,11 +12,16 @@ export interface Viewer {
 
 /** Why this viewer may not decide, or null when they may. */
 export function cannotDecide(view: HttpApprovalView, viewer: Viewer): string | null {
-  if (view.requiredRole && !hasRole(viewer.identity, view.requiredRole))
-    return `Deciding ${view.tool} needs the ${view.requiredRole} role.`;
-  if (view.customer !== null && view.customer === viewer.identity.name)
-    return 'This request was raised in your own session; someone else must decide it.';
-  return null;
+  // The same rule the decision itself is checked with, so the page never offers a refusal.
+  return decisionRefusal(
+    {
+      raisedBy: view.raisedBy,
+      customer: view.customer,
+      requiredRole: view.requiredRole,
+      selfApproval: view.selfApproval,
+    },
+    { name: viewer.identity.name, roles: viewer.identity.roles },
+  );
 }
 
 /** Approve, or reject with a reason: plain forms, so deciding works without JavaScript. */

@@ -4,8 +4,8 @@ import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore } from '../../store/checkpoint-store.ts';
 import { restoreRunState } from '../../workflow/compatibility.ts';
 import type { Workflow } from '../../workflow/define-workflow.ts';
-import { type RunView, toRunView } from '../../workflow/run-view.ts';
 import { portRole } from '../../workflow/port-role.ts';
+import { type RunView, toRunView } from '../../workflow/run-view.ts';
 import type { WorkflowRunner } from '../../workflow/runner.ts';
 import type { Identity } from '../auth/identity.ts';
 
@@ -35,7 +35,6 @@ export interface WorkflowDesk {
   /** Answers a port request as `identity`, if decision-rights.ts lets them. */
   respond(identity: Identity, run: string, requestId: string, response: JsonValue): Promise<RunView>;
 }
-
 
 export function createWorkflowDesk(options: {
   runner: WorkflowRunner;
