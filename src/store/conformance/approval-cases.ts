@@ -33,6 +33,17 @@ export function approvalCases(ctx: ConformanceContext): void {
       ]);
     });
 
+    it('keeps who raised a request, through the decision', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const r2 = request({ id: 'r2', session: 's1', raisedBy: 'backend' });
+      await raise(store, 's1', [r2]);
+      expect((await store.getApproval('r2'))?.raisedBy).toBe('backend');
+      const result = await store.decide('r2', byPerson('approved', 20), []);
+      expect(result).toMatchObject({ won: true, request: { raisedBy: 'backend' } });
+      expect((await store.listApprovals({ session: 's1' })).map((r) => r.raisedBy)).toEqual(['backend']);
+    });
+
     it('takes the free session lease with a winning decision', async () => {
       const { store } = await pending();
       await store.releaseLease('s1', 'run-1');

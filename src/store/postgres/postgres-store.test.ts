@@ -111,6 +111,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'workflow_expiry',
         'deliveries',
         'web_sessions',
+        'raised_by',
       ]);
     });
 
@@ -167,7 +168,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {
