@@ -117,7 +117,11 @@ describe('toModelPrompt', () => {
 
 describe('toModelTools', () => {
   it('makes function tools', () => {
-    const schema = { type: 'object', properties: { orderId: { type: 'integer' } }, required: ['orderId'] };
+    const schema = {
+      type: 'object' as const,
+      properties: { orderId: { type: 'integer' as const } },
+      required: ['orderId'],
+    };
     expect(
       toModelTools([{ name: 'cancel_order', description: 'Cancel an order.', inputSchema: schema }]),
     ).toEqual([

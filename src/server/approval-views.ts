@@ -101,10 +101,14 @@ function decidedAt(view: ApprovalView): string {
 }
 
 /** A turn as the API returns it: the waiting requests in the same shape as everywhere else. */
+export interface HttpTurnResult extends Omit<TurnResult, 'approvals'> {
+  approvals: HttpApprovalView[];
+}
+
 export async function enrichTurn(
   store: Store,
   agents: AgentRegistry,
   turn: TurnResult,
-): Promise<Omit<TurnResult, 'approvals'> & { approvals: HttpApprovalView[] }> {
+): Promise<HttpTurnResult> {
   return { ...turn, approvals: await enrich(store, agents, turn.approvals) };
 }

@@ -7,6 +7,7 @@ import { type CountersignServer, createServer, type ServerOptions } from '../../
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
+import { type ContractCheck, contractChecker, parseBody } from '../helpers/openapi-contract.ts';
 import { scriptModel } from '../helpers/script-model.ts';
 
 export const tokens = {
@@ -45,7 +46,10 @@ export function refundDesk(): Agent {
 
 export interface TestServer extends CountersignServer {
   store: Store;
-  /** JSON request with a bearer token (by approver name) or none. */
+  /**
+   * JSON request with a bearer token (by approver name) or none. Every /v1 response is checked
+   * against the server's own /v1/openapi.json (test/helpers/openapi-contract.ts).
+   */
   call(
     method: string,
     path: string,
@@ -68,6 +72,13 @@ export function testServer(overrides: Partial<ServerOptions> & { agents?: Agent[
     ...overrides,
     store,
   });
+  let contract: ContractCheck | undefined;
+  const checkContract = async (response: Parameters<ContractCheck>[0]) => {
+    contract ??= contractChecker(
+      (await (await server.app.request('/v1/openapi.json')).json()) as Record<string, unknown>,
+    );
+    contract(response);
+  };
   return {
     ...server,
     store,
@@ -83,13 +94,15 @@ export function testServer(overrides: Partial<ServerOptions> & { agents?: Agent[
         headers,
         ...(body !== undefined ? { body } : {}),
       });
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
+      const json = parseBody(await response.text());
+      if (path.startsWith('/v1/'))
+        await checkContract({
+          method,
+          path,
+          status: response.status,
+          contentType: response.headers.get('content-type'),
+          body: json,
+        });
       return { status: response.status, json, headers: response.headers };
     },
   };

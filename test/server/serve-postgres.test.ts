@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { binPath } from '../helpers/cli.ts';
+import { contractFetch } from '../helpers/openapi-contract.ts';
 import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/postgres.ts';
 
 const pg = await postgresForTests();
@@ -64,19 +65,30 @@ describe.skipIf(pg === null)('serve: several instances on PostgreSQL share their
       return seen;
     })();
 
-    const posted = await fetch(`${a.base}/v1/sessions/pg-serve-1/messages`, {
+    // Over real HTTP from a real `serve`: each response checked against the served document.
+    const checked = contractFetch(a.base);
+    const posted = await checked('/v1/sessions/pg-serve-1/messages', {
       method: 'POST',
       headers: { authorization: 'Bearer svc-token-123456', 'content-type': 'application/json' },
       body: JSON.stringify({ text: 'Please cancel my order 1044.', user: 'c-100' }),
     });
     expect(posted.status).toBe(200);
     const turn = (await posted.json()) as { approvals: Array<{ id: string }> };
-    const decided = await fetch(`${a.base}/v1/approvals/${turn.approvals[0]!.id}/decision`, {
+    const decided = await checked(`/v1/approvals/${turn.approvals[0]!.id}/decision`, {
       method: 'POST',
       headers: { authorization: 'Bearer ann-token-123456', 'content-type': 'application/json' },
       body: JSON.stringify({ approved: true }),
     });
     expect(decided.status).toBe(200);
+    const headers = { authorization: 'Bearer ann-token-123456' };
+    for (const path of [
+      '/v1/approvals',
+      '/v1/executions',
+      '/v1/audit',
+      '/v1/sessions/pg-serve-1',
+      '/v1/runs',
+    ])
+      expect((await checked(path, { headers })).status, path).toBe(200);
 
     const timeout = new Promise<string>((resolve) => setTimeout(() => resolve(seen), 10_000));
     const text = await Promise.race([sawFinished, timeout]);

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 export interface Received {
   headers: IncomingMessage['headers'];
@@ -30,4 +31,16 @@ export async function receiver(failures: number, status = 503) {
     received,
     close: () => new Promise<void>((resolve) => http.close(() => resolve())),
   };
+}
+
+/**
+ * Verifies a delivery as a Standard Webhooks receiver does, with the reference library: a
+ * `whsec_` secret as it is, any other secret as its raw bytes. Returns the payload; throws
+ * WebhookVerificationError when the signature, id or timestamp does not hold.
+ */
+export function verifyStandard(secret: string, { headers, body }: Received): unknown {
+  const webhook = secret.startsWith('whsec_')
+    ? new Webhook(secret)
+    : new Webhook(new TextEncoder().encode(secret), { format: 'raw' });
+  return webhook.verify(body, headers as Record<string, string>);
 }

@@ -6,7 +6,7 @@ import { deliveryId } from '../../src/server/webhooks/webhook-sender.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../helpers/postgres.ts';
 import { raiseCancel, type TestServer, testServer } from './helpers.ts';
-import { receiver } from './webhook-receiver.ts';
+import { receiver, verifyStandard } from './webhook-receiver.ts';
 
 const pg = await postgresForTests();
 
@@ -87,7 +87,14 @@ describe.skipIf(pg === null)('webhooks: two instances on one PostgreSQL schema',
     expect(hook.received[0]!.headers['countersign-delivery']).toBe(requested);
     expect(byType('approval.requested')[0]!.headers['countersign-delivery']).toBe(requested);
     expect(byType('approval.decided')[0]!.headers['countersign-delivery']).toBe(decision);
-    for (const { body, headers } of hook.received)
-      expect(verifySignature('whsec-shared', body, headers['countersign-signature'] as string)).toBe(true);
+    for (const delivery of hook.received) {
+      expect(
+        verifySignature('whsec-shared', delivery.body, delivery.headers['countersign-signature'] as string),
+      ).toBe(true);
+      // The reference Standard Webhooks verifier; webhook-id is the outbox row id on every attempt.
+      expect(verifyStandard('whsec-shared', delivery)).toEqual(JSON.parse(delivery.body));
+      expect(delivery.headers['webhook-id']).toBe(delivery.headers['countersign-delivery']);
+    }
+    expect(hook.received[0]!.headers['webhook-id']).toBe(requested);
   });
 });

@@ -1,13 +1,25 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifySignature } from '../../src/index.ts';
 import { signPayload } from '../../src/server/webhooks/signature.ts';
+import { standardWebhookHeaders, standardWebhookKey } from '../../src/server/webhooks/standard-webhooks.ts';
 import { deliveryId } from '../../src/server/webhooks/webhook-sender.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { raiseCancel, testServer } from './helpers.ts';
-import { receiver } from './webhook-receiver.ts';
+import { type Received, receiver, verifyStandard } from './webhook-receiver.ts';
+
+/** Both signatures of a delivery hold: countersign's header and Standard Webhooks'. */
+function expectSigned(secret: string, delivery: Received): void {
+  expect(verifySignature(secret, delivery.body, delivery.headers['countersign-signature'] as string)).toBe(
+    true,
+  );
+  expect(verifyStandard(secret, delivery)).toEqual(JSON.parse(delivery.body));
+  expect(delivery.headers['webhook-id']).toBe(delivery.headers['countersign-delivery']);
+}
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,6 +34,53 @@ describe('webhooks', () => {
     expect(verifySignature('s3cret', '{"a":2}', header, { nowSeconds: 1_700_000_100 })).toBe(false);
     expect(verifySignature('other', '{"a":1}', header, { nowSeconds: 1_700_000_100 })).toBe(false);
     expect(verifySignature('s3cret', '{"a":1}', header, { nowSeconds: 1_700_001_000 })).toBe(false);
+  });
+
+  it('signs the Standard Webhooks way too: the reference signer computes the same header', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const body = '{"a":1}';
+    const headers = standardWebhookHeaders(standardWebhookKey(secret), 'evt_1', body, 1_700_000_000);
+    expect(headers).toEqual({
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': '1700000000',
+      'webhook-signature': new Webhook(secret).sign('evt_1', new Date(1_700_000_000_000), body),
+    });
+    // A plain secret is its own bytes, as `{ format: 'raw' }` receivers read it.
+    expect(standardWebhookHeaders(standardWebhookKey('s3cret'), 'evt_1', body, 1)['webhook-signature']).toBe(
+      new Webhook('s3cret', { format: 'raw' }).sign('evt_1', new Date(1_000), body),
+    );
+  });
+
+  it('a whsec_ secret: the standardwebhooks verifier accepts each delivery; a wrong secret or an edited body does not', async () => {
+    const hook = await receiver(1);
+    closers.push(hook.close);
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const server = testServer({ webhook: { url: hook.url, secret, retryDelaysMs: [20] } });
+    closers.push(() => server.close());
+    const id = await raiseCancel(server);
+    await server.webhooksIdle();
+    expect(hook.received).toHaveLength(2);
+    // Countersign-Signature keys HMAC with the whole string, as Stripe's verifier does.
+    for (const delivery of hook.received) expectSigned(secret, delivery);
+    // The refused attempt and its retry: one delivery, one webhook-id, each signed afresh.
+    expect(new Set(hook.received.map((r) => r.headers['webhook-id']))).toEqual(
+      new Set([deliveryId('approval.requested', id)]),
+    );
+    const [first] = hook.received;
+    const other = `whsec_${randomBytes(32).toString('base64')}`;
+    expect(() => verifyStandard(other, first!)).toThrow(WebhookVerificationError);
+    expect(() => verifyStandard(secret, { ...first!, body: first!.body.replace('1044', '1045') })).toThrow(
+      WebhookVerificationError,
+    );
+    const replayed = { ...first!, headers: { ...first!.headers, 'webhook-id': 'evt_other' } };
+    expect(() => verifyStandard(secret, replayed)).toThrow(WebhookVerificationError);
+  });
+
+  it('a whsec_ secret that is not 24-64 bytes of base64 stops the server at start', () => {
+    for (const secret of ['whsec_not base64!', `whsec_${Buffer.alloc(8).toString('base64')}`, 'whsec_'])
+      expect(() => testServer({ webhook: { url: 'http://127.0.0.1:9/hook', secret } }), secret).toThrow(
+        /starts with whsec_ but is not 24 to 64 bytes in base64/,
+      );
   });
 
   it('posts signed notices for a new request and for its decision, retrying while the receiver fails', async () => {
@@ -42,9 +101,7 @@ describe('webhooks', () => {
       status: 'delivered',
       attempts: 3,
     });
-    for (const { body, headers } of hook.received) {
-      expect(verifySignature('whsec-test', body, headers['countersign-signature'] as string)).toBe(true);
-    }
+    for (const delivery of hook.received) expectSigned('whsec-test', delivery);
     const requested = JSON.parse(hook.received[2]!.body);
     expect(requested).toMatchObject({
       type: 'approval.requested',
@@ -58,6 +115,7 @@ describe('webhooks', () => {
       type: 'approval.decided',
       data: { requestId: id, verdict: 'approved', by: 'alice' },
     });
+    for (const delivery of hook.received) expectSigned('whsec-test', delivery);
     expect(hook.received.at(-1)!.headers['countersign-event']).toBe('approval.decided');
     expect(hook.received.at(-1)!.headers['countersign-delivery']).toBe(deliveryId('approval.decided', id));
     expect(JSON.parse(hook.received.at(-1)!.body).id).toBe(deliveryId('approval.decided', id));
@@ -85,6 +143,7 @@ describe('webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     await server.webhooksIdle();
     expect(hook.received).toHaveLength(1);
+    expectSigned('whsec-test', hook.received[0]!);
     expect(lines.join('\n')).toContain(
       `webhook ${delivery} (approval.requested) refused with HTTP 422; not retried.`,
     );
@@ -99,6 +158,7 @@ describe('webhooks', () => {
       await raiseCancel(server);
       await server.webhooksIdle();
       expect(hook.received, `HTTP ${status}`).toHaveLength(2);
+      for (const delivery of hook.received) expectSigned('whsec-test', delivery);
     }
   });
 
@@ -157,9 +217,9 @@ describe('webhooks', () => {
     const [got] = accepting.received;
     expect(got!.headers['countersign-delivery']).toBe(delivery);
     expect(failing.received[0]!.headers['countersign-delivery']).toBe(delivery);
-    expect(verifySignature('whsec-second', got!.body, got!.headers['countersign-signature'] as string)).toBe(
-      true,
-    );
+    expectSigned('whsec-second', got!);
+    expectSigned('whsec-test', failing.received[0]!);
+    expect(got!.headers['webhook-id']).toBe(failing.received[0]!.headers['webhook-id']);
     expect(JSON.parse(got!.body)).toMatchObject({
       id: delivery,
       type: 'approval.requested',
@@ -180,6 +240,7 @@ describe('webhooks', () => {
     await raiseCancel(server);
     await server.webhooksIdle();
     expect(hook.received).toHaveLength(3);
+    for (const delivery of hook.received) expectSigned('whsec-test', delivery);
     expect(lines.join('\n')).toMatch(/failed 3 times \(HTTP 503\); giving up/);
   });
 });

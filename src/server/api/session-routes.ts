@@ -6,6 +6,7 @@ import { enrichTurn, queryApprovals } from '../approval-views.ts';
 import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
+import type { SessionView } from './response-schemas.ts';
 import { messageBody } from './schemas.ts';
 
 /**
@@ -43,7 +44,7 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       { status: 'pending', session: sessionId },
       ctx.now(),
     );
-    return c.json({
+    const view: SessionView = {
       id: session.id,
       agent: session.agent,
       customer: session.principal,
@@ -51,7 +52,8 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       updatedAt: session.updatedAt,
       messages,
       pending,
-    });
+    };
+    return c.json(view);
   });
 
   app.post('/v1/sessions/:session/resume', async (c) => {

@@ -4,9 +4,11 @@ import type { JsonValue } from '../../core/json.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
 import type { Delivery, Store } from '../../store/store.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
+import { standardWebhookHeaders, standardWebhookKey } from './standard-webhooks.ts';
 
 export interface WebhookOptions {
   url: string;
+  /** `whsec_<base64>` (Standard Webhooks) or any other string; see docs/server.md. */
   secret: string;
   /** Waits before each retry; one attempt plus one per entry. */
   retryDelaysMs?: number[];
@@ -77,6 +79,8 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const leaseMs = options.leaseMs ?? timeoutMs + 30_000;
+  // First, so a malformed whsec_ secret stops the server at start, not at the first delivery.
+  const standardKey = standardWebhookKey(options.secret);
   const owner = `webhooks:${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
   const stopped = new AbortController();
 
@@ -96,6 +100,7 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   async function deliver(row: Delivery): Promise<void> {
     const type = row.kind;
     const body = JSON.stringify(row.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
     let outcome: string;
     try {
       const response = await send(options.url, {
@@ -105,7 +110,9 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
           'user-agent': 'countersign-webhook/1',
           'countersign-event': type,
           'countersign-delivery': row.id,
-          [SIGNATURE_HEADER]: signPayload(options.secret, body, Math.floor(Date.now() / 1000)),
+          [SIGNATURE_HEADER]: signPayload(options.secret, body, timestamp),
+          // The outbox row id: the same on every retry, so receivers deduplicate on webhook-id too.
+          ...standardWebhookHeaders(standardKey, row.id, body, timestamp),
         },
         body,
         signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(timeoutMs)]),

@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import { documentedDecision } from './approval-routes.ts';
+import { jsonValue } from './json-value.ts';
+import {
+  approval,
+  auditEntry,
+  auditVerification,
+  checkpoint,
+  execution,
+  rule,
+  runSummary,
+  runView,
+  session,
+  turnResult,
+} from './response-schemas.ts';
+import { respondBody, resumeBody, startRunBody } from './run-routes.ts';
+import { approvalStatus, executionStatus, messageBody, reconcileBody } from './schemas.ts';
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query';
+  description: string;
+  schema: z.ZodType;
+}
+
+/**
+ * One route as the document describes it. `body` and `response` are the zod schemas the route
+ * parses its body with and builds its 200 response as; errors are always the Error schema.
+ */
+export interface Operation {
+  method: 'get' | 'post';
+  /** OpenAPI template: `{name}` for a path parameter. */
+  path: string;
+  /** Unique; generated clients name their functions after it. */
+  operationId: string;
+  summary: string;
+  description?: string;
+  parameters?: Parameter[];
+  body?: z.ZodType;
+  /** The JSON 200 response, or 'event-stream' for Server-Sent Events. */
+  response: z.ZodType | 'event-stream';
+  /** Reachable without credentials. */
+  public?: boolean;
+}
+
+const pathParam = (name: string, description: string): Parameter => ({
+  name,
+  in: 'path',
+  description,
+  schema: z.string(),
+});
+const queryParam = (name: string, description: string, schema: z.ZodType = z.string()): Parameter => ({
+  name,
+  in: 'query',
+  description,
+  schema,
+});
+const sessionParam = pathParam('session', 'Session id: 1-128 letters, digits and . _ : @ -');
+const requestParam = (name: string) => pathParam(name, 'Request id (apr_…)');
+const onlySession = queryParam('session', 'Only this session');
+
+/** Every /v1 operation but the runs'. To add a route: its zod response schema, then an entry here. */
+export const operations: Operation[] = [
+  {
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This document',
+    response: z.record(z.string(), jsonValue).describe('An OpenAPI 3.1 document'),
+    public: true,
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{session}/messages',
+    operationId: 'postMessage',
+    summary: "Send a customer's message to a session (needs the `service` role)",
+    description:
+      'Requests still waiting in the session are answered "moved on" first. The response is the turn: the ' +
+      "agent's reply, or the requests now waiting for a person.",
+    parameters: [sessionParam],
+    body: messageBody,
+    response: turnResult,
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{session}',
+    operationId: 'getSession',
+    summary: 'A session: its customer, messages and waiting requests',
+    parameters: [sessionParam],
+    response: session,
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{session}/resume',
+    operationId: 'resumeSession',
+    summary: 'Continue a session after a failed or interrupted run, without a new message',
+    parameters: [sessionParam],
+    response: turnResult,
+  },
+  {
+    method: 'get',
+    path: '/v1/approvals',
+    operationId: 'listApprovals',
+    summary: 'Approval requests: pending oldest first, decided newest decision first',
+    parameters: [
+      queryParam('status', 'Filter by status', approvalStatus),
+      onlySession,
+      queryParam('tool', 'Only this tool'),
+      queryParam('limit', 'At most this many (1-1000, default 200)', z.int().min(1).max(1000)),
+    ],
+    response: z.array(approval),
+  },
+  {
+    method: 'get',
+    path: '/v1/approvals/{id}',
+    operationId: 'getApproval',
+    summary: 'One approval request, with its decision if any',
+    parameters: [requestParam('id')],
+    response: approval,
+  },
+  {
+    method: 'post',
+    path: '/v1/approvals/{id}/decision',
+    operationId: 'decideApproval',
+    summary: 'Approve or reject a waiting request; the stored call runs and the session continues',
+    description:
+      'The decision names only the verdict, a reason and `remember`. The approver is the authenticated ' +
+      'caller. Any other field (arguments, another tool, a name) is ignored — the stored call is what runs — ' +
+      'and recorded in the audit trail as `tamper.ignored`. Tools may require a role. Separation of duties: ' +
+      'whoever raised the request (`raisedBy`), the customer it acts for and a caller whose only role is ' +
+      '`service` get 403 FORBIDDEN. 409 ALREADY_DECIDED names the first decision; 410 EXPIRED.',
+    parameters: [requestParam('id')],
+    body: documentedDecision,
+    response: turnResult,
+  },
+  {
+    method: 'get',
+    path: '/v1/executions',
+    operationId: 'listExecutions',
+    summary: 'The execution ledger',
+    parameters: [onlySession, queryParam('status', 'Filter by status', executionStatus)],
+    response: z.array(execution),
+  },
+  {
+    method: 'post',
+    path: '/v1/executions/{requestId}/reconcile',
+    operationId: 'reconcileExecution',
+    summary: 'Settle an approved call whose outcome is unknown after a crash, then continue its session',
+    parameters: [requestParam('requestId')],
+    body: reconcileBody,
+    response: turnResult,
+  },
+  {
+    method: 'get',
+    path: '/v1/audit',
+    operationId: 'listAudit',
+    summary: 'The hash-chained audit trail, oldest first',
+    parameters: [onlySession],
+    response: z.array(auditEntry),
+  },
+  {
+    method: 'get',
+    path: '/v1/audit/verify',
+    operationId: 'verifyAudit',
+    summary: 'Walk the audit chain; reports the first entry whose link does not hold',
+    response: auditVerification,
+  },
+  {
+    method: 'get',
+    path: '/v1/rules',
+    operationId: 'listRules',
+    summary: 'Standing approvals ("always for this session")',
+    parameters: [
+      onlySession,
+      queryParam('includeRevoked', 'Include revoked rules', z.enum(['true', 'false'])),
+    ],
+    response: z.array(rule),
+  },
+  {
+    method: 'post',
+    path: '/v1/rules/{id}/revoke',
+    operationId: 'revokeRule',
+    summary: 'Revoke a standing approval; the next matching call asks a person again',
+    parameters: [pathParam('id', 'Rule id (rule_…)')],
+    response: rule,
+  },
+  {
+    method: 'get',
+    path: '/v1/events',
+    operationId: 'streamEvents',
+    summary: 'Server-Sent Events: approval.requested, approval.decided, execution.finished, turn.finished',
+    description:
+      'Each event is `event: <type>` with the JSON event as data; a `ready` event opens the stream. Events ' +
+      'are notifications, not the record: after a reconnect, re-read the lists.',
+    parameters: [queryParam('session', 'Only events of this session')],
+    response: 'event-stream',
+  },
+];
+
+const runParam = pathParam('run', 'Run id');
+
+/** Served when the app has workflows. */
+export const runOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/v1/runs',
+    operationId: 'listRuns',
+    summary: 'Workflow runs with their status',
+    response: z.array(runSummary),
+  },
+  {
+    method: 'post',
+    path: '/v1/runs',
+    operationId: 'startRun',
+    summary: 'Start a workflow run (needs the `service` role); it runs to its first wait or its end',
+    body: startRunBody,
+    response: runView,
+  },
+  {
+    method: 'get',
+    path: '/v1/runs/{run}',
+    operationId: 'getRun',
+    summary: 'A run where it stands: status, waiting requests, outputs (read only)',
+    parameters: [runParam],
+    response: runView,
+  },
+  {
+    method: 'get',
+    path: '/v1/runs/{run}/history',
+    operationId: 'getRunHistory',
+    summary: "The run's checkpoints, each with its parent",
+    parameters: [runParam],
+    response: z.array(checkpoint),
+  },
+  {
+    method: 'post',
+    path: '/v1/runs/{run}/resume',
+    operationId: 'resumeRun',
+    summary: 'Continue a run from its latest (or a given) checkpoint',
+    parameters: [runParam],
+    body: resumeBody,
+    response: runView,
+  },
+  {
+    method: 'post',
+    path: '/v1/runs/{run}/requests/{requestId}/response',
+    operationId: 'respondToRunRequest',
+    summary: 'Answer a request the run waits on, once; the run continues',
+    description:
+      'The answer is recorded with the authenticated caller as `by`. A port may require a role ' +
+      "(the refund workflow's `manager-approval` needs `manager`). A second answer gets 409 ALREADY_DECIDED; " +
+      'an answer after the request expired gets 410 EXPIRED, and nothing is recorded.',
+    parameters: [runParam, pathParam('requestId', 'The waiting request id')],
+    body: respondBody,
+    response: runView,
+  },
+];

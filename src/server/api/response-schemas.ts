@@ -1,0 +1,245 @@
+import { z } from 'zod';
+import { type HttpErrorCode, statusOfCode } from '../http/error-status.ts';
+import { jsonValue } from './json-value.ts';
+import { approvalStatus, executionStatus } from './schemas.ts';
+
+/**
+ * Every shape the HTTP API responds with. The OpenAPI document's components are generated
+ * from `components` below, and test/server/response-schemas.test.ts checks at compile time
+ * that each schema's type is exactly the type the route builds, so neither can drift.
+ * Objects are `z.object` (documented open: a field added later does not break a client that
+ * validates); the contract tests close them, so a field sent but not documented fails there.
+ */
+
+const timestamp = z.string().meta({ format: 'date-time' });
+
+export const errorBody = z.object({
+  error: z.object({
+    code: z
+      .enum(Object.keys(statusOfCode) as [HttpErrorCode, ...HttpErrorCode[]])
+      .describe('Stable; branch on it'),
+    message: z.string().describe('What happened and what to do, for a person'),
+  }),
+});
+
+export const decision = z.object({
+  verdict: z.enum(['approved', 'rejected', 'expired']),
+  by: z.string().describe('Who decided: the approver, or the system for expiry and moved-on'),
+  reason: z.string().nullable(),
+  at: timestamp,
+  kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
+});
+
+export const approval = z.object({
+  id: z.string(),
+  session: z.string(),
+  tool: z.string(),
+  args: jsonValue,
+  argsHash: z.string().describe('SHA-256 of the canonical JSON of args'),
+  effect: z.string().describe('What will happen, in words'),
+  createdAt: timestamp,
+  expiresAt: timestamp,
+  status: approvalStatus,
+  decision: decision.nullable().describe('null while pending'),
+  integrity: z
+    .enum(['ok', 'mismatch'])
+    .describe('mismatch: the stored arguments no longer hash to what was recorded; do not approve'),
+  agent: z.string(),
+  callId: z.string().nullable().describe("The model's id of the call, to find it in the conversation"),
+  customer: z.string().nullable().describe("The session's principal: the customer the call is for"),
+  requiredRole: z.string().nullable().describe('The role an approver needs; null when any approver may'),
+  standingAllowed: z.boolean().describe('Whether "always for this session" may be chosen for this tool'),
+  raisedBy: z
+    .string()
+    .nullable()
+    .describe(
+      'Who raised it (posted the message that led to it); they may not decide it. null in older rows',
+    ),
+  selfApproval: z
+    .boolean()
+    .describe("Whether the raiser and the customer may decide it themselves (the agent's selfApproval)"),
+});
+
+export const execution = z.object({
+  requestId: z.string(),
+  session: z.string(),
+  tool: z.string(),
+  args: jsonValue,
+  status: executionStatus,
+  result: jsonValue.nullable(),
+  idempotencyKey: z.string(),
+  startedAt: timestamp,
+  finishedAt: timestamp.nullable(),
+});
+
+export const turnResult = z.object({
+  session: z.string(),
+  status: z.enum(['completed', 'awaiting_approval', 'awaiting_reconciliation', 'continuing']),
+  reply: z
+    .string()
+    .nullable()
+    .describe("The agent's last words in this run; null when it waits without having spoken"),
+  approvals: z.array(approval).describe('Requests of this session still waiting for a person'),
+  unknown: z
+    .array(execution)
+    .describe('Approved calls whose outcome is unknown after a crash: reconcile them'),
+});
+
+const toolCall = z.object({ id: z.string(), tool: z.string(), args: jsonValue });
+const toolResult = z.object({
+  callId: z.string(),
+  tool: z.string(),
+  output: jsonValue,
+  isError: z.boolean().optional(),
+});
+
+export const message = z.object({
+  seq: z.number().int(),
+  at: timestamp,
+  message: z.discriminatedUnion('role', [
+    z.object({
+      role: z.literal('user'),
+      text: z.string(),
+      by: z.string().optional().describe('Who posted it (the authenticated caller)'),
+    }),
+    z.object({ role: z.literal('assistant'), text: z.string(), calls: z.array(toolCall).optional() }),
+    z.object({ role: z.literal('tool'), results: z.array(toolResult) }),
+  ]),
+});
+
+export const session = z.object({
+  id: z.string(),
+  agent: z.string(),
+  customer: z.string().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  messages: z.array(message),
+  pending: z.array(approval),
+});
+
+/** Built in the route itself (the others are library types, checked in the schema test). */
+export type SessionView = z.output<typeof session>;
+
+export const auditEntry = z.object({
+  seq: z.number().int(),
+  at: timestamp,
+  kind: z.enum([
+    'request.raised',
+    'request.decided',
+    'request.auto-approved',
+    'request.expired',
+    'request.moved-on',
+    'execution.started',
+    'execution.finished',
+    'execution.retried',
+    'execution.reconciled',
+    'tamper.ignored',
+    'tamper.refused',
+    'session.imported',
+    'rule.revoked',
+    'call.logged',
+    'workflow.requested',
+    'workflow.answered',
+    'workflow.expired',
+  ]),
+  session: z.string().nullable(),
+  requestId: z.string().nullable(),
+  actor: z.string(),
+  data: z.record(z.string(), jsonValue),
+  prevHash: z.string(),
+  hash: z.string(),
+});
+
+export const auditVerification = z.union([
+  z.object({
+    ok: z.literal(true),
+    entries: z.number().int(),
+    head: z
+      .object({ seq: z.number().int(), hash: z.string() })
+      .nullable()
+      .describe('The last entry; record it elsewhere so a chain cut short can be noticed'),
+  }),
+  z.object({
+    ok: z.literal(false),
+    entries: z.number().int(),
+    brokenAt: z.number().int().describe('The first entry whose link does not hold'),
+    problem: z.string(),
+  }),
+]);
+
+export const rule = z.object({
+  id: z.string(),
+  session: z.string(),
+  tool: z.string(),
+  toolIdentity: z.string(),
+  argsHash: z.string().nullable().describe('Set for "this tool with these arguments"; null for "this tool"'),
+  sourceRequest: z.string().describe('The request whose approval created the rule'),
+  createdAt: timestamp,
+  createdBy: z.string(),
+  revokedAt: timestamp.nullable(),
+  revokedBy: z.string().nullable(),
+});
+
+const runStatus = z.enum(['running', 'awaiting_input', 'completed', 'failed', 'expired']);
+
+export const runSummary = z.object({
+  run: z.string(),
+  workflow: z.string(),
+  version: z.number().int(),
+  status: runStatus,
+  checkpoint: z.string().describe("The run's latest checkpoint"),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const runView = z.object({
+  run: z.string(),
+  workflow: z.string(),
+  version: z.number().int(),
+  status: runStatus,
+  checkpoint: z.string().describe('The checkpoint this view was read from'),
+  requests: z.array(
+    z.object({
+      id: z.string(),
+      port: z.string(),
+      data: jsonValue,
+      createdAt: timestamp,
+      expiresAt: timestamp
+        .nullable()
+        .describe('When it stops taking answers; null for requests older than expiry (never)'),
+    }),
+  ),
+  outputs: z.array(jsonValue),
+  expired: z
+    .array(z.object({ requestId: z.string(), port: z.string(), expiresAt: timestamp, at: timestamp }))
+    .optional()
+    .describe('Requests that expired unanswered; the branch waiting on each ended there'),
+  error: z
+    .object({ code: z.string(), message: z.string(), executor: z.string().nullable() })
+    .optional()
+    .describe('Why the run failed'),
+});
+
+export const checkpoint = z.object({
+  checkpointId: z.string(),
+  parentCheckpointId: z.string().nullable().describe("null only for a run's first checkpoint"),
+  superstep: z.number().int(),
+  createdAt: timestamp,
+});
+
+/** The named schemas of the document (`#/components/schemas/<name>`). */
+export const components = {
+  Error: errorBody,
+  Decision: decision,
+  Approval: approval,
+  Execution: execution,
+  TurnResult: turnResult,
+  Message: message,
+  Session: session,
+  AuditEntry: auditEntry,
+  AuditVerification: auditVerification,
+  Rule: rule,
+  RunSummary: runSummary,
+  RunView: runView,
+  Checkpoint: checkpoint,
+} satisfies Record<string, z.ZodType>;
