@@ -64,7 +64,10 @@ export async function loadApp(
 function whyNotLoaded(cause: unknown, url: string): string {
   const error = cause as NodeJS.ErrnoException & { url?: string };
   const message = (error instanceof Error ? error.message : String(cause)).split('\n')[0]!;
-  if (error?.code === 'ERR_MODULE_NOT_FOUND' && (error.url === url || message.includes(`'${fileURLToPath(url)}'`)))
+  if (
+    error?.code === 'ERR_MODULE_NOT_FOUND' &&
+    (error.url === url || message.includes(`'${fileURLToPath(url)}'`))
+  )
     return `there is no file ${fileURLToPath(url)}`;
   return `it failed while loading: ${message.replace(/ imported from \S+$/, '').replace(/\.$/, '')}`;
 }
