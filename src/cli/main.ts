@@ -45,12 +45,14 @@ function version(): string {
 function reportError(error: unknown, json: boolean): number {
   const known = CountersignError.is(error);
   const code = known ? error.code : 'INTERNAL';
+  const debug = Boolean(process.env.COUNTERSIGN_DEBUG);
+  const text = error instanceof Error ? error.message : String(error);
   const message = known
     ? error.message
-    : `${error instanceof Error ? error.message : String(error)}. This is a bug in countersign: run again with COUNTERSIGN_DEBUG=1 for the stack and report it.`;
+    : `${text.replace(/\.$/, '')}. ${debug ? 'The stack follows' : 'Run again with COUNTERSIGN_DEBUG=1 for the stack'}: if it points into countersign, please report it.`;
   if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
   else process.stderr.write(`error ${code}: ${message}\n`);
-  if (!known && process.env.COUNTERSIGN_DEBUG) process.stderr.write(`${(error as Error).stack}\n`);
+  if (!known && debug) process.stderr.write(`${(error as Error).stack}\n`);
   return known ? 1 : 70;
 }
 
