@@ -56,7 +56,7 @@ export class CliContext {
     const agent = name ? app.agents.find((candidate) => candidate.name === name) : app.agents[0];
     if (!agent) {
       throw new NotFoundError(`The app has no agent named ${name}.`, {
-        hint: `Its agents: ${app.agents.map((candidate) => candidate.name).join(', ')}.`,
+        hint: `The app ${this.env.COUNTERSIGN_APP || 'bookstore'} has ${app.agents.map((candidate) => candidate.name).join(', ') || 'no agents'}. Set COUNTERSIGN_APP to the app the request or session came from, or pass --agent with one of those.`,
       });
     }
     return agent.with({ store: await this.store(), model: await this.model() });
