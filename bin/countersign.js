@@ -21,11 +21,16 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.stderr.write(`countersign needs Node.js 22.13 or newer (this is ${process.versions.node}).\n`);
   process.exit(1);
 }
-// Node keeps the compiled (and type-stripped) code of every module it loads in a cache on
-// disk (in the system's temp directory unless NODE_COMPILE_CACHE says where): the second and
-// later runs of a command skip most of the start-up. See docs/cli.md#start-up-time.
-module.enableCompileCache?.();
 const here = fileURLToPath(import.meta.url);
+// Node keeps the compiled (and type-stripped) code of every module it loads in a cache on
+// disk: the second and later runs of a command skip most of the start-up (docs/cli.md#start-up-time).
+// The cache goes in node_modules/.cache (the checkout's, or the installing project's), owned
+// by whoever installed, not in the shared temp directory where another user could plant
+// code. NODE_COMPILE_CACHE still chooses, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+const cacheDir = here.includes('/node_modules/')
+  ? new URL('../../.cache/countersign', import.meta.url)
+  : new URL('../node_modules/.cache/countersign', import.meta.url);
+module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || fileURLToPath(cacheDir));
 const compiled = new URL('../dist/src/cli/main.js', import.meta.url);
 if (here.includes('/node_modules/') && existsSync(fileURLToPath(compiled))) {
   await import(compiled.href);
