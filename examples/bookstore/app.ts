@@ -1,4 +1,4 @@
-import { createAgent } from '../../src/index.ts';
+import { createAgent } from '../../src/authoring.ts';
 import { refundWorkflow } from './refund-workflow.ts';
 import { createSupportWorkflow } from './support-workflow.ts';
 import { addToCart, cancelOrder, getOrderStatus, searchBooks } from './tools.ts';

@@ -1,4 +1,4 @@
-import type { ToolState } from '../../src/index.ts';
+import type { ToolState } from '../../src/authoring.ts';
 import { initialOrders, type Order } from './data.ts';
 
 /** Orders live in the store's state, so a cancellation made by one process is seen by the next. */

@@ -5,7 +5,7 @@ import {
   executor,
   NotFoundError,
   requestPort,
-} from '../../src/index.ts';
+} from '../../src/authoring.ts';
 import { money, orderTotal } from './data.ts';
 import { loadOrder } from './orders.ts';
 import { describeRefund, issueRefund } from './refunds.ts';

@@ -1,4 +1,4 @@
-import type { WorkflowState } from '../../src/index.ts';
+import type { WorkflowState } from '../../src/authoring.ts';
 import { money } from './data.ts';
 
 /** A refund as the bookstore records it: one per order, ever. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Agent, agentExecutor, defineWorkflow } from '../../src/index.ts';
+import { type Agent, agentExecutor, defineWorkflow } from '../../src/authoring.ts';
 
 /**
  * A support request handled by the bookstore agent inside a workflow: when the agent wants

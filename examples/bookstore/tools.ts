@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/index.ts';
+import { defineTool } from '../../src/authoring.ts';
 import { books, money, orderTotal } from './data.ts';
 import { loadOrder, ownOrder, saveOrder } from './orders.ts';
 

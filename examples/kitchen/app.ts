@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createAgent, defineTool, type ToolState } from '../../src/index.ts';
+import { createAgent, defineTool, type ToolState } from '../../src/authoring.ts';
 
 const initialList = ['milk', 'bread'];
 

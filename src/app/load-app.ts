@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
@@ -33,13 +33,10 @@ export async function loadApp(
   try {
     loaded = (await import(url)) as Record<string, unknown>;
   } catch (cause) {
-    throw new ConfigError(
-      `Cannot load the app "${spec}": ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        hint: 'Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports `agents`.',
-        cause,
-      },
-    );
+    throw new ConfigError(`Cannot load the app "${spec}": ${whyNotLoaded(cause, url)}.`, {
+      hint: 'Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports `agents`.',
+      cause,
+    });
   }
   const source = (loaded.default && typeof loaded.default === 'object' ? loaded.default : loaded) as Record<
     string,
@@ -58,4 +55,19 @@ export async function loadApp(
     ...(workflows ? { workflows } : {}),
     ...(typeof source.demoPrincipal === 'string' ? { demoPrincipal: source.demoPrincipal } : {}),
   };
+}
+
+/**
+ * Why an app did not load, in the app's terms: Node's message names the module that tried to
+ * import it (this file, inside countersign), which tells the reader nothing.
+ */
+function whyNotLoaded(cause: unknown, url: string): string {
+  const error = cause as NodeJS.ErrnoException & { url?: string };
+  const message = (error instanceof Error ? error.message : String(cause)).split('\n')[0]!;
+  if (
+    error?.code === 'ERR_MODULE_NOT_FOUND' &&
+    (error.url === url || message.includes(`'${fileURLToPath(url)}'`))
+  )
+    return `there is no file ${fileURLToPath(url)}`;
+  return `it failed while loading: ${message.replace(/ imported from \S+$/, '').replace(/\.$/, '')}`;
 }

@@ -1,71 +1,14 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import {
-  auditTrail,
-  listExecutions,
-  listPending,
-  listRules,
-  revokeRule,
-  showRequest,
-  sweepExpired,
-  verifyAudit,
-} from '../agent/queries.ts';
-import { exportSession, importSession } from '../agent/session-transfer.ts';
 import type { TurnResult } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
-import type { ExecutionStatus } from '../core/execution.ts';
-import { describeModel } from '../model/resolve-model.ts';
+import type { Command } from './command-input.ts';
 import type { CliContext } from './context.ts';
 import { requireArg } from './context.ts';
 import { decider } from './decider.ts';
-import { formatApproval, formatAudit, formatExecution, formatTurn } from './format.ts';
-import { interactiveChat } from './interactive-chat.ts';
-import type { CliValues } from './main.ts';
+import { formatTurn } from './format.ts';
 import type { Output } from './output.ts';
-import { withContinuations, workerCommand } from './worker-command.ts';
-import { expireWorkflowRequests, workflowCommands, workflowUsage } from './workflow-commands.ts';
+import { withContinuations } from './worker-command.ts';
 
-export interface CommandInput {
-  args: string[];
-  values: CliValues;
-  context: CliContext;
-  out: Output;
-}
-
-type Command = (input: CommandInput) => Promise<number | undefined>;
-
-export const usage = `countersign — tool calls that wait for a person and run exactly as approved
-
-Usage: countersign <command> [options]        (every command takes --json)
-
-  serve [--port 8787] [--host 127.0.0.1] [--chat]
-                                          HTTP API, approval inbox (and with --chat a customer chat page)
-  chat SESSION [MESSAGE] [--user ID]      send a message (no MESSAGE: interactive console)
-  pending [--session S] [--tool T]        requests waiting for a decision, oldest first
-  show REQUEST                            one request, with its decision if any
-  approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args] [--queue]
-  reject REQUEST --reason TEXT [--as NAME] [--queue]
-                                          --queue: hand the continuation to a worker (PostgreSQL)
-  worker [--concurrency N]                continue decided sessions from the queue until SIGINT/SIGTERM
-  executions [--session S] [--status unknown]
-  reconcile REQUEST --succeeded|--failed [--result TEXT] [--as NAME]
-  resume SESSION                          continue after a failed or interrupted run
-  rules SESSION                           standing approvals of a session
-  rules revoke RULE
-  expire                                  answer every overdue request (tool calls and workflow requests) as expired
-  audit [--session S] [--verify]          the hash-chained decision trail
-  session export SESSION [--out FILE]
-  session import FILE
-${workflowUsage}
-
-Environment: COUNTERSIGN_STORE (sqlite:PATH | memory: | postgres://USER@HOST:PORT/DB[?schema=NAME] |
-file:DIR for workflow runs only; default ./.countersign/countersign.db),
-COUNTERSIGN_MODEL (demo | openai-compatible:MODEL | openai:MODEL | anthropic:MODEL),
-COUNTERSIGN_APP (bookstore | kitchen | path to a module exporting agents),
-COUNTERSIGN_APPROVAL_TTL (e.g. 2s, 15m, 24h; default 24h),
-COUNTERSIGN_APPROVER (the name decisions are recorded under; default $USER; --as overrides).
-
-Options: --json (machine-readable output), --agent NAME (an app with several agents),
---as NAME (who decides; self-asserted on the CLI — the server authenticates approvers).`;
+/** The commands that run a session: they load the app and resolve the model. */
 
 function printTurn(out: Output, result: TurnResult): number {
   if (out.json) out.data(result);
@@ -73,33 +16,18 @@ function printTurn(out: Output, result: TurnResult): number {
   return 0;
 }
 
-export const commands: Record<string, Command> = {
-  ...workflowCommands,
-  async serve({ values, context, out }) {
-    // Imported here, so no other command pays for loading the HTTP server.
-    const { serveCommand } = await import('../server/serve-command.ts');
-    const model = await context.model();
-    const app = await context.app();
-    return serveCommand({
-      app,
-      store: await context.store(),
-      ...(app.workflows?.length ? { checkpoints: await context.checkpoints() } : {}),
-      model,
-      modelName: describeModel(model),
-      env: process.env,
-      host: values.host,
-      port: values.port,
-      chat: values.chat ?? false,
-      print: (text) => out.print(text),
-    });
-  },
-
+export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'resume', Command> = {
   async chat({ args, values, context, out }) {
-    const session = requireArg(args[0], 'countersign chat SESSION [MESSAGE] [--user ID]');
+    const session = requireArg(args[0], 'countersign chat SESSION [MESSAGE…] [--user ID]');
     const agent = await context.agent(values.agent);
+    const principal = await chatPrincipal(context, session, values.user);
     if (args.length < 2) {
-      // The console demo signs in as the app's demo customer unless told otherwise.
-      const principal = values.user ?? (await context.app()).demoPrincipal;
+      if (out.json)
+        throw new InvalidInputError('The chat console prints for people and has no --json output.', {
+          hint: `Give the message as well for JSON: countersign chat ${session} "MESSAGE" --json`,
+        });
+      const { interactiveChat } = await import('./interactive-chat.ts');
+      const { describeModel } = await import('../model/resolve-model.ts');
       return interactiveChat({
         agent,
         session,
@@ -111,7 +39,6 @@ export const commands: Record<string, Command> = {
         model: describeModel(await context.model()),
       });
     }
-    const principal = values.user;
     const result = await agent.chat(
       session,
       args.slice(1).join(' '),
@@ -121,30 +48,14 @@ export const commands: Record<string, Command> = {
     return printTurn(out, result);
   },
 
-  async pending({ values, context, out }) {
-    const filter = {
-      ...(values.session ? { session: values.session } : {}),
-      ...(values.tool ? { tool: values.tool } : {}),
-    };
-    const list = await listPending(await context.store(), filter);
-    if (out.json) out.data(list);
-    else out.print(list.length ? list.map(formatApproval).join('\n\n') : 'No requests are waiting.');
-    return 0;
-  },
-
-  async show({ args, context, out }) {
-    const view = await showRequest(await context.store(), requireArg(args[0], 'countersign show REQUEST'));
-    if (out.json) out.data(view);
-    else out.print(`${formatApproval(view)}\n  status:  ${view.status}`);
-    return 0;
-  },
-
   async approve({ args, values, context, out }) {
     const id = requireArg(args[0], 'countersign approve REQUEST [--as NAME]');
     const agent = await context.agentForRequest(id);
     const reason = values.reason;
     if (values.always && values['always-with-args']) {
-      throw new InvalidInputError('Choose one of --always and --always-with-args.');
+      throw new InvalidInputError('Choose one of --always and --always-with-args.', {
+        hint: '--always covers any arguments, --always-with-args only these same ones.',
+      });
     }
     const remember = values.always ? 'tool' : values['always-with-args'] ? 'tool-with-args' : undefined;
     const decide = (bound: typeof agent) =>
@@ -173,26 +84,12 @@ export const commands: Record<string, Command> = {
     );
   },
 
-  worker: workerCommand,
-
-  async executions({ values, context, out }) {
-    const status = values.status as ExecutionStatus | undefined;
-    if (status && !['started', 'succeeded', 'failed', 'unknown'].includes(status)) {
-      throw new InvalidInputError(`--status must be started, succeeded, failed or unknown, not ${status}.`);
-    }
-    const list = await listExecutions(await context.store(), {
-      ...(values.session ? { session: values.session } : {}),
-      ...(status ? { status } : {}),
-    });
-    if (out.json) out.data(list);
-    else out.print(list.length ? list.map(formatExecution).join('\n') : 'No executions yet.');
-    return 0;
-  },
-
   async reconcile({ args, values, context, out }) {
     const id = requireArg(args[0], 'countersign reconcile REQUEST --succeeded|--failed [--result TEXT]');
     if (Boolean(values.succeeded) === Boolean(values.failed)) {
-      throw new InvalidInputError('Say what happened: exactly one of --succeeded or --failed.');
+      throw new InvalidInputError('Say what happened: exactly one of --succeeded or --failed.', {
+        hint: 'Check the outside world first: --succeeded if the call took effect, --failed if it did not.',
+      });
     }
     const execution = await (await context.store()).getExecution(id);
     const agent = execution
@@ -211,118 +108,26 @@ export const commands: Record<string, Command> = {
     const agent = await context.agentForSession(session);
     return printTurn(out, await agent.resume(session));
   },
-
-  async rules({ args, values, context, out }) {
-    const store = await context.store();
-    if (args[0] === 'revoke') {
-      const rule = await revokeRule(
-        store,
-        requireArg(args[1], 'countersign rules revoke RULE'),
-        decider(values),
-      );
-      if (out.json) out.data(rule);
-      else
-        out.print(
-          `Revoked ${rule.id} (${rule.tool}) at ${rule.revokedAt}; the next call asks a person again.`,
-        );
-      return 0;
-    }
-    const session = requireArg(args[0], 'countersign rules SESSION | rules revoke RULE');
-    const rules = await listRules(store, session);
-    if (out.json) out.data(rules);
-    else
-      out.print(
-        rules.length
-          ? rules
-              .map(
-                (r) =>
-                  `${r.id}  ${r.tool} ${r.argsHash ? `(these arguments, ${r.argsHash.slice(0, 12)}…)` : '(any arguments)'}  by ${r.createdBy} at ${r.createdAt}`,
-              )
-              .join('\n')
-          : `No standing approvals on session ${session}.`,
-      );
-    return 0;
-  },
-
-  async expire({ context, out }) {
-    const checkpoints = await context.checkpoints();
-    // A file: store keeps workflow runs only: there are no agent requests to expire there.
-    const expired = checkpoints.kind === 'file' ? [] : await sweepExpired(await context.store());
-    const workflowRequests = await expireWorkflowRequests(checkpoints);
-    if (out.json) out.data({ expired, workflowRequests });
-    else {
-      const lines: string[] = [];
-      if (expired.length) lines.push(`Expired ${expired.length}: ${expired.join(', ')}`);
-      if (workflowRequests.length)
-        lines.push(
-          `Expired ${workflowRequests.length} workflow request${workflowRequests.length === 1 ? '' : 's'}: ${workflowRequests
-            .map((request) => `${request.requestId} (run ${request.run}, ${request.port})`)
-            .join(', ')}`,
-        );
-      out.print(lines.length ? lines.join('\n') : 'Nothing was overdue.');
-    }
-    return 0;
-  },
-
-  async audit({ values, context, out }) {
-    const store = await context.store();
-    if (values.verify) {
-      const verdict = await verifyAudit(store);
-      if (out.json) out.data(verdict);
-      else
-        out.print(
-          verdict.ok
-            ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
-            : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
-        );
-      return verdict.ok ? 0 : 3;
-    }
-    const entries = await auditTrail(store, values.session ? { session: values.session } : {});
-    if (out.json) out.data(entries);
-    else out.print(entries.length ? entries.map(formatAudit).join('\n') : 'The audit trail is empty.');
-    return 0;
-  },
-
-  async session({ args, values, context, out }) {
-    const [action, target] = args;
-    const store = await context.store();
-    if (action === 'export') {
-      const id = requireArg(target, 'countersign session export SESSION [--out FILE]');
-      const text = JSON.stringify(await exportSession(store, id));
-      if (values.out) {
-        await writeFile(values.out, `${text}\n`);
-        if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text) });
-        else out.print(`Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes).`);
-      } else {
-        process.stdout.write(`${text}\n`);
-      }
-      return 0;
-    }
-    if (action === 'import') {
-      const file = requireArg(target, 'countersign session import FILE');
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(await readFile(file, 'utf8'));
-      } catch (cause) {
-        throw new InvalidInputError(`Cannot import ${file}: ${(cause as Error).message}.`, {
-          hint: 'Give the path of a file written by `countersign session export`.',
-        });
-      }
-      const snapshot = await importSession(store, parsed, decider(values));
-      const summary = {
-        session: snapshot.session.id,
-        messages: snapshot.messages.length,
-        pending: snapshot.approvals
-          .filter((approval) => approval.status === 'pending')
-          .map((approval) => approval.id),
-      };
-      if (out.json) out.data(summary);
-      else
-        out.print(
-          `Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
-        );
-      return 0;
-    }
-    throw new InvalidInputError('Usage: countersign session export SESSION | session import FILE');
-  },
 };
+
+/**
+ * Who a chat speaks for, the same in the console and with a MESSAGE: --user; else the stored
+ * customer of an existing session; else, for a new session, the app's demo customer (said on
+ * stderr, so nobody creates a session for someone without knowing).
+ */
+async function chatPrincipal(
+  context: CliContext,
+  session: string,
+  user: string | undefined,
+): Promise<string | null | undefined> {
+  if (user !== undefined) return user;
+  const existing = await (await context.store()).getSession(session);
+  if (existing) return existing.principal;
+  const demo = (await context.app()).demoPrincipal;
+  process.stderr.write(
+    demo
+      ? `New session ${session} belongs to ${demo}, the app's demo customer. Pass --user ID for another customer.\n`
+      : `New session ${session} has no signed-in customer: the app names no demo customer. Pass --user ID to start it for one.\n`,
+  );
+  return demo;
+}

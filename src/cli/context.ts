@@ -1,17 +1,14 @@
 import type { Agent } from '../agent/create-agent.ts';
-import { type AppModule, loadApp } from '../app/load-app.ts';
+import type { AppModule } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
-import { resolveModel } from '../model/resolve-model.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
-import { openCheckpointStore } from '../store/open-checkpoint-store.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 
 /**
- * What a command needs, opened lazily: listing pending requests touches neither the app's
- * tools nor the model, so it starts without loading either.
+ * What a command needs, opened (and imported) lazily: listing pending requests touches
+ * neither the app's tools nor the model, so it starts without loading either.
  */
 export class CliContext {
   private storePromise: Promise<Store> | undefined;
@@ -25,25 +22,31 @@ export class CliContext {
   }
 
   store(): Promise<Store> {
-    this.storePromise ??= openStore(this.env.COUNTERSIGN_STORE);
+    this.storePromise ??= import('../store/open-store.ts').then(({ openStore }) =>
+      openStore(this.env.COUNTERSIGN_STORE),
+    );
     return this.storePromise;
   }
 
   /** Where workflow runs live; the same connection as `store()` when that store keeps them too. */
   checkpoints(): Promise<CheckpointStore> {
-    this.checkpointsPromise ??= openCheckpointStore(this.env.COUNTERSIGN_STORE, {
-      store: () => this.store(),
-    });
+    this.checkpointsPromise ??= import('../store/open-checkpoint-store.ts').then(({ openCheckpointStore }) =>
+      openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store() }),
+    );
     return this.checkpointsPromise;
   }
 
   app(): Promise<AppModule> {
-    this.appPromise ??= loadApp(this.env.COUNTERSIGN_APP || 'bookstore');
+    this.appPromise ??= import('../app/load-app.ts').then(({ loadApp }) =>
+      loadApp(this.env.COUNTERSIGN_APP || 'bookstore'),
+    );
     return this.appPromise;
   }
 
   model(): Promise<AnyLanguageModel> {
-    this.modelPromise ??= resolveModel(this.env.COUNTERSIGN_MODEL || 'demo', this.env);
+    this.modelPromise ??= import('../model/resolve-model.ts').then(({ resolveModel }) =>
+      resolveModel(this.env.COUNTERSIGN_MODEL || 'demo', this.env),
+    );
     return this.modelPromise;
   }
 
@@ -53,7 +56,7 @@ export class CliContext {
     const agent = name ? app.agents.find((candidate) => candidate.name === name) : app.agents[0];
     if (!agent) {
       throw new NotFoundError(`The app has no agent named ${name}.`, {
-        hint: `Its agents: ${app.agents.map((candidate) => candidate.name).join(', ')}.`,
+        hint: `The app ${this.env.COUNTERSIGN_APP || 'bookstore'} has ${app.agents.map((candidate) => candidate.name).join(', ') || 'no agents'}. Set COUNTERSIGN_APP to the app the request or session came from, or pass --agent with one of those.`,
       });
     }
     return agent.with({ store: await this.store(), model: await this.model() });

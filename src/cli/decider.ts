@@ -1,4 +1,4 @@
-import type { CliValues } from './main.ts';
+import type { CliValues } from './command-table.ts';
 
 /**
  * Who the CLI acts as: `--as`, else COUNTERSIGN_APPROVER, else the login name. Self-asserted

@@ -33,7 +33,9 @@ export function formatApproval(view: ApprovalView): string {
 
 export function formatTurn(result: TurnResult): string {
   const parts: string[] = [];
-  if (result.reply) parts.push(`agent: ${oneLine(result.reply)}`);
+  // The reply keeps its line breaks; continuation lines are indented, so a reply cannot print a
+  // line that looks like one of ours.
+  if (result.reply) parts.push(`agent: ${result.reply.split(/\r?\n/).map(oneLine).join('\n       ')}`);
   for (const approval of result.approvals) parts.push(formatApproval(approval));
   for (const execution of result.unknown) {
     parts.push(

@@ -11,7 +11,7 @@ import type { Output } from './output.ts';
 interface ChatOptions {
   agent: Agent;
   session: string;
-  principal: string | undefined;
+  principal: string | null | undefined;
   store: Store;
   by: string;
   /** Whether the agent lets whoever raised a request decide it (the kitchen does; a support desk does not). */

@@ -1,40 +1,14 @@
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { CountersignError } from '../core/errors/countersign-error.ts';
-import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
-import { commands, usage } from './commands.ts';
 import { CliContext } from './context.ts';
+import { commandHelp, overviewHelp } from './help-text.ts';
 import type { Output } from './output.ts';
+import { parseCommandLine } from './parse-command-line.ts';
 
-const options = {
-  json: { type: 'boolean' },
-  user: { type: 'string' },
-  as: { type: 'string' },
-  reason: { type: 'string' },
-  agent: { type: 'string' },
-  session: { type: 'string' },
-  status: { type: 'string' },
-  tool: { type: 'string' },
-  result: { type: 'string' },
-  succeeded: { type: 'boolean' },
-  failed: { type: 'boolean' },
-  verify: { type: 'boolean' },
-  out: { type: 'string' },
-  always: { type: 'boolean' },
-  'always-with-args': { type: 'boolean' },
-  run: { type: 'string' },
-  from: { type: 'string' },
-  port: { type: 'string' },
-  host: { type: 'string' },
-  chat: { type: 'boolean' },
-  queue: { type: 'boolean' },
-  concurrency: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-export type CliValues = ReturnType<
-  typeof parseArgs<{ options: typeof options; allowPositionals: true }>
->['values'];
-
+/**
+ * The entry of `countersign`. It loads the command table and the parser only: each command's
+ * code, and what it needs (store, app, model, server), is imported when that command runs.
+ */
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const out: Output = {
@@ -44,23 +18,17 @@ async function main(argv: string[]): Promise<number> {
   };
   const context = new CliContext();
   try {
-    let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
-    try {
-      parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    } catch (error) {
-      throw new InvalidInputError((error as Error).message, { hint: 'Run `countersign --help` for usage.' });
-    }
-    const [name, ...rest] = parsed.positionals;
-    if (!name || parsed.values.help) {
-      out.print(usage);
+    const line = parseCommandLine(argv);
+    if (line.kind === 'version') {
+      out.print(version());
       return 0;
     }
-    const command = commands[name];
-    if (!command)
-      throw new InvalidInputError(`Unknown command "${name}".`, {
-        hint: 'Run `countersign --help` for the list.',
-      });
-    return (await command({ args: rest, values: parsed.values, context, out })) ?? 0;
+    if (line.kind === 'help') {
+      out.print(line.command ? commandHelp(line.command) : overviewHelp());
+      return 0;
+    }
+    const run = await line.command.load();
+    return (await run({ args: line.args, values: line.values, context, out })) ?? 0;
   } catch (error) {
     return reportError(error, json);
   } finally {
@@ -68,13 +36,23 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+function version(): string {
+  // src/cli/main.ts in a checkout, dist/src/cli/main.js in a package: package.json is above either.
+  const up = import.meta.url.endsWith('.ts') ? '../../package.json' : '../../../package.json';
+  return (JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 function reportError(error: unknown, json: boolean): number {
   const known = CountersignError.is(error);
   const code = known ? error.code : 'INTERNAL';
-  const message = error instanceof Error ? error.message : String(error);
+  const debug = Boolean(process.env.COUNTERSIGN_DEBUG);
+  const text = error instanceof Error ? error.message : String(error);
+  const message = known
+    ? error.message
+    : `${text.replace(/\.$/, '')}. ${debug ? 'The stack follows' : 'Run again with COUNTERSIGN_DEBUG=1 for the stack'}: if it points into countersign, please report it.`;
   if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
   else process.stderr.write(`error ${code}: ${message}\n`);
-  if (!known && process.env.COUNTERSIGN_DEBUG) process.stderr.write(`${(error as Error).stack}\n`);
+  if (!known && debug) process.stderr.write(`${(error as Error).stack}\n`);
   return known ? 1 : 70;
 }
 

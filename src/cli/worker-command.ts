@@ -2,7 +2,8 @@ import type { Agent } from '../agent/create-agent.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-queue.ts';
-import type { CommandInput } from './commands.ts';
+import type { CommandInput } from './command-input.ts';
+import { workerLogLine } from './worker-log-line.ts';
 import { startWorkerSweep } from './worker-stalled-sweep.ts';
 
 const postgresUrl = /^postgres(?:ql)?:\/\//i;
@@ -93,7 +94,7 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
     for (const agent of app.agents) agents.set(agent.name, await context.agent(agent.name));
     const log = (line: Record<string, unknown>) => {
       if (out.json) process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...line })}\n`);
-      else out.print(Object.values(line).join(' '));
+      else out.print(workerLogLine(line));
     };
     const stop = new Promise<string>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));

@@ -8,19 +8,11 @@ import {
   type ExpiredWorkflowRequest,
   type WorkflowRunner,
 } from '../workflow/runner.ts';
-import type { CommandInput } from './commands.ts';
-import { type CliContext, requireArg } from './context.ts';
+import type { Command } from './command-input.ts';
+import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
 import type { Output } from './output.ts';
-
-type Command = (input: CommandInput) => Promise<number | undefined>;
-
-export const workflowUsage = `  run start WORKFLOW INPUT_JSON --run RUN start a workflow run (e.g. run start refund 1040 --run refund-1040)
-  run resume RUN [--from CHECKPOINT]      continue a run from its latest (or a given) checkpoint
-  run respond RUN REQUEST JSON [--as NAME] answer a request the run waits on
-  run history RUN                         the run's checkpoints, each with its parent
-  runs                                    workflow runs with their status`;
 
 async function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
   const checkpoints = await context.checkpoints();
@@ -84,72 +76,61 @@ function printRun(out: Output, view: RunView): number {
   return view.status === 'failed' ? 1 : 0;
 }
 
-export const workflowCommands: Record<string, Command> = {
-  async run({ args, values, context, out }) {
-    const [action, ...rest] = args;
-    switch (action) {
-      case 'start': {
-        const usage = 'countersign run start WORKFLOW INPUT_JSON --run RUN';
-        const workflow = requireArg(rest[0], usage);
-        const input = parseJsonArg(requireArg(rest.slice(1).join(' '), usage), 'INPUT_JSON');
-        const run = requireArg(values.run, `${usage} (the run id is required)`);
-        return printRun(
-          out,
-          await (await runnerFor(context, true)).start(workflow, run, input, {
-            by: decider(values),
-            ...(values.user === undefined ? {} : { customer: values.user }),
-          }),
-        );
-      }
-      case 'resume': {
-        const run = requireArg(rest[0], 'countersign run resume RUN [--from CHECKPOINT]');
-        const runner = await runnerFor(context, true);
-        return printRun(out, await runner.resume(run, values.from ? { from: values.from } : {}));
-      }
-      case 'respond': {
-        const usage = 'countersign run respond RUN REQUEST JSON';
-        const run = requireArg(rest[0], usage);
-        const request = requireArg(rest[1], usage);
-        const response = parseJsonArg(requireArg(rest.slice(2).join(' '), usage), 'The answer');
-        const runner = await runnerFor(context, true);
-        return printRun(out, await runner.respond(run, request, response, { by: decider(values) }));
-      }
-      case 'history': {
-        const run = requireArg(rest[0], 'countersign run history RUN');
-        const history = await (await runnerFor(context, false)).history(run);
-        if (out.json) out.data(history);
-        else
-          out.print(
-            history
-              .map(
-                (entry) =>
-                  `${entry.checkpointId}  superstep ${entry.superstep}  ${entry.createdAt}  parent ${entry.parentCheckpointId ?? '-'}`,
-              )
-              .join('\n'),
-          );
-        return 0;
-      }
-      default:
-        throw new InvalidInputError(
-          'Usage: countersign run start WORKFLOW INPUT_JSON --run RUN | run resume RUN | run respond RUN REQUEST JSON | run history RUN',
-        );
-    }
-  },
+export const runStart: Command = async ({ args, values, context, out }) => {
+  if (!values.run)
+    throw new InvalidInputError('A new run needs its id: --run RUN.', {
+      hint: `Name it after what it is about, e.g. countersign run start ${args[0]} ${args.slice(1).join(' ')} --run ${args[0]}-1.`,
+    });
+  const input = parseJsonArg(args.slice(1).join(' '), 'INPUT_JSON');
+  const runner = await runnerFor(context, true);
+  return printRun(
+    out,
+    await runner.start(args[0]!, values.run, input, {
+      by: decider(values),
+      ...(values.user === undefined ? {} : { customer: values.user }),
+    }),
+  );
+};
 
-  async runs({ context, out }) {
-    const runs = await (await runnerFor(context, false)).runs();
-    if (out.json) out.data(runs);
-    else
-      out.print(
-        runs.length
-          ? runs
-              .map(
-                (run) =>
-                  `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}`,
-              )
-              .join('\n')
-          : 'No workflow runs yet.',
-      );
-    return 0;
-  },
+export const runResume: Command = async ({ args, values, context, out }) => {
+  const runner = await runnerFor(context, true);
+  return printRun(out, await runner.resume(args[0]!, values.from ? { from: values.from } : {}));
+};
+
+export const runRespond: Command = async ({ args, values, context, out }) => {
+  const response = parseJsonArg(args.slice(2).join(' '), 'The answer');
+  const runner = await runnerFor(context, true);
+  return printRun(out, await runner.respond(args[0]!, args[1]!, response, { by: decider(values) }));
+};
+
+export const runHistory: Command = async ({ args, context, out }) => {
+  const history = await (await runnerFor(context, false)).history(args[0]!);
+  if (out.json) out.data(history);
+  else
+    out.print(
+      history
+        .map(
+          (entry) =>
+            `${entry.checkpointId}  superstep ${entry.superstep}  ${entry.createdAt}  parent ${entry.parentCheckpointId ?? '-'}`,
+        )
+        .join('\n'),
+    );
+  return 0;
+};
+
+export const runs: Command = async ({ context, out }) => {
+  const list = await (await runnerFor(context, false)).runs();
+  if (out.json) out.data(list);
+  else
+    out.print(
+      list.length
+        ? list
+            .map(
+              (run) =>
+                `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}`,
+            )
+            .join('\n')
+        : 'No workflow runs yet.',
+    );
+  return 0;
 };

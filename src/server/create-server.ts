@@ -12,6 +12,7 @@ import { createWorkflowRunner } from '../workflow/runner.ts';
 import { createAgentRegistry } from './agent-registry.ts';
 import { approvalRoutes } from './api/approval-routes.ts';
 import { eventRoutes } from './api/event-routes.ts';
+import { healthRoutes } from './api/health-routes.ts';
 import { ledgerRoutes } from './api/ledger-routes.ts';
 import { openApiDocument } from './api/openapi.ts';
 import { runRoutes } from './api/run-routes.ts';
@@ -169,6 +170,9 @@ export function createServer(options: ServerOptions): CountersignServer {
     for (const [name, value] of Object.entries(securityHeaders(c.req.path))) c.header(name, value);
     await next();
   });
+
+  // Before sign-in is resolved: probes carry no credentials and must not touch the sessions.
+  healthRoutes(app, options.store);
 
   app.use('*', async (c, next) => {
     c.set('caller', await resolveCaller(c, auth));

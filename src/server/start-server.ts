@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { ConfigError } from '../core/errors/config-error.ts';
 import type { CountersignServer } from './create-server.ts';
 
 export interface RunningServer {
@@ -33,6 +34,27 @@ export function startServer(
         });
       },
     );
-    http.once('error', reject);
+    http.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, options)));
   });
+}
+
+/** A port someone else holds, or one we may not bind, is a setting to change: say which. */
+function listenError(error: NodeJS.ErrnoException, options: { host: string; port: number }): Error {
+  const where = `${options.host}:${options.port}`;
+  if (error.code === 'EADDRINUSE')
+    return new ConfigError(`Port ${options.port} on ${options.host} is already in use by another process.`, {
+      hint: `Stop that process, or listen elsewhere: --port ${options.port === 8787 ? 8788 : 'PORT'} (or set PORT); --port 0 picks a free one.`,
+      cause: error,
+    });
+  if (error.code === 'EACCES')
+    return new ConfigError(`Not allowed to listen on ${where}.`, {
+      hint: 'Ports below 1024 need privileges: use a port above 1024 (--port or PORT) behind your proxy.',
+      cause: error,
+    });
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+    return new ConfigError(`Cannot listen on ${where}: no such address on this machine.`, {
+      hint: 'Use --host 127.0.0.1 (this machine only), --host 0.0.0.0 (every interface) or an address of this machine.',
+      cause: error,
+    });
+  return error;
 }

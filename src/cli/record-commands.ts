@@ -1,0 +1,119 @@
+import {
+  auditTrail,
+  listExecutions,
+  listPending,
+  listRules,
+  revokeRule as revoke,
+  showRequest,
+  sweepExpired,
+  verifyAudit,
+} from '../agent/queries.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { ExecutionStatus } from '../core/execution.ts';
+import type { Command } from './command-input.ts';
+import { decider } from './decider.ts';
+import { formatApproval, formatAudit, formatExecution } from './format.ts';
+
+/** The commands that read (or sweep) the store: they load neither the app nor a model. */
+
+export const pending: Command = async ({ values, context, out }) => {
+  const filter = {
+    ...(values.session ? { session: values.session } : {}),
+    ...(values.tool ? { tool: values.tool } : {}),
+  };
+  const list = await listPending(await context.store(), filter);
+  if (out.json) out.data(list);
+  else out.print(list.length ? list.map(formatApproval).join('\n\n') : 'No requests are waiting.');
+  return 0;
+};
+
+export const show: Command = async ({ args, context, out }) => {
+  const view = await showRequest(await context.store(), args[0]!);
+  if (out.json) out.data(view);
+  else out.print(`${formatApproval(view)}\n  status:  ${view.status}`);
+  return 0;
+};
+
+const executionStatuses = ['started', 'succeeded', 'failed', 'unknown'];
+
+export const executions: Command = async ({ values, context, out }) => {
+  const status = values.status as ExecutionStatus | undefined;
+  if (status && !executionStatuses.includes(status)) {
+    throw new InvalidInputError(`--status must be started, succeeded, failed or unknown, not ${status}.`, {
+      hint: 'For the calls whose outcome needs a person: --status unknown.',
+    });
+  }
+  const list = await listExecutions(await context.store(), {
+    ...(values.session ? { session: values.session } : {}),
+    ...(status ? { status } : {}),
+  });
+  if (out.json) out.data(list);
+  else out.print(list.length ? list.map(formatExecution).join('\n') : 'No executions yet.');
+  return 0;
+};
+
+export const rules: Command = async ({ args, context, out }) => {
+  const session = args[0]!;
+  const list = await listRules(await context.store(), session);
+  if (out.json) out.data(list);
+  else
+    out.print(
+      list.length
+        ? list
+            .map(
+              (r) =>
+                `${r.id}  ${r.tool} ${r.argsHash ? `(these arguments, ${r.argsHash.slice(0, 12)}…)` : '(any arguments)'}  by ${r.createdBy} at ${r.createdAt}`,
+            )
+            .join('\n')
+        : `No standing approvals on session ${session}.`,
+    );
+  return 0;
+};
+
+export const revokeRule: Command = async ({ args, values, context, out }) => {
+  const rule = await revoke(await context.store(), args[0]!, decider(values));
+  if (out.json) out.data(rule);
+  else
+    out.print(`Revoked ${rule.id} (${rule.tool}) at ${rule.revokedAt}; the next call asks a person again.`);
+  return 0;
+};
+
+export const expire: Command = async ({ context, out }) => {
+  const { expireWorkflowRequests } = await import('./workflow-commands.ts');
+  const checkpoints = await context.checkpoints();
+  // A file: store keeps workflow runs only: there are no agent requests to expire there.
+  const expired = checkpoints.kind === 'file' ? [] : await sweepExpired(await context.store());
+  const workflowRequests = await expireWorkflowRequests(checkpoints);
+  if (out.json) out.data({ expired, workflowRequests });
+  else {
+    const lines: string[] = [];
+    if (expired.length) lines.push(`Expired ${expired.length}: ${expired.join(', ')}`);
+    if (workflowRequests.length)
+      lines.push(
+        `Expired ${workflowRequests.length} workflow request${workflowRequests.length === 1 ? '' : 's'}: ${workflowRequests
+          .map((request) => `${request.requestId} (run ${request.run}, ${request.port})`)
+          .join(', ')}`,
+      );
+    out.print(lines.length ? lines.join('\n') : 'Nothing was overdue.');
+  }
+  return 0;
+};
+
+export const audit: Command = async ({ values, context, out }) => {
+  const store = await context.store();
+  if (values.verify) {
+    const verdict = await verifyAudit(store);
+    if (out.json) out.data(verdict);
+    else
+      out.print(
+        verdict.ok
+          ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
+          : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
+      );
+    return verdict.ok ? 0 : 3;
+  }
+  const entries = await auditTrail(store, values.session ? { session: values.session } : {});
+  if (out.json) out.data(entries);
+  else out.print(entries.length ? entries.map(formatAudit).join('\n') : 'The audit trail is empty.');
+  return 0;
+};

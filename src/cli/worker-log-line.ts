@@ -1,0 +1,22 @@
+/** One worker event for a person reading the terminal; `--json` prints the event itself. */
+export function workerLogLine(line: Record<string, unknown>): string {
+  const list = (value: unknown) => (Array.isArray(value) ? value.join(', ') : String(value));
+  switch (line.event) {
+    case 'ready':
+      return `Worker ${line.pid} ready: continuing decided sessions of ${list(line.agents)}, ${line.concurrency} at a time. Stop it with Ctrl+C or SIGTERM.`;
+    case 'continued':
+      return `Continued session ${line.session}: ${line.status} (${line.ms} ms).`;
+    case 'retry':
+      return `Session ${line.session} will be retried: ${line.code} ${line.message}`;
+    case 'skipped':
+      return `Skipped session ${line.session}: ${line.reason}.`;
+    case 'stalled':
+      return `Queued stalled sessions: ${list(line.sessions)}.`;
+    case 'sweep-failed':
+      return `The sweep for stalled sessions failed: ${line.message} It runs again in a moment; check the store if this repeats.`;
+    case 'stopping':
+      return `Stopping on ${line.signal}: finishing the sessions in hand.`;
+    default:
+      return JSON.stringify(line);
+  }
+}
