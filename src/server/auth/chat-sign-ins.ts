@@ -40,7 +40,7 @@ export interface ChatSignIns {
 export function createChatSignIns(secret: string, now: () => number): ChatSignIns {
   if (secret.length < MIN_SECRET_LENGTH)
     throw new ConfigError(
-      `The chat secret is ${secret.length} characters long; it needs at least ${MIN_SECRET_LENGTH}.`,
+      `The chat secret (COUNTERSIGN_CHAT_SECRET) is ${secret.length} characters long; it needs at least ${MIN_SECRET_LENGTH}.`,
       { hint: 'Generate one with `openssl rand -base64 32` and give the same value to your application.' },
     );
   const tokenKey = new TextEncoder().encode(secret);
