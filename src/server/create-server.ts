@@ -23,6 +23,7 @@ import {
   createApproverDirectory,
 } from './auth/approver-tokens.ts';
 import { type AuthConfig, resolveCaller, sameOrigin } from './auth/caller.ts';
+import { createChatSignIns } from './auth/chat-sign-ins.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
@@ -55,10 +56,11 @@ export interface ServerOptions {
   identityHeader?: string;
   /** With identityHeader: the header carrying that user's comma-separated roles. */
   rolesHeader?: string;
-  /** Serve the open customer chat page (/chat). A demo door: off unless asked for. */
-  chat?: boolean;
-  /** The customer id the chat page suggests. */
-  demoCustomer?: string;
+  /**
+   * Serve the customer chat (/chat). Customers sign in with a link holding a token the host
+   * application signs with `secret` (HS256, `sub` = customer id, `exp`); see docs/server.md.
+   */
+  chat?: { secret: string };
   /**
    * Signed notices of new requests and decisions, delivered through the store's outbox
    * (at least once, surviving restarts, one delivery across instances sharing the store).
@@ -156,7 +158,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     auth,
     flashes: createFlashStore(),
     now: options.now ?? (() => new Date()),
-    chat: options.chat ?? false,
+    chat: options.chat !== undefined,
     secureCookies: options.secureCookies ?? false,
     publicOrigin: options.publicOrigin,
     desk,
@@ -210,7 +212,13 @@ export function createServer(options: ServerOptions): CountersignServer {
   authRoutes(app, ctx);
   inboxRoutes(app, ctx);
   if (desk) workflowWebRoutes(app, ctx, desk);
-  if (ctx.chat) chatRoutes(app, ctx, streams, options.demoCustomer ?? 'c-100');
+  if (options.chat)
+    chatRoutes(
+      app,
+      ctx,
+      streams,
+      createChatSignIns(options.chat.secret, () => ctx.now().getTime()),
+    );
 
   app.notFound((c) => {
     if (isApiPath(c.req.path))

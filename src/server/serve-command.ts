@@ -5,6 +5,7 @@ import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
 import { createServer } from './create-server.ts';
+import { chatBannerLines, serveChat } from './serve-chat.ts';
 import { serverConfigFromEnv } from './server-config.ts';
 import { startServer } from './start-server.ts';
 
@@ -32,6 +33,9 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     throw new InvalidInputError(`--port must be a port number, not ${input.port}.`);
   const host = input.host ?? '127.0.0.1';
   const config = serverConfigFromEnv(input.env);
+  const chat = input.chat
+    ? await serveChat({ secret: config.chatSecret, demoCustomer: input.app.demoPrincipal, nowMs: Date.now() })
+    : null;
   const events = await sharedEventBus(input.store, input.env);
   const server = createServer({
     ...(events ? { events } : {}),
@@ -44,20 +48,18 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     ...(config.webhook ? { webhook: config.webhook } : {}),
     ...(config.publicOrigin ? { publicOrigin: config.publicOrigin } : {}),
     secureCookies: config.secureCookies,
-    chat: input.chat,
+    ...(chat ? { chat: { secret: chat.secret } } : {}),
     ...(input.app.workflows?.length ? { workflows: input.app.workflows } : {}),
     ...(input.checkpoints ? { checkpoints: input.checkpoints } : {}),
-    ...(input.app.demoPrincipal ? { demoCustomer: input.app.demoPrincipal } : {}),
   });
   const running = await startServer(server, { host, port });
   const base = config.publicOrigin ?? running.url.replace('://[::1]', '://localhost');
-  const customer = input.app.demoPrincipal ?? 'c-100';
   const lines = [
     `countersign serving ${[...input.app.agents.map((agent) => agent.name), ...(input.app.workflows ?? []).map((workflow) => `workflow ${workflow.name}`)].join(', ')} on ${running.url}`,
     `  Model: ${input.modelName}. Store: ${describeStore(input.store)}.`,
     `  Inbox: ${base}/`,
   ];
-  if (input.chat) lines.push(`  Chat:  ${base}/chat?session=demo&user=${customer}`);
+  if (chat) lines.push(...chatBannerLines(base, chat));
   lines.push(`  API:   ${base}/v1/openapi.json`);
   if (config.demoApprover) {
     lines.push(

@@ -12,9 +12,11 @@ export interface EnvServerConfig {
   webhook: { url: string; secret: string } | undefined;
   publicOrigin: string | undefined;
   secureCookies: boolean;
+  /** COUNTERSIGN_CHAT_SECRET: what the host application signs customer tokens with. */
+  chatSecret: string | undefined;
 }
 
-/** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks and the public origin. */
+/** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks, the public origin and the chat secret. */
 export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
   const approvers: ApproverEntry[] = [];
   if (env.COUNTERSIGN_TOKENS?.trim())
@@ -69,5 +71,6 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
     webhook: url && secret ? { url, secret } : undefined,
     publicOrigin,
     secureCookies: publicOrigin?.startsWith('https:') ?? false,
+    chatSecret: env.COUNTERSIGN_CHAT_SECRET?.trim() || undefined,
   };
 }

@@ -21,7 +21,7 @@ export interface ServerContext {
   auth: AuthConfig;
   flashes: FlashStore;
   now: () => Date;
-  /** Whether the open customer chat page (/chat) is served. */
+  /** Whether the customer chat (/chat) is served. */
   chat: boolean;
   /** Set Secure on the session cookie (behind TLS). */
   secureCookies: boolean;

@@ -15,6 +15,7 @@ import { createMemoryCheckpointStore } from '../../src/store/memory/memory-check
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { orderStatus } from '../helpers/bookstore-agent.ts';
+import { chatSecret, customerToken } from '../helpers/chat-client.ts';
 import { scriptModel } from '../helpers/script-model.ts';
 import { approvers, tokens } from '../server/helpers.ts';
 import { browserMissing, launchChromium } from './browser-env.ts';
@@ -47,7 +48,7 @@ describe.skipIf(browserMissing)(
         checkpoints: createMemoryCheckpointStore(),
         portRoles: { 'manager-approval': 'manager' },
         approvers,
-        chat: true,
+        chat: { secret: chatSecret },
         log: () => undefined,
       });
       running = await startServer(server, { host: '127.0.0.1', port: 0 });
@@ -72,18 +73,40 @@ describe.skipIf(browserMissing)(
       return page;
     }
 
-    async function customer(session: string): Promise<Page> {
+    async function customerContext(): Promise<BrowserContext> {
       const context = await browser.newContext({ viewport: { width: 420, height: 820 } });
       contexts.push(context);
-      const page = await context.newPage();
-      await page.goto(`${running.url}/chat?session=${session}&user=c-100&agent=bookstore`);
+      return context;
+    }
+
+    /** Customer c-100 opens the link the host application gave them: signed in, a new conversation. */
+    async function customer(id = 'c-100'): Promise<Page> {
+      const page = await (await customerContext()).newPage();
+      await page.goto(`${running.url}/chat?token=${await customerToken(id)}`);
+      await page.waitForURL(`${running.url}/chat`);
       return page;
     }
 
-    async function say(chat: Page, text: string): Promise<void> {
+    /** Sends a message; returns the conversation's session id, which the server chose. */
+    async function say(chat: Page, text: string): Promise<string> {
       await chat.getByLabel('Message').fill(text);
       await chat.getByRole('button', { name: 'Send' }).click();
-      await chat.waitForLoadState();
+      await chat.waitForURL(/\/chat\?session=/);
+      return new URL(chat.url()).searchParams.get('session')!;
+    }
+
+    /** A page on another site (localhost is not 127.0.0.1's site), serving `html`. */
+    async function otherSite(html: string): Promise<{ url: string; close(): Promise<void> }> {
+      const site: Server = createHttpServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/html' });
+        response.end(html);
+      });
+      await new Promise<void>((done) => site.listen(0, '127.0.0.1', done));
+      const { port } = site.address() as AddressInfo;
+      return {
+        url: `http://localhost:${port}/`,
+        close: () => new Promise<void>((done) => site.close(() => done())),
+      };
     }
 
     const pendingId = async (session: string): Promise<string> => {
@@ -104,12 +127,12 @@ describe.skipIf(browserMissing)(
       expect(run.status).toBe(200);
       const inbox = await signedIn(tokens.mia);
       await inbox.getByText('No requests are waiting.').waitFor();
-      const chat = await customer('web-approve');
-      await say(chat, 'Please cancel my order 1044.');
+      const chat = await customer();
+      const session = await say(chat, 'Please cancel my order 1044.');
       await chat.getByText('Waiting for approval').waitFor();
 
       // No reload: the card arrives over Server-Sent Events.
-      const id = await pendingId('web-approve');
+      const id = await pendingId(session);
       const card = inbox.locator(`[id="${id}"]`);
       await card.waitFor();
       expect(await card.textContent()).toContain('cancel_order');
@@ -132,15 +155,14 @@ describe.skipIf(browserMissing)(
       await chat.screenshot({ path: join(shots, 'chat.png'), fullPage: true });
 
       expect(await orderStatus(store, 1044)).toBe('Cancelled');
-      const executions = await store.listExecutions({ session: 'web-approve' });
+      const executions = await store.listExecutions({ session });
       expect(executions).toMatchObject([{ requestId: id, status: 'succeeded', tool: 'cancel_order' }]);
       expect((await store.getApproval(id))?.decision?.by).toBe('mia');
     });
 
     it('rejecting with a reason: the customer reads it in the chat', async () => {
-      const chat = await customer('web-reject');
-      await say(chat, 'Please cancel my order 1043.');
-      const id = await pendingId('web-reject');
+      const chat = await customer();
+      const id = await pendingId(await say(chat, 'Please cancel my order 1043.'));
       const approver = await signedIn(tokens.mia);
       await approver.goto(`${running.url}/approvals/${id}`);
       await approver.getByText('Please cancel my order 1043.').waitFor();
@@ -179,9 +201,8 @@ describe.skipIf(browserMissing)(
     });
 
     it('a forged form from another site is refused and decides nothing', async () => {
-      const chat = await customer('web-csrf');
-      await say(chat, 'Please cancel my order 1044.');
-      const id = await pendingId('web-csrf');
+      const chat = await customer();
+      const id = await pendingId(await say(chat, 'Please cancel my order 1044.'));
       const victim = await signedIn(tokens.alice);
       // The attacker's page: another origin on loopback posting to the inbox.
       const attacker: Server = createHttpServer((_request, response) => {
@@ -203,9 +224,9 @@ describe.skipIf(browserMissing)(
     });
 
     it('two approvers decide the same request at once: one wins, the other sees who decided first', async () => {
-      const chat = await customer('web-race');
-      await say(chat, 'Please cancel my order 1044.');
-      const id = await pendingId('web-race');
+      const chat = await customer();
+      const session = await say(chat, 'Please cancel my order 1044.');
+      const id = await pendingId(session);
       const [alice, mia] = [await signedIn(tokens.alice), await signedIn(tokens.mia)];
       await alice.goto(`${running.url}/approvals/${id}`);
       await mia.goto(`${running.url}/approvals/${id}`);
@@ -219,11 +240,115 @@ describe.skipIf(browserMissing)(
       const [won, lost] = winner === 'alice' ? [alice, mia] : [mia, alice];
       await won.getByText('Approved. The agent replied').waitFor();
       await lost.getByText(`already approved by ${winner}`).waitFor();
-      expect(await store.listExecutions({ session: 'web-race' })).toHaveLength(1);
+      expect(await store.listExecutions({ session })).toHaveLength(1);
+    });
+
+    it('the sign-in link leaves no token behind and sets a cookie scripts cannot read', async () => {
+      const context = await customerContext();
+      const page = await context.newPage();
+      const signedOut = await page.goto(`${running.url}/chat`);
+      expect(signedOut?.status()).toBe(401);
+      await page.getByText('The chat opens from a link that signs you in').waitFor();
+      await page.goto(`${running.url}/chat?token=${await customerToken('c-100')}`);
+      await page.getByText('as c-100, new conversation').waitFor();
+      expect(page.url()).toBe(`${running.url}/chat`);
+      const href = await page.evaluate(
+        () => (globalThis as unknown as { location: { href: string } }).location.href,
+      );
+      expect(href).not.toContain('token');
+      expect(
+        await page.evaluate(
+          () => (globalThis as unknown as { document: { cookie: string } }).document.cookie,
+        ),
+      ).toBe('');
+      const [cookie] = await context.cookies(`${running.url}/chat`);
+      expect(cookie).toMatchObject({
+        name: 'countersign_chat',
+        httpOnly: true,
+        sameSite: 'Lax',
+        path: '/chat',
+      });
+      // Back goes to the page before the link, not to a URL holding the token.
+      await page.goBack();
+      expect(page.url()).toBe(`${running.url}/chat`);
+    });
+
+    it("c-999 signed in sees none of c-100's conversation", async () => {
+      const c100 = await customer();
+      const session = await say(c100, 'Please cancel my order 1044.');
+      const c999 = await customer('c-999');
+      const response = await c999.goto(`${running.url}/chat?session=${session}`);
+      expect(response?.status()).toBe(404);
+      await c999.getByText(`You have no conversation ${session}.`).waitFor();
+      expect(await c999.content()).not.toContain('1044');
+    });
+
+    it('the cookie cannot be set from another site, and another site cannot post as the customer', async () => {
+      const token = await customerToken('c-100');
+      const link = `${running.url}/chat?token=${token}`;
+      const embedding =
+        await otherSite(`<img src="${link}&via=image"><iframe src="${link}&via=iframe"></iframe>
+        <script>fetch(${JSON.stringify(`${link}&via=fetch`)}, { mode: 'no-cors', credentials: 'include' })</script>`);
+      const context = await customerContext();
+      const page = await context.newPage();
+      try {
+        // Each request settles as answered or failed: the browser blocks the image's HTML
+        // answer (ORB) and the framed page (frame-ancestors) after the server refused them.
+        const answers = new Map<string, number>();
+        const settled = new Set<string>();
+        const all = new Promise<void>((done) => {
+          const settle = (request: { url(): string }) => {
+            const via = new URL(request.url()).searchParams.get('via');
+            if (!request.url().startsWith(link) || !via) return;
+            settled.add(via);
+            if (settled.size === 3) done();
+          };
+          page.on('response', (response) => {
+            const via = new URL(response.url()).searchParams.get('via');
+            if (response.url().startsWith(link) && via) answers.set(via, response.status());
+          });
+          page.on('requestfinished', settle);
+          page.on('requestfailed', settle);
+        });
+        await page.goto(embedding.url);
+        await all;
+        expect(answers.get('iframe')).toBe(403);
+        expect(answers.get('fetch')).toBe(403);
+        expect(await context.cookies(`${running.url}/chat`)).toEqual([]);
+      } finally {
+        await embedding.close();
+      }
+
+      // The host application's page links to the chat: following the link signs in (Lax).
+      const host = await otherSite(`<a href="${link}">Open the chat</a>`);
+      try {
+        await page.goto(host.url);
+        await page.getByRole('link', { name: 'Open the chat' }).click();
+        await page.getByText('as c-100, new conversation').waitFor();
+      } finally {
+        await host.close();
+      }
+      const session = await say(page, 'Where is my order 1044?');
+      const before = (await store.loadMessages(session)).length;
+
+      // A form on another site posting into the conversation: the browser withholds the cookie.
+      const csrf = await page.locator('input[name="csrf"]').inputValue();
+      const attacker = await otherSite(`<form id="f" method="post" action="${running.url}/chat/send">
+        <input name="session" value="${session}"><input name="csrf" value="${csrf}">
+        <input name="text" value="Please cancel my order 1044."></form>
+        <script>document.getElementById('f').submit()</script>`);
+      try {
+        const posted = page.waitForResponse((r) => r.url() === `${running.url}/chat/send`);
+        await page.goto(attacker.url);
+        expect((await posted).status()).toBe(401);
+      } finally {
+        await attacker.close();
+      }
+      expect(await store.loadMessages(session)).toHaveLength(before);
     });
 
     it('is readable on a phone', async () => {
-      const chat = await customer('web-phone');
+      const chat = await customer();
       await say(chat, 'Please cancel my order 1044.');
       const phone = await signedIn(tokens.alice, { width: 390, height: 844 });
       await phone.locator('article.card').first().waitFor();

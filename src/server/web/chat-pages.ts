@@ -2,32 +2,26 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import { html, type SafeHtml } from './html.ts';
 
+/** One conversation of the signed-in customer; `session` is null until the first message. */
 export interface ChatTarget {
-  session: string;
-  user: string;
+  session: string | null;
+  customer: string;
   agent: string;
 }
 
-export function chatQuery(target: ChatTarget): string {
-  return new URLSearchParams({ session: target.session, user: target.user, agent: target.agent }).toString();
+/** What a visitor without a valid chat sign-in sees, on every chat page. */
+export function chatSignedOutBody(problem: string): SafeHtml {
+  return html`<h1>Sign in to the chat</h1>
+  <p role="alert">${problem}</p>
+  <p>The chat opens from a link that signs you in: open it from your account on the shop's site.
+  Links last a limited time; if yours has run out, ask there for a new one.</p>
+  <p class="hint">Trying the countersign demo? Open the Chat link that <code>npm start</code> printed.</p>`;
 }
 
-export function chatStartBody(defaults: ChatTarget, agents: string[]): SafeHtml {
-  return html`<h1>Customer chat</h1>
-  <p class="hint">A demo page: pick a conversation and the customer you are. Anyone who can open this page can speak as any customer, so production servers leave it off.</p>
-  <form method="get" action="/chat" class="login">
-    <label for="session">Conversation (session id)</label>
-    <input id="session" name="session" value="${defaults.session}" required pattern="[A-Za-z0-9][A-Za-z0-9._:@\\-]{0,127}">
-    <label for="user">Customer id</label>
-    <input id="user" name="user" value="${defaults.user}" required pattern="[A-Za-z0-9][A-Za-z0-9._:@\\-]{0,127}">
-    ${
-      agents.length > 1
-        ? html`<label for="agent">Agent</label>
-          <select id="agent" name="agent">${agents.map((name) => html`<option${name === defaults.agent ? html` selected` : ''}>${name}</option>`)}</select>`
-        : html`<input type="hidden" name="agent" value="${defaults.agent}">`
-    }
-    <button type="submit">Start chatting</button>
-  </form>`;
+export function chatMissingBody(session: string): SafeHtml {
+  return html`<h1>Not found</h1>
+  <p role="alert">You have no conversation ${session}.</p>
+  <p><a href="/chat">Start a new conversation</a></p>`;
 }
 
 /** What the customer sees: their words, the agent's replies, and whether a person is deciding. */
@@ -50,16 +44,21 @@ export function chatLog(messages: StoredMessage[], pending: HttpApprovalView[]):
   )}`;
 }
 
-export function chatBody(target: ChatTarget, log: SafeHtml): SafeHtml {
-  return html`<h1>Chat <span class="hint">as ${target.user}, conversation ${target.session}</span></h1>
-  <div id="chat-log" aria-live="polite" data-query="${chatQuery(target)}">${log}</div>
+export function chatBody(target: ChatTarget, log: SafeHtml, csrf: string, agents: string[]): SafeHtml {
+  const agentField =
+    target.session === null && agents.length > 1
+      ? html`<label for="agent">Agent</label>
+        <select id="agent" name="agent">${agents.map((name) => html`<option${name === target.agent ? html` selected` : ''}>${name}</option>`)}</select>`
+      : html`<input type="hidden" name="agent" value="${target.agent}">`;
+  return html`<h1>Chat <span class="hint">as ${target.customer}${target.session ? html`, conversation ${target.session}` : ', new conversation'}</span></h1>
+  <div id="chat-log" aria-live="polite"${target.session ? html` data-session="${target.session}"` : ''}>${log}</div>
   <form method="post" action="/chat/send" class="send">
-    <input type="hidden" name="session" value="${target.session}">
-    <input type="hidden" name="user" value="${target.user}">
-    <input type="hidden" name="agent" value="${target.agent}">
+    <input type="hidden" name="csrf" value="${csrf}">
+    ${target.session ? html`<input type="hidden" name="session" value="${target.session}">` : ''}
+    ${agentField}
     <label for="text">Message</label>
     <textarea id="text" name="text" rows="2" required maxlength="20000"></textarea>
     <button type="submit">Send</button>
   </form>
-  <p><a href="/chat">Switch conversation or customer</a></p>`;
+  ${target.session ? html`<p><a href="/chat">Start a new conversation</a></p>` : ''}`;
 }

@@ -2,8 +2,9 @@
 // raised or decided, the agent answers), re-read the conversation from the server.
 (() => {
   const log = document.getElementById('chat-log');
-  if (!log || !('EventSource' in window)) return;
-  const query = new URLSearchParams(log.dataset.query);
+  const session = log?.dataset.session;
+  if (!log || !session || !('EventSource' in window)) return;
+  const query = new URLSearchParams({ session });
   let refreshing = Promise.resolve();
   const refresh = () => {
     refreshing = refreshing
@@ -16,7 +17,7 @@
       })
       .catch(() => undefined);
   };
-  const source = new EventSource(`/chat/events?session=${encodeURIComponent(query.get('session') ?? '')}`);
+  const source = new EventSource(`/chat/events?${query}`);
   let opened = false;
   source.addEventListener('ready', () => {
     if (opened) refresh();
