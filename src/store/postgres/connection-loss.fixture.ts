@@ -51,7 +51,7 @@ async function call(n: number): Promise<void> {
     ]);
   } else if (kind === 1) {
     await store.appendAudit(
-      [{ kind: 'rule.created', session: null, requestId: null, actor: 'load', data: { n } }],
+      [{ kind: 'execution.started', session: null, requestId: null, actor: 'load', data: { n } }],
       new Date().toISOString(),
     );
   } else {
