@@ -106,3 +106,60 @@ export async function dropSchema(schema: string): Promise<void> {
 export function storeUrl(schema: string): string {
   return `${TEST_PG_URL}${TEST_PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
 }
+
+/**
+ * Ends every backend whose application_name is `applicationName` — the connections of the
+ * one process a test gave that name, never those of other tests sharing the server.
+ * Resolves with how many were terminated.
+ */
+export async function terminateBackends(applicationName: string): Promise<number> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ ended: boolean }>(
+      'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+      [applicationName],
+    );
+    return rows.filter((row) => row.ended).length;
+  });
+}
+
+/** The pids of the backends named `applicationName` whose last statement was `query`. */
+export async function backendsRunning(applicationName: string, query: string): Promise<number[]> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query = $2 ORDER BY pid',
+      [applicationName, query],
+    );
+    return rows.map((row) => row.pid);
+  });
+}
+
+/** `url` with `application_name` set, so a test can find (and end) that process's connections. */
+export function withApplicationName(url: string, applicationName: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}application_name=${applicationName}`;
+}
+
+/**
+ * Waits until one of the backends named `applicationName` is running a statement (one whose
+ * text contains `busyWith`, when given), then ends them all, so the termination lands on work
+ * in flight. Resolves with how many were ended, or 0 if none was busy within `timeoutMs`.
+ */
+export async function terminateBackendsWhenBusy(
+  applicationName: string,
+  options: { busyWith?: string; timeoutMs?: number } = {},
+): Promise<number> {
+  return withAdmin(async (client) => {
+    const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ ended: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = $1 AND pid <> pg_backend_pid()
+            AND EXISTS (SELECT 1 FROM pg_stat_activity
+                         WHERE application_name = $1 AND state = 'active' AND position($2 in query) > 0)`,
+        [applicationName, options.busyWith ?? ''],
+      );
+      const ended = rows.filter((row) => row.ended).length;
+      if (ended > 0) return ended;
+    }
+    return 0;
+  });
+}

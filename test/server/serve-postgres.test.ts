@@ -1,34 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { binPath } from '../helpers/cli.ts';
 import { contractFetch } from '../helpers/openapi-contract.ts';
 import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/postgres.ts';
+import { type ServeProcess, startServe } from '../helpers/serve-process.ts';
 
 const pg = await postgresForTests();
 
 const tokens = 'svc:service:svc-token-123456,ann:support+manager:ann-token-123456';
 
-async function serve(store: string): Promise<{ base: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [binPath, 'serve', '--port', '0'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      COUNTERSIGN_STORE: store,
-      COUNTERSIGN_TOKENS: tokens,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /Inbox: (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
-      if (match && out.includes('Press Ctrl+C')) resolve(match[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  return { base, child };
-}
+const serve = (store: string) => startServe({ COUNTERSIGN_STORE: store, COUNTERSIGN_TOKENS: tokens });
 
 /**
  * Two server instances on one PostgreSQL schema: what happens on one reaches the browsers of
@@ -37,17 +16,17 @@ async function serve(store: string): Promise<{ base: string; child: ChildProcess
  */
 describe.skipIf(pg === null)('serve: several instances on PostgreSQL share their events', () => {
   const schema = freshSchema('serve');
-  const children: ChildProcess[] = [];
+  const children: ServeProcess[] = [];
   afterAll(async () => {
-    for (const child of children) child.kill('SIGTERM');
+    for (const child of children) await child.stop();
     await dropSchema(schema);
   });
 
   it('a decision on instance A streams to a client of instance B', async () => {
     const a = await serve(storeUrl(schema));
-    children.push(a.child);
+    children.push(a);
     const b = await serve(storeUrl(schema));
-    children.push(b.child);
+    children.push(b);
 
     const stream = await fetch(`${b.base}/v1/events`, {
       headers: { authorization: 'Bearer ann-token-123456' },

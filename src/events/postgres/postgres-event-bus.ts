@@ -1,4 +1,5 @@
 import type { Client, Pool } from 'pg';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import type { CountersignEvent, EventBus, EventListener } from '../event-bus.ts';
 
 export interface PostgresEventBusOptions {
@@ -229,7 +230,18 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     async publish(event: CountersignEvent) {
       if (closed) throw new Error('The PostgreSQL event bus is closed.');
       const payload = encodeNotification(event);
-      await (await publisher()).query('SELECT pg_notify($1, $2)', [channel, payload]);
+      try {
+        await (await publisher()).query('SELECT pg_notify($1, $2)', [channel, payload]);
+      } catch (error) {
+        // pool.query closes a connection that failed under it; the next publish opens another.
+        throw new StoreUnavailableError(
+          `The event could not be published on PostgreSQL channel ${channel} (PostgreSQL: ${(error as Error).message}).`,
+          {
+            hint: 'Events are notifications, not the record: the change itself is in the store. Check that PostgreSQL is running and reachable.',
+            cause: error,
+          },
+        );
+      }
     },
 
     subscribe(listener: EventListener) {

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
+import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
-import { isRetryable, translatePgError } from './pg-errors.ts';
+import { connectionLostError, isConnectionLost, isRetryable, translatePgError } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 
 export type Row = Record<string, unknown>;
@@ -59,7 +60,52 @@ export async function openPool(connectionString: string, options: PoolOptions): 
   // An idle connection that dies (server restart, network blip) is reported here and dropped
   // from the pool; without a listener the 'error' event would crash the process.
   pool.on('error', () => {});
+  // pg-pool takes its own 'error' listener off a client while it is checked out, and a socket
+  // that dies then (a terminated backend, a restart) emits 'error' on the client, which unheard
+  // ends the process. Listening per checkout is not enough: the server's goodbye can arrive in
+  // the same packet as the reply that completed the checkout, before any caller code runs. So
+  // every client is listened to for its whole life; the statement in flight rejects by itself,
+  // and the listener only remembers that the connection is gone, so it is closed on release.
+  pool.on('connect', (client) => {
+    client.on('error', (error: Error) => {
+      if (!lostClients.has(client)) lostClients.set(client, error);
+    });
+  });
   return pool;
+}
+
+/** The error each pooled connection reported when it died, if it did. */
+const lostClients = new WeakMap<PoolClient, Error>();
+
+/** A connection checked out of the pool, listened to for as long as it is out. */
+interface Lease {
+  client: PoolClient;
+  /** The error the connection itself reported while checked out, if any. */
+  lost(): Error | undefined;
+  /** Marks the connection to be closed on release instead of pooled. */
+  discard(): void;
+  /** Returns it to the pool, or closes it if it failed, was discarded or `error` is given. */
+  release(error?: Error): void;
+}
+
+function lease(client: PoolClient): Lease {
+  let discarded = false;
+  let released = false;
+  return {
+    client,
+    lost: () => lostClients.get(client),
+    discard() {
+      discarded = true;
+    },
+    release(error) {
+      if (released) return;
+      released = true;
+      const reason =
+        lostClients.get(client) ?? error ?? (discarded ? new Error('discarded after a failure') : undefined);
+      // With a reason pg-pool closes the connection instead of pooling it.
+      client.release(reason);
+    },
+  };
 }
 
 /**
@@ -80,7 +126,7 @@ export function createConnection(pool: Pool, target: string): Connection {
     return name;
   }
 
-  function queryOn(client: Pool | PoolClient): Query {
+  function queryOn(client: PoolClient): Query {
     return async (text, values = []) => {
       const result = await client.query({ name: nameOf(text), text, values: [...values] });
       return result.rows as Row[];
@@ -95,34 +141,69 @@ export function createConnection(pool: Pool, target: string): Connection {
     }
   }
 
-  async function checkout(): Promise<PoolClient> {
+  async function checkout(): Promise<Lease> {
     assertOpen();
+    let client: PoolClient;
     try {
-      return await pool.connect();
+      client = await pool.connect();
     } catch (error) {
       throw translatePgError(error, target, true);
     }
+    return lease(client);
   }
 
-  async function inTransaction<T>(begin: string, work: (query: Query) => Promise<T>): Promise<T> {
-    const client = await checkout();
+  /** Runs `work` on a leased connection, which is closed instead of pooled if the work failed on it. */
+  async function onLease<T>(work: (held: Lease) => Promise<T>): Promise<T> {
+    const held = await checkout();
     let broken: Error | undefined;
     try {
-      await client.query(begin);
-      const result = await work(queryOn(client));
-      await client.query('COMMIT');
-      return result;
+      return await work(held);
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        // The connection is unusable; release(error) closes it instead of pooling it.
-        broken = rollbackError as Error;
-      }
+      if (isConnectionLost(error)) broken = error as Error;
       throw error;
     } finally {
-      client.release(broken);
+      held.release(broken);
     }
+  }
+
+  function autocommit(text: string, values?: readonly unknown[]): Promise<Row[]> {
+    return onLease(async (held) => {
+      try {
+        return await queryOn(held.client)(text, values);
+      } catch (error) {
+        if (!isConnectionLost(error) && held.lost() === undefined) throw error;
+        held.discard();
+        throw connectionLostError(error, target, /^\s*SELECT\b/i.test(text) ? 'read' : 'unknown');
+      }
+    });
+  }
+
+  function inTransaction<T>(begin: string, work: (query: Query) => Promise<T>): Promise<T> {
+    return onLease(async (held) => {
+      const { client } = held;
+      let committing = false;
+      try {
+        await client.query(begin);
+        const result = await work(queryOn(client));
+        committing = true;
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        if (isConnectionLost(error) || held.lost() !== undefined) {
+          // No ROLLBACK to send: the server ends the transaction with the session.
+          held.discard();
+          if (CountersignError.is(error) && !isConnectionLost(error)) throw error;
+          throw connectionLostError(error, target, committing ? 'unknown' : 'rolled-back');
+        }
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          // The connection is unusable; it is closed instead of pooled.
+          held.discard();
+        }
+        throw error;
+      }
+    });
   }
 
   async function translated<T>(work: () => Promise<T>): Promise<T> {
@@ -135,20 +216,28 @@ export function createConnection(pool: Pool, target: string): Connection {
   }
 
   return {
-    query: (text, values) => translated(() => queryOn(pool)(text, values)),
+    query: (text, values) => translated(() => autocommit(text, values)),
     transaction: (work) => translated(() => inTransaction('BEGIN', work)),
     snapshotRead: (work) =>
       translated(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),
     async withClient(work) {
-      const client = await checkout();
-      let broken: Error | undefined;
+      // Not retried as a whole: the work runs its own transactions (migrations) and knows how.
       try {
-        return await work(async (text, values = []) => (await client.query(text, [...values])).rows as Row[]);
+        return await onLease(async (held) => {
+          try {
+            return await work(
+              async (text, values = []) => (await held.client.query(text, [...values])).rows as Row[],
+            );
+          } catch (error) {
+            // Whatever the work left open (a migration's transaction) must not reach the next user.
+            held.discard();
+            if (isConnectionLost(error) || held.lost() !== undefined)
+              throw connectionLostError(error, target, 'unknown');
+            throw error;
+          }
+        });
       } catch (error) {
-        broken = error as Error;
         throw translatePgError(error, target);
-      } finally {
-        client.release(broken);
       }
     },
     async close() {

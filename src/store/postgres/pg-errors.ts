@@ -43,6 +43,43 @@ export function isRetryable(error: unknown): boolean {
   return state !== undefined && RETRYABLE.has(state);
 }
 
+/**
+ * The connection died under a statement: the socket closed or errored, or the server ended
+ * the session (57P01 after pg_terminate_backend or a fast shutdown, 57P02 after a crash of
+ * another backend, class 08).
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return state.startsWith('08') || state === '57P01' || state === '57P02';
+  return isConnectionFailure(error);
+}
+
+/**
+ * What a statement in flight learns when its connection drops. `outcome` is what can be
+ * known about the work: `rolled-back` when it was a transaction whose COMMIT had not been
+ * sent (PostgreSQL discards it), `read` when it changed nothing, `unknown` when a COMMIT or
+ * an autocommit write was on the wire and may have taken effect before the drop.
+ */
+export function connectionLostError(
+  error: unknown,
+  target: string,
+  outcome: 'rolled-back' | 'read' | 'unknown',
+): StoreUnavailableError {
+  const detail = error instanceof Error ? error.message : String(error);
+  const saved = {
+    'rolled-back': 'Nothing was saved: PostgreSQL rolled the unfinished transaction back.',
+    read: 'Nothing was changed.',
+    unknown: 'The change may or may not have been saved; check before repeating it.',
+  }[outcome];
+  return new StoreUnavailableError(
+    `The connection to the store at ${target} was lost while a statement was running (PostgreSQL: ${detail}).`,
+    {
+      hint: `${saved} Try again in a moment: countersign opens a new connection by itself. If it keeps failing, check that PostgreSQL is running and reachable.`,
+      cause: error,
+    },
+  );
+}
+
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error) || CountersignError.is(error)) return false;
   const code = codeOf(error);
