@@ -13,6 +13,7 @@ import { exportSession, importSession } from '../agent/session-transfer.ts';
 import type { TurnResult } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
+import { parseJsonText } from '../core/parse-json.ts';
 import { describeModel } from '../model/resolve-model.ts';
 import type { CliContext } from './context.ts';
 import { requireArg } from './context.ts';
@@ -301,14 +302,17 @@ export const commands: Record<string, Command> = {
     }
     if (action === 'import') {
       const file = requireArg(target, 'countersign session import FILE');
-      let parsed: unknown;
+      let text: string;
       try {
-        parsed = JSON.parse(await readFile(file, 'utf8'));
+        text = await readFile(file, 'utf8');
       } catch (cause) {
         throw new InvalidInputError(`Cannot import ${file}: ${(cause as Error).message}.`, {
           hint: 'Give the path of a file written by `countersign session export`.',
         });
       }
+      const parsed = parseJsonText(text, `Cannot import ${file}: the file`, {
+        hint: 'Give the path of a file written by `countersign session export`.',
+      });
       const snapshot = await importSession(store, parsed, decider(values));
       const summary = {
         session: snapshot.session.id,

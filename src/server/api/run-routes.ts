@@ -1,25 +1,23 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
-import type { JsonValue } from '../../core/json.ts';
+import { jsonValue } from '../../core/json-schema.ts';
 import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerEnv } from '../server-context.ts';
 import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
 import { SERVICE_ROLE } from './session-routes.ts';
 
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
-);
-
 export const startRunBody = z.strictObject({
   workflow: z.string().min(1).describe('The workflow to run, e.g. refund'),
   run: z.string().min(1).describe('The run id you choose, e.g. refund-1040'),
-  input: json.describe("The run's input, e.g. 1040"),
+  input: jsonValue.describe("The run's input, e.g. 1040"),
 });
 
 export const respondBody = z.strictObject({
-  response: json.describe('The answer, in the port\'s response schema, e.g. {"approved": true, "note": "…"}'),
+  response: jsonValue.describe(
+    'The answer, in the port\'s response schema, e.g. {"approved": true, "note": "…"}',
+  ),
 });
 
 export const resumeBody = z.strictObject({

@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
+import type { ServerOptions } from '../../src/server/create-server.ts';
+import { type RunningServer, startServer } from '../../src/server/start-server.ts';
+import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
+import { raiseCancel, type TestServer, testServer, tokens } from './helpers.ts';
+
+/** The server on a loopback port, driven with fetch: what a browser or client really sends. */
+interface Live {
+  server: TestServer;
+  url: string;
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  signIn(token?: string): Promise<{ cookie: string; csrf: string }>;
+}
+
+const running: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.close();
+});
+
+async function live(overrides: Partial<ServerOptions> = {}): Promise<Live> {
+  const server = testServer({
+    workflows: [refundWorkflow],
+    checkpoints: createMemoryCheckpointStore(),
+    ...overrides,
+  });
+  const http = await startServer(server, { host: '127.0.0.1', port: 0 });
+  running.push(http);
+  const fetchLive = (path: string, init: RequestInit = {}) =>
+    fetch(`${http.url}${path}`, { redirect: 'manual', ...init });
+  return {
+    server,
+    url: http.url,
+    fetch: fetchLive,
+    async signIn(token = tokens.alice) {
+      const login = await fetchLive('/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, next: '/' }),
+      });
+      expect(login.status).toBe(303);
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const inbox = await (await fetchLive('/', { headers: { cookie } })).text();
+      const csrf = /name="csrf" value="([^"]+)"/.exec(inbox)![1]!;
+      return { cookie, csrf };
+    },
+  };
+}
+
+function nested(depth: number, leaf = '1'): string {
+  return `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+}
+
+const hostileNexts = [
+  '/\t/evil.example/x',
+  '/\n/evil.example/x',
+  '/\r\nSet-Cookie: x=1',
+  '//evil.example/x',
+  '/\\evil.example/x',
+  '\\/evil.example',
+  'https://evil.example/',
+  'javascript:alert(1)',
+  '/ /evil.example',
+  '/\u0000/evil.example',
+  '/\u007f/evil.example',
+  '/\u20ac',
+  '/approvals/x//evil.example',
+  '',
+];
+
+describe('the web edge, over real HTTP on loopback', () => {
+  it('after sign-in, `next` only ever leads to a path on this site, and never fails', async () => {
+    const { fetch, signIn } = await live();
+    const { cookie } = await signIn();
+    for (const next of hostileNexts) {
+      const query = `/login?next=${encodeURIComponent(next)}`;
+      const already = await fetch(query, { headers: { cookie } });
+      expect(already.status, JSON.stringify(next)).toBe(303);
+      expect(already.headers.get('location'), JSON.stringify(next)).toBe('/');
+      const form = await fetch(query);
+      expect(form.status).toBe(200);
+      expect(await form.text()).toContain('name="next" value="/"');
+      const posted = await fetch('/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: tokens.alice, next }),
+      });
+      expect(posted.status, JSON.stringify(next)).toBe(303);
+      expect(posted.headers.get('location'), JSON.stringify(next)).toBe('/');
+    }
+    // The exact URL from the report, percent-encoded as a browser sends it.
+    const tab = await fetch('/login?next=/%09/evil.example/x', { headers: { cookie } });
+    expect(tab.headers.get('location')).toBe('/');
+    const lf = await fetch('/login?next=/%0a/evil.example/x', { headers: { cookie } });
+    expect([lf.status, lf.headers.get('location')]).toEqual([303, '/']);
+    // Our own paths survive, query and all.
+    const own = await fetch(`/login?next=${encodeURIComponent('/approvals/apr_1?flash=a%20b')}`, {
+      headers: { cookie },
+    });
+    expect(own.headers.get('location')).toBe('/approvals/apr_1?flash=a%20b');
+  });
+
+  it('a sign-out from another site (or without the form token) is refused and the person stays signed in', async () => {
+    const { fetch, signIn } = await live();
+    const { cookie, csrf } = await signIn();
+    const attempts: RequestInit[] = [
+      // What a cross-site form sends (were the cookie sent at all).
+      { headers: { cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } },
+      { headers: { cookie, 'sec-fetch-site': 'cross-site' }, body: new URLSearchParams({ csrf }) },
+      { headers: { cookie }, body: new URLSearchParams({}) },
+      { headers: { cookie }, body: new URLSearchParams({ csrf: `${csrf}x` }) },
+    ];
+    for (const init of attempts) {
+      const refused = await fetch('/logout', { method: 'POST', ...init });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('set-cookie')).toBeNull();
+      expect((await fetch('/', { headers: { cookie } })).status).toBe(200);
+    }
+    const anonymous = await fetch('/logout', { method: 'POST' });
+    expect([anonymous.status, anonymous.headers.get('set-cookie')]).toEqual([303, null]);
+
+    // An Origin naming another port of the same host is another site too.
+    const otherPort = await fetch('/logout', {
+      method: 'POST',
+      headers: { cookie, origin: 'http://127.0.0.1:1' },
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(otherPort.status).toBe(403);
+    const own = await fetch('/logout', {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(own.status).toBe(303);
+    expect(own.headers.get('location')).toBe('/login');
+    expect(own.headers.get('set-cookie')).toMatch(/countersign_session=;/);
+    expect((await fetch('/', { headers: { cookie } })).status).toBe(303);
+  });
+
+  it('JSON nested past 64 levels is 400 INVALID_INPUT on every route that reads JSON, never 500', async () => {
+    const { fetch, server } = await live();
+    const id = await raiseCancel(server);
+    const post = (path: string, body: string, as: keyof typeof tokens = 'mia') =>
+      fetch(path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens[as]}`, 'content-type': 'application/json' },
+        body,
+      });
+    const expectTooDeep = async (response: Response) => {
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('INVALID_INPUT');
+      expect(body.error.message).toContain('deeper than 64 levels');
+    };
+    // The decision's tolerated extras, 30,000 deep (the report's case), and just past the limit.
+    await expectTooDeep(
+      await post(`/v1/approvals/${id}/decision`, `{"approved":true,"x":${nested(30_000)}}`),
+    );
+    await expectTooDeep(await post(`/v1/approvals/${id}/decision`, `{"approved":true,"x":${nested(64)}}`));
+    await expectTooDeep(
+      await post('/v1/runs', `{"workflow":"refund","run":"deep","input":${nested(2_000)}}`, 'svc'),
+    );
+    await expectTooDeep(
+      await post(
+        `/v1/sessions/s-deep/messages`,
+        `{"text":"hi","user":"c-1","agent":"bookstore","x":${nested(5_000)}}`,
+        'svc',
+      ),
+    );
+    const started = await post('/v1/runs', '{"workflow":"refund","run":"r1","input":1040}', 'svc');
+    const run = (await started.json()) as { requests: Array<{ id: string }> };
+    const requestId = run.requests[0]!.id;
+    await expectTooDeep(
+      await post(`/v1/runs/r1/requests/${requestId}/response`, `{"response":${nested(2_000)}}`),
+    );
+    // The decision still stands to be made: nothing was lost.
+    const decided = await post(`/v1/approvals/${id}/decision`, `{"approved":true,"x":${nested(63)}}`);
+    expect(decided.status).toBe(200);
+    const answered = await post(
+      `/v1/runs/r1/requests/${requestId}/response`,
+      '{"response":{"approved":true,"note":"ok"}}',
+    );
+    expect(answered.status).toBe(200);
+  });
+
+  it('the inbox answer form refuses a too-deep JSON answer with a message, not a 500', async () => {
+    const { fetch, signIn, server } = await live();
+    const { cookie, csrf } = await signIn(tokens.mia);
+    const started = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: { workflow: 'refund', run: 'r2', input: 1040 },
+    });
+    const requestId = started.json.requests[0].id as string;
+    const answered = await fetch(`/runs/r2/requests/${requestId}/respond`, {
+      method: 'POST',
+      headers: { cookie },
+      body: new URLSearchParams({ csrf, json: nested(2_000) }),
+    });
+    expect(answered.status).toBe(303);
+    const page = await (await fetch(answered.headers.get('location')!, { headers: { cookie } })).text();
+    expect(page).toContain('The answer nests deeper than 64 levels');
+  });
+});
