@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { InvalidInputError } from './errors/invalid-input-error.ts';
 import type { JsonValue } from './json.ts';
 import { MAX_JSON_DEPTH, tooDeepMessage } from './json-depth.ts';
+import { jsonEscape, revealInvisible } from './visible-text.ts';
 
 /**
  * How deeply canonicalJson follows a value. Inputs are held to MAX_JSON_DEPTH; what is
@@ -59,10 +60,6 @@ export function bindArgs(args: JsonValue): { argsJson: string; argsHash: string 
  * escaped so an argument can never start a line of its own on a console or in a log.
  */
 export function readableJson(value: unknown): string {
-  // JSON already escapes C0 controls; DEL, C1 controls, line/paragraph separators and bidi
-  // overrides would still reach a terminal raw.
-  return canonicalJson(value).replace(
-    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  // Only inside strings (canonical JSON has no whitespace), where \uXXXX keeps it valid JSON.
+  return revealInvisible(canonicalJson(value), jsonEscape);
 }

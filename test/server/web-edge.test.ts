@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
-import type { ServerOptions } from '../../src/server/create-server.ts';
 import { type RunningServer, startServer } from '../../src/server/start-server.ts';
 import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
 import { raiseCancel, type TestServer, testServer, tokens } from './helpers.ts';
@@ -18,7 +17,7 @@ afterEach(async () => {
   for (const server of running.splice(0)) await server.close();
 });
 
-async function live(overrides: Partial<ServerOptions> = {}): Promise<Live> {
+async function live(overrides: Parameters<typeof testServer>[0] = {}): Promise<Live> {
   const server = testServer({
     workflows: [refundWorkflow],
     checkpoints: createMemoryCheckpointStore(),
