@@ -27,6 +27,7 @@ import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
 import { limitBody } from './http/body-limit.ts';
+import { parseTrustedProxies } from './http/client-address.ts';
 import { toErrorReply } from './http/error-status.ts';
 import { isApiPath, securityHeaders } from './http/security-headers.ts';
 import { ServerError } from './http/server-error.ts';
@@ -66,8 +67,13 @@ export interface ServerOptions {
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
-  /** Failed sign-ins per client address before 429 (default 10 per 15 minutes). */
-  login?: { maxFailures?: number; windowMs?: number };
+  /**
+   * Wrong tokens per client address before they get 429 (default 10 per 15 minutes), and
+   * from all addresses together (default 10 × maxFailures). A correct token always works.
+   */
+  login?: { maxFailures?: number; windowMs?: number; maxFailuresTotal?: number };
+  /** Reverse proxies whose X-Forwarded-For names the client, as in COUNTERSIGN_TRUST_PROXY. */
+  trustProxy?: string;
   secureCookies?: boolean;
   /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
   publicOrigin?: string;
@@ -143,7 +149,9 @@ export function createServer(options: ServerOptions): CountersignServer {
     limiter: createRateLimiter({
       maxFailures: options.login?.maxFailures ?? 10,
       windowMs: options.login?.windowMs ?? 15 * 60_000,
+      ...(options.login?.maxFailuresTotal ? { maxFailuresTotal: options.login.maxFailuresTotal } : {}),
     }),
+    trustedProxies: parseTrustedProxies(options.trustProxy, 'trustProxy'),
     csrfSecret: randomBytes(32),
   };
   const desk = options.workflows?.length ? workflowDesk(options, events) : null;

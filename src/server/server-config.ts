@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { type ApproverEntry, parseApproverEntries } from './auth/approver-tokens.ts';
+import { parseTrustedProxies } from './http/client-address.ts';
 
 export interface EnvServerConfig {
   approvers: ApproverEntry[];
@@ -12,6 +13,8 @@ export interface EnvServerConfig {
   webhook: { url: string; secret: string } | undefined;
   publicOrigin: string | undefined;
   secureCookies: boolean;
+  /** COUNTERSIGN_TRUST_PROXY, checked: the proxies whose X-Forwarded-For is believed. */
+  trustProxy: string | undefined;
 }
 
 /** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks and the public origin. */
@@ -60,6 +63,8 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
       throw new ConfigError(`COUNTERSIGN_WEBHOOK_URL "${url}" is not a URL.`);
     }
   }
+  const trustProxy = env.COUNTERSIGN_TRUST_PROXY?.trim() || undefined;
+  parseTrustedProxies(trustProxy); // refuse a typo at start, not at the first request
   const publicOrigin = env.COUNTERSIGN_PUBLIC_ORIGIN?.trim().replace(/\/+$/, '') || undefined;
   return {
     approvers,
@@ -69,5 +74,6 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
     webhook: url && secret ? { url, secret } : undefined,
     publicOrigin,
     secureCookies: publicOrigin?.startsWith('https:') ?? false,
+    trustProxy,
   };
 }

@@ -199,4 +199,88 @@ describe('the web edge, over real HTTP on loopback', () => {
     const page = await (await fetch(answered.headers.get('location')!, { headers: { cookie } })).text();
     expect(page).toContain('The answer nests deeper than 64 levels');
   });
+
+  describe('wrong tokens are limited per client address; a correct token always works', () => {
+    const wrong = (xff?: string) => ({
+      headers: { authorization: 'Bearer not-a-token-at-all', ...(xff ? { 'x-forwarded-for': xff } : {}) },
+    });
+    const right = (xff?: string) => ({
+      headers: { authorization: `Bearer ${tokens.alice}`, ...(xff ? { 'x-forwarded-for': xff } : {}) },
+    });
+    const signInForm = (token: string) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, next: '/' }),
+    });
+    const statuses = async (edge: Live, inits: RequestInit[]) => {
+      const out: number[] = [];
+      for (const init of inits) out.push((await edge.fetch('/v1/approvals', init)).status);
+      return out;
+    };
+
+    it('ten wrong tokens from one address: the next wrong one is 429, every right one still 200', async () => {
+      const edge = await live();
+      expect(
+        await statuses(
+          edge,
+          Array.from({ length: 10 }, () => wrong()),
+        ),
+      ).toEqual(Array(10).fill(401));
+      const limited = await edge.fetch('/v1/approvals', wrong());
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await edge.fetch('/v1/approvals', right())).status).toBe(200);
+      // The sign-in form shares the count, and a right token still signs in.
+      expect((await edge.fetch('/login', signInForm('not-a-token-at-all'))).status).toBe(429);
+      const signedIn = await edge.fetch('/login', signInForm(tokens.mia));
+      expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, '/']);
+    });
+
+    it('the sign-in form is limited on its own too', async () => {
+      const edge = await live();
+      for (let i = 0; i < 10; i++)
+        expect((await edge.fetch('/login', signInForm(`wrong-token-${i}-0123456789`))).status).toBe(401);
+      const limited = await edge.fetch('/login', signInForm('wrong-token-x-0123456789'));
+      expect(limited.status).toBe(429);
+      expect(await limited.text()).toContain('Too many failed attempts');
+      expect((await edge.fetch('/login', signInForm(tokens.alice))).status).toBe(303);
+    });
+
+    it('X-Forwarded-For is ignored unless the peer is a trusted proxy', async () => {
+      const edge = await live();
+      const rotating = Array.from({ length: 11 }, (_, i) => wrong(`198.51.100.${i}`));
+      expect((await statuses(edge, rotating)).at(-1)).toBe(429);
+    });
+
+    it('behind a trusted proxy: each forwarded client has its own count, and the left of the header proves nothing', async () => {
+      const edge = await live({ trustProxy: 'loopback' });
+      const attacker = '203.0.113.5';
+      const guesses = Array.from({ length: 11 }, (_, i) => wrong(`10.9.9.${i}, ${attacker}`));
+      expect(await statuses(edge, guesses)).toEqual([...Array(10).fill(401), 429]);
+      // Another client behind the same proxy is not affected, and neither is a right token.
+      expect((await edge.fetch('/v1/approvals', wrong('203.0.113.6'))).status).toBe(401);
+      expect((await edge.fetch('/v1/approvals', right(attacker))).status).toBe(200);
+      // A trusted hop on the right is skipped: the proxy chain ends at the attacker.
+      expect((await edge.fetch('/v1/approvals', wrong(`${attacker}, 127.0.0.1`))).status).toBe(429);
+    });
+
+    it('IPv6 clients are counted by /64', async () => {
+      const edge = await live({ trustProxy: '127.0.0.1' });
+      const rotating = Array.from({ length: 11 }, (_, i) =>
+        wrong(`2001:db8:1:2:${i.toString(16)}::${i + 1}`),
+      );
+      expect((await statuses(edge, rotating)).at(-1)).toBe(429);
+      expect((await edge.fetch('/v1/approvals', wrong('2001:db8:1:3::1'))).status).toBe(401);
+    });
+
+    it('guessing spread over many addresses runs into the server-wide budget', async () => {
+      const edge = await live({ trustProxy: 'loopback' });
+      const spread: RequestInit[] = [];
+      for (let address = 0; address < 20; address++)
+        for (let guess = 0; guess < 5; guess++) spread.push(wrong(`192.0.2.${address}`));
+      expect(new Set(await statuses(edge, spread))).toEqual(new Set([401]));
+      expect((await edge.fetch('/v1/approvals', wrong('192.0.2.200'))).status).toBe(429);
+      expect((await edge.fetch('/v1/approvals', right('192.0.2.200'))).status).toBe(200);
+    });
+  });
 });

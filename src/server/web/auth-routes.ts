@@ -22,17 +22,18 @@ export function authRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.post('/login', async (c) => {
     if (!sameOrigin(c, ctx.publicOrigin))
       return errorPage(c, 403, 'This sign-in did not come from this site.');
-    const address = clientAddress(c);
-    const wait = ctx.auth.limiter.blockedFor(address);
+    const address = clientAddress(c, ctx.auth.trustedProxies);
     const form = await c.req.parseBody();
     const next = safeNext(form.next);
-    if (wait > 0) {
-      c.header('retry-after', String(wait));
-      const body = loginBody(next, `Too many failed attempts. Try again in ${wait} seconds.`);
-      return c.html(page({ title: 'Sign in', section: 'login', body }), 429);
-    }
+    // As for bearer tokens: a correct token signs in, however often this address failed.
     const identity = ctx.auth.approvers.authenticate(formText(form.token));
     if (!identity) {
+      const wait = ctx.auth.limiter.blockedFor(address);
+      if (wait > 0) {
+        c.header('retry-after', String(wait));
+        const body = loginBody(next, `Too many failed attempts. Try again in ${wait} seconds.`);
+        return c.html(page({ title: 'Sign in', section: 'login', body }), 429);
+      }
       ctx.auth.limiter.fail(address);
       const body = loginBody(next, 'That token is not valid.');
       return c.html(page({ title: 'Sign in', section: 'login', body }), 401);
