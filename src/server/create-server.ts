@@ -26,6 +26,7 @@ import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
+import { allowedMethods } from './http/allowed-methods.ts';
 import { limitBody } from './http/body-limit.ts';
 import { parseTrustedProxies } from './http/client-address.ts';
 import { toErrorReply } from './http/error-status.ts';
@@ -215,7 +216,17 @@ export function createServer(options: ServerOptions): CountersignServer {
   if (desk) workflowWebRoutes(app, ctx, desk);
   if (ctx.chat) chatRoutes(app, ctx, streams, options.demoCustomer ?? 'c-100');
 
+  // Read at the first miss: by then every route is registered.
+  let methodsOf: ((path: string) => string[]) | undefined;
   app.notFound((c) => {
+    methodsOf ??= allowedMethods(app.routes);
+    const allow = methodsOf(c.req.path);
+    if (allow.length > 0 && !allow.includes(c.req.method)) {
+      c.header('allow', allow.join(', '));
+      const message = `${c.req.path} does not answer ${c.req.method}; it answers ${allow.join(', ')}.`;
+      if (isApiPath(c.req.path)) return c.json({ error: { code: 'METHOD_NOT_ALLOWED', message } }, 405);
+      return errorPage(c, 405, message);
+    }
     if (isApiPath(c.req.path))
       return c.json(
         { error: { code: 'NOT_FOUND', message: `No route ${c.req.method} ${c.req.path}.` } },

@@ -283,4 +283,45 @@ describe('the web edge, over real HTTP on loopback', () => {
       expect((await edge.fetch('/v1/approvals', right('192.0.2.200'))).status).toBe(200);
     });
   });
+
+  it('a wrong method on a known path is 405 with Allow (API and pages); an unknown path stays 404', async () => {
+    const { fetch, server } = await live({ chat: true });
+    const id = await raiseCancel(server);
+    const auth = { authorization: `Bearer ${tokens.alice}` };
+    const cases: Array<[string, string, string]> = [
+      ['PUT', '/v1/approvals', 'GET, HEAD'],
+      ['DELETE', `/v1/approvals/${id}`, 'GET, HEAD'],
+      ['GET', `/v1/approvals/${id}/decision`, 'POST'],
+      ['PATCH', '/v1/runs', 'GET, HEAD, POST'],
+      ['PUT', '/', 'GET, HEAD'],
+      ['GET', '/logout', 'POST'],
+      ['DELETE', '/login', 'GET, HEAD, POST'],
+      ['POST', '/chat', 'GET, HEAD'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await fetch(path, { method, headers: { ...auth, accept: 'text/html' } });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      const text = await response.text();
+      if (path.startsWith('/v1/'))
+        expect(JSON.parse(text).error).toEqual({
+          code: 'METHOD_NOT_ALLOWED',
+          message: `${path} does not answer ${method}; it answers ${allow}.`,
+        });
+      else expect(text).toContain(`does not answer ${method}`);
+    }
+    for (const [method, path] of [
+      ['GET', '/v1/nothing'],
+      ['PUT', '/v1/nothing/here'],
+      ['POST', '/nothing'],
+      ['GET', `/v1/approvals/${id}/decision/extra`],
+    ] as const) {
+      const response = await fetch(path, { method, headers: auth });
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.headers.get('allow')).toBeNull();
+    }
+    // A known path with its own method still answers, and its own 404s stay 404.
+    expect((await fetch('/v1/approvals/apr_missing', { headers: auth })).status).toBe(404);
+    expect((await fetch('/v1/approvals', { method: 'HEAD', headers: auth })).status).toBe(200);
+  });
 });
