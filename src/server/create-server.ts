@@ -223,7 +223,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     const allow = methodsOf(c.req.path);
     if (allow.length > 0 && !allow.includes(c.req.method)) {
       c.header('allow', allow.join(', '));
-      const message = `${c.req.path} does not answer ${c.req.method}; it answers ${allow.join(', ')}.`;
+      const message = `This path does not answer ${c.req.method}; it answers ${allow.join(', ')}.`;
       if (isApiPath(c.req.path)) return c.json({ error: { code: 'METHOD_NOT_ALLOWED', message } }, 405);
       return errorPage(c, 405, message);
     }

@@ -306,7 +306,7 @@ describe('the web edge, over real HTTP on loopback', () => {
       if (path.startsWith('/v1/'))
         expect(JSON.parse(text).error).toEqual({
           code: 'METHOD_NOT_ALLOWED',
-          message: `${path} does not answer ${method}; it answers ${allow}.`,
+          message: `This path does not answer ${method}; it answers ${allow}.`,
         });
       else expect(text).toContain(`does not answer ${method}`);
     }
