@@ -4,13 +4,11 @@ import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { jsonValue } from '../core/json-schema.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 
 export const SESSION_EXPORT_SCHEMA_VERSION = 1;
 
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
-);
 const decision = z.object({
   verdict: z.enum(['approved', 'rejected', 'expired']),
   by: z.string(),
@@ -18,14 +16,14 @@ const decision = z.object({
   at: z.string(),
   kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
 });
-const toolCall = z.object({ id: z.string(), tool: z.string(), args: json });
+const toolCall = z.object({ id: z.string(), tool: z.string(), args: jsonValue });
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), text: z.string(), by: z.string().optional() }),
   z.object({ role: z.literal('assistant'), text: z.string(), calls: z.array(toolCall).optional() }),
   z.object({
     role: z.literal('tool'),
     results: z.array(
-      z.object({ callId: z.string(), tool: z.string(), output: json, isError: z.boolean().optional() }),
+      z.object({ callId: z.string(), tool: z.string(), output: jsonValue, isError: z.boolean().optional() }),
     ),
   }),
 ]);
@@ -46,7 +44,7 @@ const body = z.object({
     batch: z
       .object({
         messageSeq: z.number().int(),
-        calls: z.array(z.object({ callId: z.string(), tool: z.string(), args: json, disposition })),
+        calls: z.array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, disposition })),
       })
       .nullable(),
   }),
@@ -74,7 +72,7 @@ const body = z.object({
       tool: z.string(),
       idempotencyKey: z.string(),
       status: z.enum(['started', 'succeeded', 'failed', 'unknown']),
-      result: json.nullable(),
+      result: jsonValue.nullable(),
       attempts: z.number().int(),
       startedAt: z.string(),
       finishedAt: z.string().nullable(),

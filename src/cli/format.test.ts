@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readableJson } from '../core/canonical-json.ts';
-import { oneLine } from './format.ts';
+import { formatApproval, oneLine } from './format.ts';
 
 describe('output that a person reads', () => {
   it('escapes line breaks, terminal escapes and direction overrides in free text', () => {
@@ -17,5 +17,28 @@ describe('output that a person reads', () => {
     );
     expect(readableJson({ to: 'user\u202egnp.exe' })).toBe('{"to":"user\\u202egnp.exe"}');
     expect(readableJson({ x: '\u007f\u2028' })).toBe('{"x":"\\u007f\\u2028"}');
+  });
+
+  it('shows zero-width, isolate and other invisible characters in the effect line and in messages', () => {
+    expect(oneLine('a\u200bb\u2066c\u2069\u0000\ufeff\u{e0041}')).toBe(
+      'a\\u200bb\\u2066c\\u2069\\u0000\\ufeff\\udb40\\udc41',
+    );
+    expect(readableJson({ to: 'a\u200bb' })).toBe('{"to":"a\\u200bb"}');
+    const shown = formatApproval({
+      id: 'apr_1',
+      status: 'pending',
+      raisedBy: null,
+      argsHash: 'h',
+      createdAt: new Date().toISOString(),
+      decision: null,
+      integrity: 'ok',
+      tool: 'send_file',
+      args: { name: 'report\u202etxt.exe' },
+      effect: 'Send the file report\u202etxt.exe',
+      session: 's1',
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(shown).not.toContain('\u202e');
+    expect(shown).toContain('  effect:  Send the file report\\u202etxt.exe');
   });
 });

@@ -2,6 +2,7 @@ import type { ApprovalView, ExecutionView, TurnResult } from '../agent/views.ts'
 import type { AuditEntry } from '../core/audit.ts';
 import { readableJson } from '../core/canonical-json.ts';
 import { remainingText } from '../core/time-text.ts';
+import { jsonEscape, revealInvisible } from '../core/visible-text.ts';
 
 /** Human-readable durations for expiry countdowns: 23h 59m, 4m 10s, 3s. */
 export function formatRemaining(untilIso: string, now = Date.now()): string {
@@ -57,16 +58,10 @@ export function formatAudit(entry: AuditEntry): string {
 }
 
 /**
- * Escapes line breaks and every other control or direction-changing character, so nothing a
- * model or a customer wrote can forge a line of output, move the cursor or reorder text.
+ * Escapes line breaks and every other control, zero-width or direction-changing character
+ * (the set is revealInvisible's), so nothing a model or a customer wrote can forge a line of
+ * output, move the cursor, reorder or hide text.
  */
 export function oneLine(text: string): string {
-  return text
-    .replace(/\r/g, '\\r')
-    .replace(/\n/g, '\\n')
-    .replace(
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-      /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
-      (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
+  return revealInvisible(text, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : jsonEscape(char)));
 }

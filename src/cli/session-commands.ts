@@ -3,6 +3,7 @@ import { exportSession, importSession } from '../agent/session-transfer.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
+import { parseJsonText } from '../core/parse-json.ts';
 import type { Command } from './command-input.ts';
 import { decider } from './decider.ts';
 
@@ -31,14 +32,18 @@ export const exportCommand: Command = async ({ args, values, context, out }) => 
 
 export const importCommand: Command = async ({ args, values, context, out }) => {
   const file = args[0]!;
-  let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8'));
+    text = await readFile(file, 'utf8');
   } catch (cause) {
     throw new InvalidInputError(`Cannot import ${file}: ${(cause as Error).message}.`, {
       hint: 'Give the path of a file written by `countersign session export`.',
     });
   }
+  // Depth-bounded: a file nested thousands of levels is INVALID_INPUT, not a stack overflow.
+  const parsed = parseJsonText(text, `Cannot import ${file}: the file`, {
+    hint: 'Give the path of a file written by `countersign session export`.',
+  });
   const snapshot = await importSession(await context.store(), parsed, decider(values));
   const summary = {
     session: snapshot.session.id,

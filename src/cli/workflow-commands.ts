@@ -1,6 +1,7 @@
 import { readableJson } from '../core/canonical-json.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { parseJsonText } from '../core/parse-json.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import {
@@ -33,13 +34,9 @@ export function expireWorkflowRequests(checkpoints: CheckpointStore): Promise<Ex
 }
 
 function parseJsonArg(text: string, what: string): JsonValue {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    throw new InvalidInputError(`${what} is not JSON: ${text}`, {
-      hint: `Quote it for the shell, e.g. '{"approved": true, "note": "Photo checked."}' or 1040.`,
-    });
-  }
+  return parseJsonText(text, what, {
+    hint: `Quote it for the shell, e.g. '{"approved": true, "note": "Photo checked."}' or 1040.`,
+  });
 }
 
 function formatRunView(view: RunView): string {

@@ -1,12 +1,28 @@
 import { hash } from 'node:crypto';
+import { InvalidInputError } from './errors/invalid-input-error.ts';
 import type { JsonValue } from './json.ts';
+import { MAX_JSON_DEPTH, tooDeepMessage } from './json-depth.ts';
+import { jsonEscape, revealInvisible } from './visible-text.ts';
+
+/**
+ * How deeply canonicalJson follows a value. Inputs are held to MAX_JSON_DEPTH; what is
+ * canonicalized wraps them (an audit entry around a decision's extras, a session export
+ * around its messages' arguments), so this allows four times as much, and stops well before
+ * the stack would.
+ */
+export const MAX_CANONICAL_DEPTH = 4 * MAX_JSON_DEPTH;
 
 /**
  * Canonical JSON (sorted keys, no whitespace, JSON.stringify's escaping of strings and
  * numbers). Two calls with the same arguments in any key order get the same text and
- * therefore the same hash — the hash is what a decision is bound to.
+ * therefore the same hash — the hash is what a decision is bound to. A value nested deeper
+ * than MAX_CANONICAL_DEPTH is INVALID_INPUT, never a stack overflow.
  */
 export function canonicalJson(value: unknown): string {
+  return write(value, 0);
+}
+
+function write(value: unknown, depth: number): string {
   if (value === null || typeof value !== 'object') {
     if (typeof value === 'number' && !Number.isFinite(value)) {
       throw new TypeError('canonicalJson: non-finite numbers have no JSON form');
@@ -16,14 +32,16 @@ export function canonicalJson(value: unknown): string {
     }
     return JSON.stringify(value);
   }
+  if (depth >= MAX_CANONICAL_DEPTH)
+    throw new InvalidInputError(tooDeepMessage('A JSON value', MAX_CANONICAL_DEPTH));
   if (Array.isArray(value)) {
-    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+    return `[${value.map((item) => (item === undefined ? 'null' : write(item, depth + 1))).join(',')}]`;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record)
     .filter((key) => record[key] !== undefined)
     .sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${write(record[key], depth + 1)}`).join(',')}}`;
 }
 
 export function sha256Hex(text: string): string {
@@ -42,10 +60,6 @@ export function bindArgs(args: JsonValue): { argsJson: string; argsHash: string 
  * escaped so an argument can never start a line of its own on a console or in a log.
  */
 export function readableJson(value: unknown): string {
-  // JSON already escapes C0 controls; DEL, C1 controls, line/paragraph separators and bidi
-  // overrides would still reach a terminal raw.
-  return canonicalJson(value).replace(
-    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  // Only inside strings (canonical JSON has no whitespace), where \uXXXX keeps it valid JSON.
+  return revealInvisible(canonicalJson(value), jsonEscape);
 }

@@ -33,6 +33,16 @@ describe('fromModelResult', () => {
     ]);
   });
 
+  it('puts arguments nested deeper than 64 levels in invalid, never into the hash or the inbox', () => {
+    const deep = `{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    const content: LanguageModelV4Content[] = [
+      { type: 'tool-call', toolCallId: 'a', toolName: 'cancel_order', input: deep },
+    ];
+    const turn = fromModelResult({ content });
+    expect(turn.calls).toEqual([]);
+    expect(turn.invalid[0]!.error).toContain('deeper than 64 levels');
+  });
+
   it('reads empty input as no arguments, as the AI SDK does', () => {
     const content: LanguageModelV4Content[] = [
       { type: 'tool-call', toolCallId: 'a', toolName: 'get_shopping_list', input: '' },

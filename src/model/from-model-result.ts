@@ -1,5 +1,6 @@
 import type { LanguageModelV3Content, LanguageModelV4Content } from '@ai-sdk/provider';
 import type { JsonValue } from '../core/json.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.ts';
 import type { ToolCall } from '../core/messages.ts';
 
 /** A call whose arguments were not JSON at all; the agent answers it with a tool error. */
@@ -41,9 +42,13 @@ export function fromModelResult(result: {
 function parseInput(input: string): { ok: true; value: JsonValue } | { ok: false; error: string } {
   // Providers send "" for a call without arguments; the AI SDK reads that as {} too.
   if (input.trim() === '') return { ok: true, value: {} };
+  let value: JsonValue;
   try {
-    return { ok: true, value: JSON.parse(input) as JsonValue };
+    value = JSON.parse(input) as JsonValue;
   } catch (error) {
     return { ok: false, error: `The arguments are not valid JSON: ${(error as Error).message}` };
   }
+  // A model's arguments are JSON from outside like any other: held to the same depth.
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return { ok: false, error: tooDeepMessage('The arguments') };
+  return { ok: true, value };
 }

@@ -28,7 +28,9 @@ import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
+import { allowedMethods } from './http/allowed-methods.ts';
 import { limitBody } from './http/body-limit.ts';
+import { parseTrustedProxies } from './http/client-address.ts';
 import { toErrorReply } from './http/error-status.ts';
 import { isApiPath, securityHeaders } from './http/security-headers.ts';
 import { ServerError } from './http/server-error.ts';
@@ -69,8 +71,13 @@ export interface ServerOptions {
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
-  /** Failed sign-ins per client address before 429 (default 10 per 15 minutes). */
-  login?: { maxFailures?: number; windowMs?: number };
+  /**
+   * Wrong tokens per client address before they get 429 (default 10 per 15 minutes), and
+   * from all addresses together (default 10 × maxFailures). A correct token always works.
+   */
+  login?: { maxFailures?: number; windowMs?: number; maxFailuresTotal?: number };
+  /** Reverse proxies whose X-Forwarded-For names the client, as in COUNTERSIGN_TRUST_PROXY. */
+  trustProxy?: string;
   secureCookies?: boolean;
   /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
   publicOrigin?: string;
@@ -147,7 +154,9 @@ export function createServer(options: ServerOptions): CountersignServer {
     limiter: createRateLimiter({
       maxFailures: options.login?.maxFailures ?? 10,
       windowMs: options.login?.windowMs ?? 15 * 60_000,
+      ...(options.login?.maxFailuresTotal ? { maxFailuresTotal: options.login.maxFailuresTotal } : {}),
     }),
+    trustedProxies: parseTrustedProxies(options.trustProxy, 'trustProxy'),
     csrfSecret: randomBytes(32),
   };
   const desk = options.workflows?.length ? workflowDesk(options, events) : null;
@@ -220,7 +229,17 @@ export function createServer(options: ServerOptions): CountersignServer {
       createChatSignIns(options.chat.secret, () => ctx.now().getTime()),
     );
 
+  // Read at the first miss: by then every route is registered.
+  let methodsOf: ((path: string) => string[]) | undefined;
   app.notFound((c) => {
+    methodsOf ??= allowedMethods(app.routes);
+    const allow = methodsOf(c.req.path);
+    if (allow.length > 0 && !allow.includes(c.req.method)) {
+      c.header('allow', allow.join(', '));
+      const message = `This path does not answer ${c.req.method}; it answers ${allow.join(', ')}.`;
+      if (isApiPath(c.req.path)) return c.json({ error: { code: 'METHOD_NOT_ALLOWED', message } }, 405);
+      return errorPage(c, 405, message);
+    }
     if (isApiPath(c.req.path))
       return c.json(
         { error: { code: 'NOT_FOUND', message: `No route ${c.req.method} ${c.req.path}.` } },

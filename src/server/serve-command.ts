@@ -47,6 +47,7 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     ...(config.rolesHeader ? { rolesHeader: config.rolesHeader } : {}),
     ...(config.webhook ? { webhook: config.webhook } : {}),
     ...(config.publicOrigin ? { publicOrigin: config.publicOrigin } : {}),
+    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
     secureCookies: config.secureCookies,
     ...(chat ? { chat: { secret: chat.secret } } : {}),
     ...(input.app.workflows?.length ? { workflows: input.app.workflows } : {}),

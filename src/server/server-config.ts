@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { type ApproverEntry, parseApproverEntries } from './auth/approver-tokens.ts';
+import { parseTrustedProxies } from './http/client-address.ts';
 
 export interface EnvServerConfig {
   approvers: ApproverEntry[];
@@ -14,6 +15,8 @@ export interface EnvServerConfig {
   secureCookies: boolean;
   /** COUNTERSIGN_CHAT_SECRET: what the host application signs customer tokens with. */
   chatSecret: string | undefined;
+  /** COUNTERSIGN_TRUST_PROXY, checked: the proxies whose X-Forwarded-For is believed. */
+  trustProxy: string | undefined;
 }
 
 /** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks, the public origin and the chat secret. */
@@ -62,6 +65,8 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
       throw new ConfigError(`COUNTERSIGN_WEBHOOK_URL "${url}" is not a URL.`);
     }
   }
+  const trustProxy = env.COUNTERSIGN_TRUST_PROXY?.trim() || undefined;
+  parseTrustedProxies(trustProxy); // refuse a typo at start, not at the first request
   const publicOrigin = env.COUNTERSIGN_PUBLIC_ORIGIN?.trim().replace(/\/+$/, '') || undefined;
   return {
     approvers,
@@ -72,5 +77,6 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
     publicOrigin,
     secureCookies: publicOrigin?.startsWith('https:') ?? false,
     chatSecret: env.COUNTERSIGN_CHAT_SECRET?.trim() || undefined,
+    trustProxy,
   };
 }

@@ -4,14 +4,10 @@ import type { TurnResult } from '../agent/views.ts';
 import { sha256Hex } from '../core/canonical-json.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
-import type { JsonValue } from '../core/json.ts';
+import { jsonValue } from '../core/json-schema.ts';
 import { type Executor, executor } from './executor.ts';
 import type { ExecutorContext } from './executor-context.ts';
 import { type RequestPort, requestPort } from './request-port.ts';
-
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
-);
 
 /** What a person sees when an agent inside a workflow wants a tool call approved. */
 export const approvalAskSchema = z.object({
@@ -19,7 +15,7 @@ export const approvalAskSchema = z.object({
   approval: z.string(),
   session: z.string(),
   tool: z.string(),
-  args: json,
+  args: jsonValue,
   argsHash: z.string(),
   effect: z.string(),
   expiresAt: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { jsonValue } from '../core/json-schema.ts';
 import type { RunStatus } from '../store/checkpoint-store.ts';
 import type { WorkflowContract } from './define-workflow.ts';
 
@@ -125,10 +126,6 @@ export function statusOf(state: WorkflowRunState): RunStatus {
   return 'completed';
 }
 
-const json: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
-);
-
 const bodySchema = z.object({
   format: z.literal(CHECKPOINT_FORMAT),
   contract: z.object({
@@ -142,12 +139,12 @@ const bodySchema = z.object({
       z.object({
         from: z.string().nullable(),
         to: z.string(),
-        payload: json,
+        payload: jsonValue,
         answer: z
           .object({
             requestId: z.string(),
             port: z.string(),
-            request: json,
+            request: jsonValue,
             by: z.string(),
             at: z.string(),
             reply: z.boolean(),
@@ -160,7 +157,7 @@ const bodySchema = z.object({
       z.object({
         id: z.string(),
         port: z.string(),
-        data: json,
+        data: jsonValue,
         createdAt: z.string(),
         askedBy: z.string().nullable(),
         // Added to format 1 later: older checkpoints have none, and their requests never expire.
@@ -176,9 +173,9 @@ const bodySchema = z.object({
           .optional(),
       }),
     ),
-    fanIn: z.record(z.string(), z.record(z.string(), z.array(json))),
-    executors: z.record(z.string(), json),
-    outputs: z.array(json),
+    fanIn: z.record(z.string(), z.record(z.string(), z.array(jsonValue))),
+    executors: z.record(z.string(), jsonValue),
+    outputs: z.array(jsonValue),
     // Added to format 1 later, like `expiresAt`.
     expired: z
       .array(z.object({ requestId: z.string(), port: z.string(), expiresAt: z.string(), at: z.string() }))

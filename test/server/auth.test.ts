@@ -64,7 +64,7 @@ describe('who may call and approve', () => {
     ).toBe('30');
   });
 
-  it('401 without or with a wrong token; repeated failures are rate limited with 429', async () => {
+  it('401 without or with a wrong token; repeated failures are rate limited with 429, a right token still works', async () => {
     const server = testServer({ login: { maxFailures: 3, windowMs: 60_000 } });
     const none = await server.call('GET', '/v1/approvals');
     expect(none.status).toBe(401);
@@ -76,7 +76,10 @@ describe('who may call and approve', () => {
       });
       expect(wrong.status).toBe(401);
     }
-    const limited = await server.call('GET', '/v1/approvals', { as: 'alice' });
+    expect((await server.call('GET', '/v1/approvals', { as: 'alice' })).status).toBe(200);
+    const limited = await server.call('GET', '/v1/approvals', {
+      headers: { authorization: 'Bearer not-a-token-at-all' },
+    });
     expect(limited.status).toBe(429);
     expect(limited.json.error.code).toBe('RATE_LIMITED');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);

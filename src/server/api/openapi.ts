@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { JSON_VALUE_DESCRIPTION } from '../../core/json-schema.ts';
 import { statusOfCode } from '../http/error-status.ts';
-import { JSON_VALUE_DESCRIPTION } from './json-value.ts';
 import { type Operation, operations, runOperations } from './operations.ts';
 import { components } from './response-schemas.ts';
 

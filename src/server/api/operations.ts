@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { jsonValue } from '../../core/json-schema.ts';
 import { documentedDecision } from './approval-routes.ts';
-import { jsonValue } from './json-value.ts';
 import {
   approval,
   auditEntry,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { jsonValue } from '../../core/json-schema.ts';
 import { type HttpErrorCode, statusOfCode } from '../http/error-status.ts';
-import { jsonValue } from './json-value.ts';
 import { approvalStatus, executionStatus } from './schemas.ts';
 
 /**

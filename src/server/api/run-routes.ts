@@ -2,11 +2,11 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
 import { userIdPattern } from '../../core/ids.ts';
+import { jsonValue } from '../../core/json-schema.ts';
 import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerEnv } from '../server-context.ts';
 import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
-import { jsonValue } from './json-value.ts';
 import { SERVICE_ROLE } from './session-routes.ts';
 
 export const startRunBody = z.strictObject({

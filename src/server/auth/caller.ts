@@ -3,6 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { userIdPattern } from '../../core/ids.ts';
+import { resolveClientAddress, type TrustedProxies } from '../http/client-address.ts';
 import { ServerError } from '../http/server-error.ts';
 import type { ApproverDirectory } from './approver-tokens.ts';
 import type { Identity } from './identity.ts';
@@ -19,6 +20,8 @@ export interface AuthConfig {
   rolesHeader: string | undefined;
   webSessions: WebSessions;
   limiter: RateLimiter;
+  /** Reverse proxies whose X-Forwarded-For names the client (COUNTERSIGN_TRUST_PROXY). */
+  trustedProxies: TrustedProxies;
   /** Keys the CSRF tokens of proxy-authenticated users, who have no server-side session. */
   csrfSecret: Buffer;
 }
@@ -30,13 +33,30 @@ export interface Caller {
   webSession: WebSession | null;
 }
 
-/** The client's address, for rate limiting; requests made in-process have none. */
-export function clientAddress(c: Context): string {
+/**
+ * The client's address, for rate limiting: the connection's peer, or behind a trusted proxy
+ * the address it forwarded. Requests made in-process have none.
+ */
+export function clientAddress(c: Context, trusted: TrustedProxies): string {
+  let peer: string | undefined;
   try {
-    return getConnInfo(c).remote.address ?? 'unknown';
+    peer = getConnInfo(c).remote.address;
   } catch {
     return 'unknown';
   }
+  return resolveClientAddress(peer, c.req.header('x-forwarded-for'), trusted);
+}
+
+/** 401 for a wrong token, or 429 once the address (or everyone) failed too often. */
+export function refuseWrongToken(c: Context, config: AuthConfig): ServerError {
+  const address = clientAddress(c, config.trustedProxies);
+  const wait = config.limiter.blockedFor(address);
+  if (wait > 0)
+    return new ServerError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', {
+      retryAfter: wait,
+    });
+  config.limiter.fail(address);
+  return new ServerError('UNAUTHENTICATED', 'The bearer token is not valid.');
 }
 
 /**
@@ -48,17 +68,9 @@ export async function resolveCaller(c: Context, config: AuthConfig): Promise<Cal
   const authorization = c.req.header('authorization');
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    const address = clientAddress(c);
-    const wait = config.limiter.blockedFor(address);
-    if (wait > 0)
-      throw new ServerError('RATE_LIMITED', 'Too many failed sign-in attempts. Try again later.', {
-        retryAfter: wait,
-      });
+    // The token is checked first: a correct one always works, whoever failed from this address.
     const identity = match?.[1] ? config.approvers.authenticate(match[1]) : null;
-    if (!identity) {
-      config.limiter.fail(address);
-      throw new ServerError('UNAUTHENTICATED', 'The bearer token is not valid.');
-    }
+    if (!identity) throw refuseWrongToken(c, config);
     return { identity, csrf: null, webSession: null };
   }
   if (config.identityHeader) {

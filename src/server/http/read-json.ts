@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { parseJsonText } from '../../core/parse-json.ts';
 import { readBodyText } from './read-body-text.ts';
 
 /**
@@ -14,13 +15,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
       hint: 'Send it with Content-Type: application/json.',
     });
   }
-  const text = await readBodyText(c);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new InvalidInputError('The request body is not valid JSON.');
-  }
+  const parsed = parseJsonText(await readBodyText(c), 'The request body');
   const result = schema.safeParse(parsed);
   if (!result.success) {
     throw new InvalidInputError(

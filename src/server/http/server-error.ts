@@ -1,5 +1,10 @@
 /** Codes only the HTTP layer produces; the library's own codes live in src/core/errors. */
-export type ServerOnlyCode = 'UNAUTHENTICATED' | 'PAYLOAD_TOO_LARGE' | 'RATE_LIMITED' | 'INTERNAL';
+export type ServerOnlyCode =
+  | 'UNAUTHENTICATED'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL';
 
 /** An HTTP-level refusal (no credentials, body too large, too many attempts). */
 export class ServerError extends Error {

@@ -4,6 +4,7 @@ import type { HttpApprovalView } from '../approval-views.ts';
 import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
 import { prettyJson } from './pretty-json.ts';
+import { visibleHtml } from './visible-html.ts';
 
 export interface Viewer {
   identity: Identity;
@@ -54,7 +55,7 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
 export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
   return html`<dl class="facts">
     <dt>Tool</dt><dd><code>${view.tool}</code>${view.requiredRole ? html` <span class="badge">needs ${view.requiredRole}</span>` : ''}</dd>
-    <dt>Effect</dt><dd class="effect">${view.effect}</dd>
+    <dt>Effect</dt><dd class="effect">${visibleHtml(view.effect)}</dd>
     <dt>Arguments</dt><dd><pre class="args">${prettyJson(view.args)}</pre></dd>
     <dt>Customer</dt><dd>${view.customer ?? 'no signed-in customer'} <span class="hint">session</span> <code>${view.session}</code></dd>
     <dt>Raised</dt><dd><time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time></dd>
@@ -75,11 +76,12 @@ export function approvalCard(view: HttpApprovalView, viewer: Viewer, nowMs: numb
   </article>`;
 }
 
-export function decisionText(view: HttpApprovalView): string {
+export function decisionText(view: HttpApprovalView): SafeHtml {
   const d = view.decision;
-  if (!d) return view.status === 'expired' ? 'Expired without a decision.' : 'Waiting for a decision.';
+  if (!d)
+    return html`${view.status === 'expired' ? 'Expired without a decision.' : 'Waiting for a decision.'}`;
   const who = d.kind === 'person' ? d.by : `${d.by} (${d.kind})`;
-  return `${capitalize(d.verdict)} by ${who} at ${d.at}${d.reason ? ` — ${d.reason}` : ''}`;
+  return html`${capitalize(d.verdict)} by ${who} at ${d.at}${d.reason ? html` — ${visibleHtml(d.reason)}` : ''}`;
 }
 
 function capitalize(text: string): string {

@@ -1,6 +1,7 @@
 import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import { html, type SafeHtml } from './html.ts';
+import { visibleHtml } from './visible-html.ts';
 
 /** One conversation of the signed-in customer; `session` is null until the first message. */
 export interface ChatTarget {
@@ -29,18 +30,18 @@ export function chatLog(messages: StoredMessage[], pending: HttpApprovalView[]):
   const lines = messages.flatMap(({ message, seq }) => {
     if (message.role === 'user')
       return [
-        html`<li class="msg user" data-seq="${seq}"><span class="role">You</span><p>${message.text}</p></li>`,
+        html`<li class="msg user" data-seq="${seq}"><span class="role">You</span><p>${visibleHtml(message.text, { multiline: true })}</p></li>`,
       ];
     if (message.role === 'assistant' && message.text)
       return [
-        html`<li class="msg assistant" data-seq="${seq}"><span class="role">Agent</span><p>${message.text}</p></li>`,
+        html`<li class="msg assistant" data-seq="${seq}"><span class="role">Agent</span><p>${visibleHtml(message.text, { multiline: true })}</p></li>`,
       ];
     return [];
   });
   return html`${lines.length ? html`<ol class="conversation">${lines}</ol>` : html`<p class="hint">No messages yet. Try “Please cancel my order 1044.”</p>`}
   ${pending.map(
     (view) =>
-      html`<p class="waiting" role="status"><strong>Waiting for approval</strong> by a person from support: ${view.effect}</p>`,
+      html`<p class="waiting" role="status"><strong>Waiting for approval</strong> by a person from support: ${visibleHtml(view.effect)}</p>`,
   )}`;
 }
 

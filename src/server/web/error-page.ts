@@ -6,7 +6,7 @@ import { page } from './layout.ts';
 
 export function errorPage(c: Context<ServerEnv>, status: ContentfulStatusCode, message: string): Response {
   const caller = c.get('caller');
-  const body = html`<h1>${status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Something went wrong'}</h1>
+  const body = html`<h1>${status === 404 ? 'Not found' : status === 403 || status === 405 ? 'Not allowed' : 'Something went wrong'}</h1>
     <p role="alert">${message}</p>
     <p><a href="/">Back to the inbox</a></p>`;
   return c.html(

@@ -8,6 +8,7 @@ import { html, type SafeHtml } from './html.ts';
 import { portSection } from './port-card.ts';
 import { compactJson, prettyJson } from './pretty-json.ts';
 import { reasonList } from './suggested-reasons.ts';
+import { visibleHtml } from './visible-html.ts';
 
 export function pendingBody(
   list: HttpApprovalView[],
@@ -62,10 +63,10 @@ function conversation(messages: StoredMessage[], view: HttpApprovalView): SafeHt
   return html`<ol class="conversation">
     ${messages.map(({ message, at }) => {
       if (message.role === 'user')
-        return html`<li class="msg user"><span class="role">Customer</span> <time datetime="${at}">${at}</time><p>${message.text}</p></li>`;
+        return html`<li class="msg user"><span class="role">Customer</span> <time datetime="${at}">${at}</time><p>${visibleHtml(message.text, { multiline: true })}</p></li>`;
       if (message.role === 'assistant')
         return html`<li class="msg assistant"><span class="role">Agent</span> <time datetime="${at}">${at}</time>
-          ${message.text ? html`<p>${message.text}</p>` : ''}
+          ${message.text ? html`<p>${visibleHtml(message.text, { multiline: true })}</p>` : ''}
           ${(message.calls ?? []).map(
             (call) =>
               html`<p class="call${call.id === view.callId ? ' this-call' : ''}">${call.id === view.callId ? html`<strong>This request:</strong> ` : ''}Proposed <code>${call.tool}</code> <code>${compactJson(call.args)}</code></p>`,
@@ -100,7 +101,7 @@ export function historyBody(list: HttpApprovalView[], filter: { tool?: string; s
       <td>${view.decision ? (view.decision.kind === 'person' ? view.decision.by : `${view.decision.by} (${view.decision.kind})`) : 'countersign (expiry)'}</td>
       <td><a href="/approvals/${view.id}"><code>${view.tool}</code></a> <code class="small">${compactJson(view.args)}</code></td>
       <td>${view.customer ?? '—'} <span class="hint">${view.session}</span></td>
-      <td>${view.decision?.reason ?? ''}</td>
+      <td>${visibleHtml(view.decision?.reason ?? '')}</td>
     </tr>`,
     )}
     </tbody></table></div>`

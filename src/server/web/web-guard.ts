@@ -10,13 +10,6 @@ export function viewerOr(c: Context<ServerEnv>): Viewer | Response {
   return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
 }
 
-/** Only our own paths: `next=//evil.example` or `next=https://…` would send a person elsewhere. */
-export function safeNext(next: unknown, fallback = '/'): string {
-  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.includes('\\'))
-    return fallback;
-  return next;
-}
-
 export function withFlash(path: string, flashId: string): string {
   return `${path}${path.includes('?') ? '&' : '?'}flash=${encodeURIComponent(flashId)}`;
 }

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import type { JsonValue } from '../../core/json.ts';
+import { parseJsonText } from '../../core/parse-json.ts';
 import { csrfMatches, sameOrigin } from '../auth/caller.ts';
 import type { ServerContext, ServerEnv } from '../server-context.ts';
 import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
@@ -31,9 +32,9 @@ export function workflowWebRoutes(app: Hono<ServerEnv>, ctx: ServerContext, desk
       response = fields;
     } else {
       try {
-        response = JSON.parse(formText(form.json)) as JsonValue;
-      } catch {
-        return flash('error', 'The answer is not valid JSON.');
+        response = parseJsonText(formText(form.json), 'The answer');
+      } catch (error) {
+        return flash('error', (error as Error).message);
       }
     }
     try {
