@@ -53,7 +53,7 @@ Usage: countersign <command> [options]        (every command takes --json)
   expire                                  answer every overdue request (tool calls and workflow requests) as expired
   audit [--session S] [--verify]          the hash-chained decision trail
   session export SESSION [--out FILE]
-  session import FILE
+  session import FILE [--trust-unsigned]
 ${workflowUsage}
 
 Environment: COUNTERSIGN_STORE (sqlite:PATH | memory: | postgres://USER@HOST:PORT/DB[?schema=NAME] |
@@ -289,18 +289,25 @@ export const commands: Record<string, Command> = {
     const store = await context.store();
     if (action === 'export') {
       const id = requireArg(target, 'countersign session export SESSION [--out FILE]');
-      const text = JSON.stringify(await exportSession(store, id));
+      const keys = context.exportKeys();
+      const text = JSON.stringify(await exportSession(store, id, { keys }));
       if (values.out) {
         await writeFile(values.out, `${text}\n`);
-        if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text) });
-        else out.print(`Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes).`);
+        const signedBy = keys?.signing.id ?? null;
+        if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text), signedBy });
+        else
+          out.print(
+            `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}).`,
+          );
       } else {
         process.stdout.write(`${text}\n`);
       }
       return 0;
     }
     if (action === 'import') {
-      const file = requireArg(target, 'countersign session import FILE');
+      const file = requireArg(target, 'countersign session import FILE [--trust-unsigned]');
+      // Before the store is touched: a bad key or file writes nothing.
+      const keys = context.exportKeys();
       let parsed: unknown;
       try {
         parsed = JSON.parse(await readFile(file, 'utf8'));
@@ -309,19 +316,34 @@ export const commands: Record<string, Command> = {
           hint: 'Give the path of a file written by `countersign session export`.',
         });
       }
-      const snapshot = await importSession(store, parsed, decider(values));
+      const app = await context.app();
+      const plan = await importSession(store, parsed, {
+        by: decider(values),
+        keys,
+        trustUnsigned: values['trust-unsigned'] === true,
+        agents: app.agents.map((agent) => agent.name),
+      });
       const summary = {
-        session: snapshot.session.id,
-        messages: snapshot.messages.length,
-        pending: snapshot.approvals
+        session: plan.snapshot.session.id,
+        messages: plan.snapshot.messages.length,
+        signedBy: plan.signedBy,
+        pending: plan.snapshot.approvals
           .filter((approval) => approval.status === 'pending')
           .map((approval) => approval.id),
+        reopened: plan.reopened,
+        refusedLedger: plan.refusedLedger,
       };
       if (out.json) out.data(summary);
-      else
-        out.print(
-          `Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
-        );
+      else {
+        const lines = [
+          `Imported session ${summary.session} (${summary.signedBy ? `signature of key ${summary.signedBy} verified` : 'unsigned, trusted on request'}): ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
+        ];
+        if (summary.reopened.length)
+          lines.push(`Waiting for a person again (decided in the file): ${summary.reopened.join(', ')}`);
+        if (summary.refusedLedger.length)
+          lines.push(`Ledger rows left out (unverifiable): ${summary.refusedLedger.join(', ')}`);
+        out.print(lines.join('\n'));
+      }
       return 0;
     }
     throw new InvalidInputError('Usage: countersign session export SESSION | session import FILE');

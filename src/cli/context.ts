@@ -1,4 +1,5 @@
 import type { Agent } from '../agent/create-agent.ts';
+import { type ExportKeyring, parseExportKeys } from '../agent/export-keys.ts';
 import { type AppModule, loadApp } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
@@ -35,6 +36,11 @@ export class CliContext {
       store: () => this.store(),
     });
     return this.checkpointsPromise;
+  }
+
+  /** COUNTERSIGN_EXPORT_KEY: signs session exports and verifies imports; undefined when unset. */
+  exportKeys(): ExportKeyring | undefined {
+    return parseExportKeys(this.env.COUNTERSIGN_EXPORT_KEY);
   }
 
   app(): Promise<AppModule> {

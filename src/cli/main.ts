@@ -19,6 +19,7 @@ const options = {
   failed: { type: 'boolean' },
   verify: { type: 'boolean' },
   out: { type: 'string' },
+  'trust-unsigned': { type: 'boolean' },
   always: { type: 'boolean' },
   'always-with-args': { type: 'boolean' },
   run: { type: 'string' },
