@@ -81,11 +81,12 @@ export const commands: Record<string, Command> = {
   async serve({ values, context, out }) {
     // Imported here, so no other command pays for loading the HTTP server.
     const { serveCommand } = await import('../server/serve-command.ts');
+    const store = await context.store({ check: 'quick' });
     const model = await context.model();
     const app = await context.app();
     return serveCommand({
       app,
-      store: await context.store(),
+      store,
       ...(app.workflows?.length ? { checkpoints: await context.checkpoints() } : {}),
       model,
       modelName: describeModel(model),
@@ -266,7 +267,7 @@ export const commands: Record<string, Command> = {
   },
 
   async audit({ values, context, out }) {
-    const store = await context.store();
+    const store = await context.store(values.verify ? { check: 'quick' } : {});
     if (values.verify) {
       const verdict = await verifyAudit(store);
       if (out.json) out.data(verdict);
@@ -274,7 +275,9 @@ export const commands: Record<string, Command> = {
         out.print(
           verdict.ok
             ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
-            : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
+            : verdict.brokenAt === null
+              ? `AUDIT TRAIL INCOMPLETE (${verdict.entries} entries): ${verdict.problem}`
+              : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
         );
       return verdict.ok ? 0 : 3;
     }

@@ -25,8 +25,12 @@ export class CliContext {
     this.env = env;
   }
 
-  store(): Promise<Store> {
-    this.storePromise ??= openStore(this.env.COUNTERSIGN_STORE);
+  /**
+   * `check: 'quick'` looks for damage in a SQLite file on open; it matters only on the first
+   * call, so the commands that want it (serve, worker, audit --verify) ask first.
+   */
+  store(options: { check?: 'quick' } = {}): Promise<Store> {
+    this.storePromise ??= openStore(this.env.COUNTERSIGN_STORE, options);
     return this.storePromise;
   }
 

@@ -297,8 +297,24 @@ export function openApiDocument(options: { runs: boolean } = { runs: false }): S
           properties: {
             ok: { type: 'boolean' },
             entries: { type: 'integer' },
-            brokenAt: { type: 'integer' },
+            brokenAt: nullable({
+              type: 'integer',
+              description:
+                'The first entry whose link fails; null when the chain links up but entries are missing',
+            }),
             problem: { type: 'string' },
+            missing: {
+              type: 'array',
+              description: 'Requests and ledger rows without the audit entries their state implies',
+              items: {
+                type: 'object',
+                properties: {
+                  missing: { type: 'string' },
+                  count: { type: 'integer' },
+                  first: { type: 'array', items: { type: 'string' } },
+                },
+              },
+            },
             head: nullable({
               type: 'object',
               description: 'The last entry; record it elsewhere so a chain cut short can be noticed',
