@@ -225,7 +225,7 @@ describe('session import checks what it is given', () => {
       ],
       [
         reseal({ ...file, session: { ...file.session, agent: 'payroll' } }),
-        'agent "payroll", which this app does not have',
+        'it belongs to agent "payroll", which this app does not have',
       ],
     ];
     for (const [input, message] of cases) {

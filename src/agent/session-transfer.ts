@@ -222,8 +222,9 @@ function checkNames(data: ExportBody, agents: readonly string[] | undefined): vo
     }
   }
   if (agents !== undefined && !agents.includes(agent)) {
-    throw invalid(
-      `the session belongs to agent ${JSON.stringify(agent)}, which this app does not have (its agents: ${agents.join(', ') || 'none'})`,
+    throw new InvalidInputError(
+      `Cannot import the session: it belongs to agent ${JSON.stringify(agent)}, which this app does not have (its agents: ${agents.join(', ') || 'none'}). Nothing was written.`,
+      { hint: 'Import it where the app has that agent (COUNTERSIGN_APP names the app).' },
     );
   }
 }

@@ -139,7 +139,7 @@ describe('audit --verify notices a missing trail and a damaged file', () => {
     expect(verify.code).toBe(1);
     const error = (verify.json as ErrorOut).error;
     expect(error.code).toBe('CORRUPT_DATA');
-    expect(error.message).toContain(`The SQLite file at ${path} is damaged`);
+    expect(error.message).toContain(`The SQLite file at ${path} is damaged: PRAGMA quick_check reports`);
     expect(error.message).toContain('restore the file from a backup');
     expect(error.message).toContain(`sqlite3 '${path}' 'PRAGMA integrity_check;'`);
 

@@ -138,7 +138,7 @@ describe('session export and import through the CLI', () => {
     await refused(
       ['session', 'import', stranger, '--trust-unsigned'],
       envFor(),
-      'agent "payroll", which this app does not have (its agents: bookstore)',
+      'it belongs to agent "payroll", which this app does not have (its agents: bookstore)',
     );
   });
 

@@ -92,11 +92,19 @@ function createParentDirectory(path: string): void {
  * rows may be never; the long-running processes and `audit --verify` look on purpose.
  */
 function quickCheck(db: DatabaseSync, path: string): void {
-  const problems = db
-    .prepare('PRAGMA quick_check(10)')
-    .all()
-    .map((row) => String(row.quick_check))
-    .filter((text) => text !== 'ok');
+  let problems: string[];
+  try {
+    problems = db
+      .prepare('PRAGMA quick_check(10)')
+      .all()
+      .map((row) => String(row.quick_check))
+      .filter((text) => text !== 'ok');
+  } catch (error) {
+    // Damage bad enough stops the check itself with SQLITE_CORRUPT; say it was the check.
+    const translated = translateSqliteError(error, path);
+    if (!(translated instanceof CorruptDataError)) throw translated;
+    problems = [`it stopped at a page it cannot read (SQLite: ${(error as Error).message})`];
+  }
   if (problems.length === 0) return;
   throw new CorruptDataError(
     `The SQLite file at ${path} is damaged: PRAGMA quick_check reports ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}.`,
