@@ -255,6 +255,20 @@ describe('session import checks what it is given', () => {
     ]);
   });
 
+  it('refuses a request whose times are not times, instead of failing while re-opening it', async () => {
+    const { file, requestId } = await waitingExport();
+    const forged = forgeApproval(file, requestId, false);
+    forged.approvals[0]!.expiresAt = 'whenever';
+    const target = bookstore();
+    await expect(
+      importSession(target.store, reseal(forged), { agents, trustUnsigned: true }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('createdAt and expiresAt must be ISO 8601 times'),
+    });
+    expect(await target.store.listSessions()).toEqual([]);
+  });
+
   it('refuses ledger rows for requests the file does not hold as approved', async () => {
     const { file, requestId } = await waitingExport({ keys });
     const forged = structuredClone(file);

@@ -171,6 +171,9 @@ export function parseSessionExport(
     if (sha256Hex(approval.argsJson) !== approval.argsHash) {
       throw invalid(`request ${approval.id}: its arguments do not match their hash`);
     }
+    if (Number.isNaN(Date.parse(approval.createdAt)) || Number.isNaN(Date.parse(approval.expiresAt))) {
+      throw invalid(`request ${approval.id}: createdAt and expiresAt must be ISO 8601 times`);
+    }
     if ((approval.status === 'pending') !== (approval.decision === null)) {
       throw invalid(`request ${approval.id}: its status ${approval.status} does not fit its decision`);
     }
