@@ -1,5 +1,6 @@
 export type { AutoApprovalRule } from './agent/auto-approval-rule.ts';
 export { type Agent, type AgentOptions, createAgent, type DecideInput } from './agent/create-agent.ts';
+export { type ExportKeyring, parseExportKeys } from './agent/export-keys.ts';
 export {
   auditTrail,
   listExecutions,
@@ -10,7 +11,14 @@ export {
   sweepExpired,
   verifyAudit,
 } from './agent/queries.ts';
-export { exportSession, importSession, type SessionExport } from './agent/session-transfer.ts';
+export {
+  exportSession,
+  importSession,
+  type SessionExport,
+  type SessionExportOptions,
+  type SessionImportOptions,
+  type SessionImportResult,
+} from './agent/session-transfer.ts';
 export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agent/views.ts';
 export * from './core/approval.ts';
 export type { AuditEntry, AuditEvent, AuditKind, AuditVerification } from './core/audit.ts';

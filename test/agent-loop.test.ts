@@ -2,6 +2,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, type DecideInput } from '../src/agent/create-agent.ts';
+import { parseExportKeys } from '../src/agent/export-keys.ts';
 import { listExecutions, listPending, showRequest } from '../src/agent/queries.ts';
 import { exportSession, importSession } from '../src/agent/session-transfer.ts';
 import { DEFAULT_REJECTION_REASON, MOVED_ON_REASON } from '../src/core/approval.ts';
@@ -187,11 +188,14 @@ describe('the agent loop on the bookstore', () => {
   it('exports a waiting session compactly and approves it in another store, binding intact', async () => {
     const { agent } = bookstore();
     const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
-    const exported = await exportSession(agent.options.store!, 's1');
-    expect(Buffer.byteLength(JSON.stringify(exported))).toBeLessThanOrEqual(1536);
+    const keys = parseExportKeys('k1:0123456789abcdef0123456789abcdef');
+    expect(
+      Buffer.byteLength(JSON.stringify(await exportSession(agent.options.store!, 's1'))),
+    ).toBeLessThanOrEqual(1536);
+    const exported = await exportSession(agent.options.store!, 's1', { keys });
 
     const other = bookstore();
-    await importSession(other.store, JSON.parse(JSON.stringify(exported)));
+    await importSession(other.store, JSON.parse(JSON.stringify(exported)), { keys });
     expect((await listPending(other.store)).map((a) => a.id)).toEqual([first.approvals[0]!.id]);
     const done = await other.agent.approve(first.approvals[0]!.id);
     expect(done.status).toBe('completed');
@@ -199,11 +203,15 @@ describe('the agent loop on the bookstore', () => {
 
     const altered = JSON.parse(JSON.stringify(exported));
     altered.session.batch.calls[0].args.orderId = 1043;
-    await expect(importSession(bookstore().store, altered)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(importSession(bookstore().store, altered, { keys })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
     await expect(importSession(bookstore().store, { schemaVersion: 99 })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     });
-    await expect(importSession(other.store, exported)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(importSession(other.store, exported, { keys })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 
   it('arguments sent with a decision are ignored — the stored call runs — and the attempt is audited', async () => {

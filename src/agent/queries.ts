@@ -1,4 +1,5 @@
-import { verifyAuditChain } from '../core/audit.ts';
+import { type AuditVerification, verifyAuditChain } from '../core/audit.ts';
+import { auditGaps, describeGaps, indexAudit } from '../core/audit-coverage.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
 import type { ApprovalFilter, Store } from '../store/store.ts';
@@ -46,8 +47,24 @@ export async function auditTrail(store: Store, filter: { session?: string } = {}
   return store.listAudit(filter);
 }
 
-export async function verifyAudit(store: Store) {
-  return verifyAuditChain(await store.listAudit());
+/**
+ * The chain's links, then whether every request and ledger row has the entries its state
+ * implies (see auditGaps): a chain that was emptied or cut short still links up.
+ */
+export async function verifyAudit(store: Store): Promise<AuditVerification> {
+  const entries = await store.listAudit();
+  const chain = verifyAuditChain(entries);
+  if (!chain.ok) return chain;
+  const index = indexAudit(entries);
+  const missing = auditGaps(index, await store.listApprovals(), await store.listExecutions());
+  if (missing.length === 0) return chain;
+  return {
+    ok: false,
+    entries: chain.entries,
+    brokenAt: null,
+    problem: `the chain links up, but entries are missing: ${describeGaps(missing)}`,
+    missing,
+  };
 }
 
 export async function listRules(store: Store, session: string, options: { includeRevoked?: boolean } = {}) {

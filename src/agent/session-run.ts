@@ -474,8 +474,30 @@ export class SessionRun {
 
   /** Calls that need no approval run without a ledger: reads and reversible writes. */
   private async runDirect(call: BatchCall): Promise<ToolResult> {
-    const tool = this.runtime.toolsByName.get(call.tool)!;
+    const tool = this.runtime.toolsByName.get(call.tool);
     const context = this.toolContext(call.callId, null);
+    // The batch may not be what classify wrote (an imported file, an edited row): a call
+    // that needs approval never runs on a stored "run" alone.
+    const problem = !tool
+      ? `there is no tool "${call.tool}"`
+      : (await tool.needsApproval(call.args, context))
+        ? 'it needs approval but was stored as needing none'
+        : null;
+    if (problem !== null || !tool) {
+      this.pendingAudit.push({
+        kind: 'tamper.refused',
+        session: this.session.id,
+        requestId: null,
+        actor: this.runtime.agentName,
+        data: { tool: call.tool, callId: call.callId, problem: problem ?? 'unknown tool' },
+      });
+      return {
+        callId: call.callId,
+        tool: call.tool,
+        output: `Not done: ${problem}. The call was refused for safety.`,
+        isError: true,
+      };
+    }
     try {
       const allowed = await tool.authorize(call.args, context);
       if (allowed !== true)

@@ -3,11 +3,16 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
+import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { jsonValue } from '../core/json-schema.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
+import { checkSignature, type ExportKeyring, type ExportSignature, signExport } from './export-keys.ts';
+import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } from './import-trust.ts';
 
-export const SESSION_EXPORT_SCHEMA_VERSION = 1;
+/** 2 added the optional `signature`; version 1 files (digest only) are read as unsigned. */
+export const SESSION_EXPORT_SCHEMA_VERSION = 2;
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 const decision = z.object({
   verdict: z.enum(['approved', 'rejected', 'expired']),
@@ -34,7 +39,7 @@ const disposition = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('queued') }),
 ]);
 const body = z.object({
-  schemaVersion: z.literal(SESSION_EXPORT_SCHEMA_VERSION),
+  schemaVersion: z.union([z.literal(1), z.literal(2)]),
   session: z.object({
     id: z.string(),
     agent: z.string(),
@@ -80,14 +85,28 @@ const body = z.object({
   ),
 });
 type ExportBody = z.infer<typeof body>;
-export type SessionExport = ExportBody & { digest: string };
+const signatureSchema = z.object({
+  alg: z.literal('HMAC-SHA256'),
+  keyId: z.string(),
+  value: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type SessionExport = ExportBody & { digest: string; signature?: ExportSignature };
+
+export interface SessionExportOptions {
+  /** Signs the file with the keyring's signing key (`COUNTERSIGN_EXPORT_KEY` in the CLI). */
+  keys?: ExportKeyring | undefined;
+}
 
 /**
  * A self-contained copy of a session, compact enough to mail around (a seed-scenario session
- * with one waiting request is well under 1.5 KB). The digest detects edits made in transit;
- * it is not a signature — anyone can recompute it, so treat imports as trusted input.
+ * with one waiting request is well under 1.5 KB). The digest detects accidental edits; anyone
+ * can recompute it. The HMAC signature, made when a key is given, is what an import trusts.
  */
-export async function exportSession(store: Store, id: string): Promise<SessionExport> {
+export async function exportSession(
+  store: Store,
+  id: string,
+  options: SessionExportOptions = {},
+): Promise<SessionExport> {
   const snapshot = await store.exportSession(id);
   if (!snapshot) throw new NotFoundError(`Session ${id} does not exist.`);
   const { session } = snapshot;
@@ -105,16 +124,29 @@ export async function exportSession(store: Store, id: string): Promise<SessionEx
     approvals: snapshot.approvals.map(({ args: _a, session: _s, agent: _g, ...rest }) => rest),
     executions: snapshot.executions.map(({ args: _a, session: _s, ...rest }) => rest),
   };
-  return { ...exported, digest: sha256Hex(canonicalJson(exported)) };
+  const canonical = canonicalJson(exported);
+  const signed = options.keys ? { signature: signExport(options.keys, canonical) } : {};
+  return { ...exported, digest: sha256Hex(canonical), ...signed };
+}
+
+/** What the file holds, checked for shape and consistency, and what vouches for it. */
+export interface ParsedSessionExport {
+  snapshot: SessionSnapshot;
+  /** Canonical JSON of the signed body, for checking the signature. */
+  canonical: string;
+  signature: ExportSignature | null;
 }
 
 /** Refuses anything malformed or altered with INVALID_INPUT, before writing a byte. */
-export function parseSessionExport(input: unknown): SessionSnapshot {
+export function parseSessionExport(
+  input: unknown,
+  options: { agents?: readonly string[] | undefined } = {},
+): ParsedSessionExport {
   if (typeof input !== 'object' || input === null) throw invalid('the file does not hold a JSON object');
-  const { digest, ...rest } = input as Record<string, unknown>;
-  if (rest.schemaVersion !== SESSION_EXPORT_SCHEMA_VERSION) {
+  const { digest, signature, ...rest } = input as Record<string, unknown>;
+  if (typeof rest.schemaVersion !== 'number' || !READABLE_VERSIONS.includes(rest.schemaVersion)) {
     throw invalid(
-      `schemaVersion ${JSON.stringify(rest.schemaVersion)} is not supported (expected ${SESSION_EXPORT_SCHEMA_VERSION})`,
+      `schemaVersion ${JSON.stringify(rest.schemaVersion)} is not supported (expected one of ${READABLE_VERSIONS.join(', ')})`,
     );
   }
   const parsed = body.safeParse(rest);
@@ -122,13 +154,28 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
     const issue = parsed.error.issues[0];
     throw invalid(`${issue?.path.join('.') || 'file'}: ${issue?.message ?? 'malformed'}`);
   }
-  if (typeof digest !== 'string' || digest !== sha256Hex(canonicalJson(parsed.data))) {
+  const data = parsed.data;
+  checkNames(data, options.agents);
+  const canonical = canonicalJson(data);
+  if (typeof digest !== 'string' || digest !== sha256Hex(canonical)) {
     throw invalid('its digest does not match its content: the file was altered after export');
   }
-  const data = parsed.data;
+  let checkedSignature: ExportSignature | null = null;
+  if (signature !== undefined) {
+    if (data.schemaVersion === 1) throw invalid('a schemaVersion 1 file cannot carry a signature');
+    const shape = signatureSchema.safeParse(signature);
+    if (!shape.success) throw invalid('its signature is malformed');
+    checkedSignature = shape.data;
+  }
   const approvals: ApprovalRequest[] = data.approvals.map((approval) => {
     if (sha256Hex(approval.argsJson) !== approval.argsHash) {
       throw invalid(`request ${approval.id}: its arguments do not match their hash`);
+    }
+    if (Number.isNaN(Date.parse(approval.createdAt)) || Number.isNaN(Date.parse(approval.expiresAt))) {
+      throw invalid(`request ${approval.id}: createdAt and expiresAt must be ISO 8601 times`);
+    }
+    if ((approval.status === 'pending') !== (approval.decision === null)) {
+      throw invalid(`request ${approval.id}: its status ${approval.status} does not fit its decision`);
     }
     return {
       ...approval,
@@ -147,7 +194,12 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
       throw invalid(`the waiting call ${call.callId} differs from request ${approval.id}`);
     }
   }
-  return {
+  for (const execution of data.executions) {
+    if (byId.get(execution.requestId)?.status !== 'approved') {
+      throw invalid(`ledger row ${execution.requestId} has no approved request in the file`);
+    }
+  }
+  const snapshot: SessionSnapshot = {
     session: { ...data.session, messageCount: data.messages.length },
     messages: data.messages.map((stored, seq) => ({ seq, at: stored.at, message: stored.message })),
     approvals,
@@ -157,24 +209,87 @@ export function parseSessionExport(input: unknown): SessionSnapshot {
       args: byId.get(execution.requestId)?.args ?? null,
     })),
   };
+  return { snapshot, canonical, signature: checkedSignature };
 }
 
-export async function importSession(store: Store, input: unknown, by = 'unknown'): Promise<SessionSnapshot> {
-  const snapshot = parseSessionExport(input);
-  await store.importSession(snapshot, [
+/** Ids end up in URLs, file names and logs; the agent decides which tools a resume can run. */
+function checkNames(data: ExportBody, agents: readonly string[] | undefined): void {
+  const { id, agent } = data.session;
+  if (!userIdPattern.test(id)) {
+    throw invalid(
+      `the session id ${JSON.stringify(id)} is not a valid session id (1 to 128 letters, digits and . _ : @ -, starting with a letter or digit)`,
+    );
+  }
+  for (const approval of data.approvals) {
+    if (!userIdPattern.test(approval.id)) {
+      throw invalid(`the request id ${JSON.stringify(approval.id)} is not a valid request id`);
+    }
+  }
+  if (agents !== undefined && !agents.includes(agent)) {
+    throw new InvalidInputError(
+      `Cannot import the session: it belongs to agent ${JSON.stringify(agent)}, which this app does not have (its agents: ${agents.join(', ') || 'none'}). Nothing was written.`,
+      { hint: 'Import it where the app has that agent (COUNTERSIGN_APP names the app).' },
+    );
+  }
+}
+
+export interface SessionImportOptions {
+  /** Who imports; named in the audit. */
+  by?: string;
+  /** Verifies signatures (`COUNTERSIGN_EXPORT_KEY` in the CLI). */
+  keys?: ExportKeyring | undefined;
+  /**
+   * Import a file no configured key vouches for: its decided open-batch requests wait for a
+   * person again and its ledger rows are left out (see planUnsignedImport).
+   */
+  trustUnsigned?: boolean;
+  /** The agents of the app; a session of any other agent is refused. */
+  agents?: readonly string[] | undefined;
+  now?: () => Date;
+}
+
+export type SessionImportResult = ImportPlan;
+
+export async function importSession(
+  store: Store,
+  input: unknown,
+  options: SessionImportOptions = {},
+): Promise<SessionImportResult> {
+  const parsed = parseSessionExport(input, { agents: options.agents });
+  const plan = trustPlan(parsed, options);
+  await store.importSession(plan.snapshot, importAudit(plan, options.by ?? 'unknown'));
+  return plan;
+}
+
+function trustPlan(parsed: ParsedSessionExport, options: SessionImportOptions): ImportPlan {
+  const { signature, snapshot, canonical } = parsed;
+  const check = signature ? checkSignature(options.keys, signature, canonical) : null;
+  if (check?.kind === 'valid') return planSignedImport(snapshot, check.keyId);
+  if (check?.kind === 'invalid') {
+    throw new InvalidInputError(
+      `Cannot import the session: its signature does not verify with key ${check.keyId}: the file was altered after export, or signed with another secret under that key id.`,
+      {
+        hint: 'Export it again with the same COUNTERSIGN_EXPORT_KEY in both stores and import the file unchanged.',
+      },
+    );
+  }
+  if (options.trustUnsigned) return planUnsignedImport(snapshot, options.now?.() ?? new Date());
+  const why =
+    check?.kind === 'unverifiable'
+      ? `it is signed with key ${check.keyId}, which is not among the configured export keys`
+      : 'the file is not signed';
+  throw new InvalidInputError(
+    `Cannot import the session: ${why}, so its decisions and ledger rows cannot be trusted. Nothing was written.`,
     {
-      kind: 'session.imported',
-      session: snapshot.session.id,
-      requestId: null,
-      actor: by,
-      data: { messages: snapshot.messages.length, approvals: snapshot.approvals.length },
+      hint:
+        'Set COUNTERSIGN_EXPORT_KEY to the key the exporting store signs with, or import with --trust-unsigned ' +
+        '(trustUnsigned: true): every decided call still waiting to run then waits for a person again and the ledger rows are left out.',
     },
-  ]);
-  return snapshot;
+  );
 }
 
 function invalid(problem: string): InvalidInputError {
-  return new InvalidInputError(`Cannot import the session: ${problem}.`, {
+  return new InvalidInputError(`Cannot import the session: ${problem}. Nothing was written.`, {
     hint: 'Export it again with `countersign session export` and import the file unchanged.',
   });
 }

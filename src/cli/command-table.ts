@@ -32,6 +32,10 @@ export const options = {
     help: 'also approve later calls of this tool with these same arguments',
   },
   queue: { type: 'boolean', help: 'hand the continuation to a worker (PostgreSQL stores only)' },
+  'trust-unsigned': {
+    type: 'boolean',
+    help: 'import a file without a valid signature: its decisions wait for a person again, its ledger rows are left out',
+  },
   session: { type: 'string', value: 'S', help: 'only this session' },
   tool: { type: 'string', value: 'T', help: 'only this tool' },
   status: {
@@ -238,7 +242,10 @@ export const commands: readonly CommandSpec[] = [
     group: 'Records',
     summary: 'import an exported session into the store of COUNTERSIGN_STORE',
     args: [req('FILE')],
-    options: ['as'],
+    options: ['as', 'trust-unsigned'],
+    details: [
+      'With COUNTERSIGN_EXPORT_KEY set, only a file whose signature verifies is imported as it is. An unsigned file needs --trust-unsigned: every decided but unexecuted request in it waits for a person again, and its ledger rows are left out.',
+    ],
     examples: ['COUNTERSIGN_STORE=sqlite:other.sqlite countersign session import s4.json --as bob'],
     load: async () => (await import('./session-commands.ts')).importCommand,
   },

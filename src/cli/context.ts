@@ -1,4 +1,5 @@
 import type { Agent } from '../agent/create-agent.ts';
+import type { ExportKeyring } from '../agent/export-keys.ts';
 import type { AppModule } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
@@ -21,9 +22,13 @@ export class CliContext {
     this.env = env;
   }
 
-  store(): Promise<Store> {
+  /**
+   * `check: 'quick'` looks for damage in a SQLite file on open; it matters only on the first
+   * call, so the commands that want it (serve, worker, audit --verify) ask first.
+   */
+  store(options: { check?: 'quick' } = {}): Promise<Store> {
     this.storePromise ??= import('../store/open-store.ts').then(({ openStore }) =>
-      openStore(this.env.COUNTERSIGN_STORE),
+      openStore(this.env.COUNTERSIGN_STORE, options),
     );
     return this.storePromise;
   }
@@ -34,6 +39,12 @@ export class CliContext {
       openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store() }),
     );
     return this.checkpointsPromise;
+  }
+
+  /** COUNTERSIGN_EXPORT_KEY: signs session exports and verifies imports; undefined when unset. */
+  async exportKeys(): Promise<ExportKeyring | undefined> {
+    const { parseExportKeys } = await import('../agent/export-keys.ts');
+    return parseExportKeys(this.env.COUNTERSIGN_EXPORT_KEY);
   }
 
   app(): Promise<AppModule> {

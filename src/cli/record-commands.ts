@@ -100,7 +100,7 @@ export const expire: Command = async ({ context, out }) => {
 };
 
 export const audit: Command = async ({ values, context, out }) => {
-  const store = await context.store();
+  const store = await context.store(values.verify ? { check: 'quick' } : {});
   if (values.verify) {
     const verdict = await verifyAudit(store);
     if (out.json) out.data(verdict);
@@ -108,7 +108,9 @@ export const audit: Command = async ({ values, context, out }) => {
       out.print(
         verdict.ok
           ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
-          : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
+          : verdict.brokenAt === null
+            ? `AUDIT TRAIL INCOMPLETE (${verdict.entries} entries): ${verdict.problem}`
+            : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,
       );
     return verdict.ok ? 0 : 3;
   }

@@ -17,7 +17,8 @@ export const serve: Command = async ({ values, context, out }) => {
   const app = await context.app();
   return serveCommand({
     app,
-    store: await context.store(),
+    // A long-running server looks for damage in a SQLite file before it serves from it.
+    store: await context.store({ check: 'quick' }),
     ...(app.workflows?.length ? { checkpoints: await context.checkpoints() } : {}),
     model,
     modelName: describeModel(model),

@@ -11,8 +11,9 @@ import { decider } from './decider.ts';
 
 export const exportCommand: Command = async ({ args, values, context, out }) => {
   const id = args[0]!;
+  const keys = await context.exportKeys();
   const text = JSON.stringify(
-    await exportSession(await context.store(), id).catch((error: unknown) => {
+    await exportSession(await context.store(), id, { keys }).catch((error: unknown) => {
       if (CountersignError.is(error) && error.code === 'NOT_FOUND' && !error.hint)
         throw new NotFoundError(error.message, {
           hint: 'Check the id, and that COUNTERSIGN_STORE names the store that holds the session.',
@@ -22,8 +23,12 @@ export const exportCommand: Command = async ({ args, values, context, out }) => 
   );
   if (values.out) {
     await writeFile(values.out, `${text}\n`);
-    if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text) });
-    else out.print(`Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes).`);
+    const signedBy = keys?.signing.id ?? null;
+    if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text), signedBy });
+    else
+      out.print(
+        `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}).`,
+      );
   } else {
     process.stdout.write(`${text}\n`);
   }
@@ -32,6 +37,8 @@ export const exportCommand: Command = async ({ args, values, context, out }) => 
 
 export const importCommand: Command = async ({ args, values, context, out }) => {
   const file = args[0]!;
+  // Before the store is touched: a bad key or file writes nothing.
+  const keys = await context.exportKeys();
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -44,18 +51,33 @@ export const importCommand: Command = async ({ args, values, context, out }) => 
   const parsed = parseJsonText(text, `Cannot import ${file}: the file`, {
     hint: 'Give the path of a file written by `countersign session export`.',
   });
-  const snapshot = await importSession(await context.store(), parsed, decider(values));
+  const app = await context.app();
+  const plan = await importSession(await context.store(), parsed, {
+    by: decider(values),
+    keys,
+    trustUnsigned: values['trust-unsigned'] === true,
+    agents: app.agents.map((agent) => agent.name),
+  });
   const summary = {
-    session: snapshot.session.id,
-    messages: snapshot.messages.length,
-    pending: snapshot.approvals
+    session: plan.snapshot.session.id,
+    messages: plan.snapshot.messages.length,
+    signedBy: plan.signedBy,
+    pending: plan.snapshot.approvals
       .filter((approval) => approval.status === 'pending')
       .map((approval) => approval.id),
+    reopened: plan.reopened,
+    refusedLedger: plan.refusedLedger,
   };
   if (out.json) out.data(summary);
-  else
-    out.print(
-      `Imported session ${summary.session}: ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
-    );
+  else {
+    const lines = [
+      `Imported session ${summary.session} (${summary.signedBy ? `signature of key ${summary.signedBy} verified` : 'unsigned, trusted on request'}): ${summary.messages} messages, ${summary.pending.length} waiting request(s).`,
+    ];
+    if (summary.reopened.length)
+      lines.push(`Waiting for a person again (decided in the file): ${summary.reopened.join(', ')}`);
+    if (summary.refusedLedger.length)
+      lines.push(`Ledger rows left out (unverifiable): ${summary.refusedLedger.join(', ')}`);
+    out.print(lines.join('\n'));
+  }
   return 0;
 };

@@ -88,8 +88,8 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
   }
   const queue = await openContinuationQueue(process.env);
   try {
+    const store = await context.store({ check: 'quick' });
     const app = await context.app();
-    const store = await context.store();
     const agents = new Map<string, Agent>();
     for (const agent of app.agents) agents.set(agent.name, await context.agent(agent.name));
     const log = (line: Record<string, unknown>) => {

@@ -1,3 +1,4 @@
+import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { JsonValue } from './json.ts';
 
@@ -58,7 +59,12 @@ export type AuditVerification =
    * write: a chain that was cut short still verifies, but no longer reaches a recorded head.
    */
   | { ok: true; entries: number; head: { seq: number; hash: string } | null }
-  | { ok: false; entries: number; brokenAt: number; problem: string };
+  | { ok: false; entries: number; brokenAt: number; problem: string }
+  /**
+   * The chain holds, but stored requests or ledger rows lack the entries their state implies:
+   * entries were removed from the end, or the table was emptied.
+   */
+  | { ok: false; entries: number; brokenAt: null; problem: string; missing: AuditGap[] };
 
 /** Walks the chain in seq order; reports the first entry whose link does not hold. */
 export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerification {

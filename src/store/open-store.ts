@@ -15,11 +15,17 @@ const SUPPORTED =
  */
 export async function openStore(
   spec?: string,
-  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+  options: {
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    /** SQLite only: check the file for damage on open (PRAGMA quick_check). */
+    check?: 'quick';
+  } = {},
 ): Promise<Store> {
   const cwd = options.cwd ?? process.cwd();
   const trimmed = spec?.trim() ?? '';
-  if (trimmed === '') return openSqlite(resolve(cwd, DEFAULT_SQLITE_PATH));
+  const check = options.check ?? 'none';
+  if (trimmed === '') return openSqlite(resolve(cwd, DEFAULT_SQLITE_PATH), check);
   if (trimmed === 'memory:') {
     const { createMemoryStore } = await import('./memory/memory-store.ts');
     return createMemoryStore();
@@ -35,7 +41,7 @@ export async function openStore(
         hint: SUPPORTED,
       });
     }
-    return openSqlite(resolve(cwd, path));
+    return openSqlite(resolve(cwd, path), check);
   }
   if (/^postgres(?:ql)?:\/\//i.test(trimmed)) return openPostgres(trimmed, options.env ?? process.env);
   if (trimmed.startsWith('file:')) {
@@ -53,9 +59,9 @@ export async function openStore(
   );
 }
 
-async function openSqlite(path: string): Promise<Store> {
+async function openSqlite(path: string, check: 'quick' | 'none'): Promise<Store> {
   const { createSqliteStore } = await import('./sqlite/sqlite-store.ts');
-  return createSqliteStore({ path });
+  return createSqliteStore({ path, check });
 }
 
 /** `?schema=NAME` (or COUNTERSIGN_PG_SCHEMA) picks the schema; pg itself is loaded only here. */

@@ -196,8 +196,12 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect((exported.json as { bytes: number }).bytes).toBeLessThanOrEqual(1536);
 
     const target = envFor(tempStore());
-    const imported = await runCli(['session', 'import', file, '--json'], target);
-    expect(imported.json).toMatchObject({ session: 'seed-9', pending: [first.approvals[0]!.id] });
+    const imported = await runCli(['session', 'import', file, '--trust-unsigned', '--json'], target);
+    expect(imported.json).toMatchObject({
+      session: 'seed-9',
+      pending: [first.approvals[0]!.id],
+      reopened: [],
+    });
     const approved = await runCli(['approve', first.approvals[0]!.id, '--json'], target);
     expect((approved.json as Turn).status).toBe('completed');
     const executions = (await runCli(['executions', '--json'], target)).json as Array<{ args: unknown }>;
@@ -205,7 +209,10 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
 
     const altered = readFileSync(file, 'utf8').replace('{\\"orderId\\":1044}', '{\\"orderId\\":1043}');
     writeFileSync(file, altered);
-    const refused = await runCli(['session', 'import', file, '--json'], envFor(tempStore()));
+    const refused = await runCli(
+      ['session', 'import', file, '--trust-unsigned', '--json'],
+      envFor(tempStore()),
+    );
     expect(refused.code).not.toBe(0);
     expect((refused.json as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
   });

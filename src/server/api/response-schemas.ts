@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AUDIT_REQUIREMENTS } from '../../core/audit-coverage.ts';
 import { jsonValue } from '../../core/json-schema.ts';
 import { type HttpErrorCode, statusOfCode } from '../http/error-status.ts';
 import { approvalStatus, executionStatus } from './schemas.ts';
@@ -164,6 +165,21 @@ export const auditVerification = z.union([
     entries: z.number().int(),
     brokenAt: z.number().int().describe('The first entry whose link does not hold'),
     problem: z.string(),
+  }),
+  z.object({
+    ok: z.literal(false),
+    entries: z.number().int(),
+    brokenAt: z.null().describe('null: the chain links up, but entries are missing'),
+    problem: z.string(),
+    missing: z
+      .array(
+        z.object({
+          missing: z.enum(AUDIT_REQUIREMENTS).describe('The audit entry kind that is missing'),
+          count: z.number().int(),
+          first: z.array(z.string()).describe('The first few request ids lacking it'),
+        }),
+      )
+      .describe('Requests and ledger rows without the audit entries their state implies'),
   }),
 ]);
 

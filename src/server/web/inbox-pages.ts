@@ -118,7 +118,9 @@ export function auditBody(entries: AuditEntry[], total: number, verdict: AuditVe
     verdict
       ? verdict.ok
         ? html`<p class="flash ok" role="status">Audit chain intact: ${verdict.entries} entries.</p>`
-        : html`<p class="flash error" role="alert">Audit chain broken at entry ${verdict.brokenAt}: ${verdict.problem}</p>`
+        : verdict.brokenAt === null
+          ? html`<p class="flash error" role="alert">Audit trail incomplete: ${verdict.problem}</p>`
+          : html`<p class="flash error" role="alert">Audit chain broken at entry ${verdict.brokenAt}: ${verdict.problem}</p>`
       : ''
   }
   <p class="hint">${total} entries; the latest ${entries.length} are shown, newest first.</p>

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AUDIT_GENESIS, verifyAuditChain } from '../../core/audit.ts';
+import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
+import type { Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
 
 export function auditCases(ctx: ConformanceContext): void {
@@ -94,6 +96,53 @@ export function auditCases(ctx: ConformanceContext): void {
       const forged = entries.map((entry) => (entry.seq === 1 ? { ...entry, actor: 'mallory' } : entry));
       expect(verifyAuditChain(forged)).toMatchObject({ ok: false, brokenAt: 1 });
       expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: true });
+    });
+
+    it('every request and ledger row is matched by its audit entries; rows without them are named', async () => {
+      const store = ctx.store();
+      const gaps = async (target: Store) =>
+        auditGaps(
+          indexAudit(await target.listAudit()),
+          await target.listApprovals(),
+          await target.listExecutions(),
+        );
+      await leasedSession(store, 's1');
+      await raise(store, 's1', [request({ id: 'r1', session: 's1' }), request({ id: 'r2', session: 's1' })]);
+      await store.appendAudit([event('request.raised', 's1', 'r1')], at(11));
+      await store.decide('r1', byPerson('approved', 12), [event('request.decided', 's1', 'r1')]);
+      const start = { session: 's1', tool: 'place_order', args: {}, at: at(13) };
+      await store.startExecution(
+        { ...start, requestId: 'r1', callId: 'call-r1', idempotencyKey: 'countersign:r1' },
+        [event('execution.started', 's1', 'r1')],
+      );
+      await store.finishExecution('r1', {
+        status: 'succeeded',
+        result: 'ok',
+        at: at(14),
+        audit: [event('execution.finished', 's1', 'r1')],
+      });
+      // r2 reaches the same state with every audit entry missing, as after a truncation.
+      await store.decide('r2', byPerson('approved', 12));
+      await store.startExecution({
+        ...start,
+        requestId: 'r2',
+        callId: 'call-r2',
+        idempotencyKey: 'countersign:r2',
+      });
+      await store.finishExecution('r2', { status: 'failed', result: 'no', at: at(14) });
+      expect(await gaps(store)).toEqual([
+        { missing: 'request.raised', count: 1, first: ['r2'] },
+        { missing: 'request.decided', count: 1, first: ['r2'] },
+        { missing: 'execution.started', count: 1, first: ['r2'] },
+        { missing: 'execution.finished', count: 1, first: ['r2'] },
+      ]);
+      await store.appendAudit(
+        ['request.raised', 'request.decided', 'execution.started', 'execution.finished'].map((kind) =>
+          event(kind as Parameters<typeof event>[0], 's1', 'r2'),
+        ),
+        at(15),
+      );
+      expect(await gaps(store)).toEqual([]);
     });
   });
 }

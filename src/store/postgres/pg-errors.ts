@@ -108,6 +108,12 @@ export function translatePgError(error: unknown, target: string, connecting = fa
   if (cls === '08' || cls === '28' || state === '3D000' || state === '57P01' || state === '57P02') {
     return unavailable(`The store at ${target} cannot be used.`);
   }
+  if (state === '53100') {
+    return unavailable(
+      `The disk of the PostgreSQL server behind ${target} is full.`,
+      'Free space on the database server (or grow its volume) and try again; the write that failed was rolled back.',
+    );
+  }
   if (state === '57P03' || cls === '53') {
     return unavailable(`The store at ${target} is not accepting work right now.`, 'Try again in a moment.');
   }

@@ -9,6 +9,7 @@ import {
   withAdmin,
 } from '../../../test/helpers/postgres.ts';
 import { verifyAuditChain } from '../../core/audit.ts';
+import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
@@ -333,6 +334,28 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: true, entries: 3 });
       await sql(`UPDATE "${schema}".audit SET actor = 'mallory' WHERE seq = 2`);
       expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: false, brokenAt: 2 });
+    });
+
+    it('an emptied audit table no longer verifies: the requests and ledger rows name what is missing', async () => {
+      fresh('emptied');
+      const store = await open();
+      await leasedSession(store, 's1');
+      await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+      await store.appendAudit([event('request.raised', 's1', 'r1')], at(11));
+      await store.decide('r1', byPerson('rejected', 12), [event('request.decided', 's1', 'r1')]);
+      const gaps = async () =>
+        auditGaps(
+          indexAudit(await store.listAudit()),
+          await store.listApprovals(),
+          await store.listExecutions(),
+        );
+      expect(await gaps()).toEqual([]);
+      await sql(`DELETE FROM "${schema}".audit`);
+      expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: true, entries: 0 });
+      expect(await gaps()).toEqual([
+        { missing: 'request.raised', count: 1, first: ['r1'] },
+        { missing: 'request.decided', count: 1, first: ['r1'] },
+      ]);
     });
 
     it('a closed store says so', async () => {

@@ -1,10 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import { migrations } from './migrations.ts';
-import { isBusy, translateSqliteError } from './sqlite-errors.ts';
+import { damagedFileHint, isBusy, translateSqliteError } from './sqlite-errors.ts';
+
+/** `quick`: PRAGMA quick_check when opening (every b-tree page, not index contents; see docs). */
+export type SqliteCheck = 'quick' | 'none';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -83,7 +87,32 @@ function createParentDirectory(path: string): void {
   }
 }
 
-export function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
+/**
+ * A damaged page is otherwise found only when some read happens to touch it, which for old
+ * rows may be never; the long-running processes and `audit --verify` look on purpose.
+ */
+function quickCheck(db: DatabaseSync, path: string): void {
+  let problems: string[];
+  try {
+    problems = db
+      .prepare('PRAGMA quick_check(10)')
+      .all()
+      .map((row) => String(row.quick_check))
+      .filter((text) => text !== 'ok');
+  } catch (error) {
+    // Damage bad enough stops the check itself with SQLITE_CORRUPT; say it was the check.
+    const translated = translateSqliteError(error, path);
+    if (!(translated instanceof CorruptDataError)) throw translated;
+    problems = [`it stopped at a page it cannot read (SQLite: ${(error as Error).message})`];
+  }
+  if (problems.length === 0) return;
+  throw new CorruptDataError(
+    `The SQLite file at ${path} is damaged: PRAGMA quick_check reports ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}.`,
+    { hint: damagedFileHint(path) },
+  );
+}
+
+export function openDatabase(path: string, busyTimeoutMs: number, check: SqliteCheck = 'none'): DatabaseSync {
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new InvalidInputError(`busyTimeoutMs must be a non-negative integer, got ${busyTimeoutMs}.`);
   }
@@ -95,6 +124,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync 
     enableWal(db, busyTimeoutMs);
     db.exec('PRAGMA synchronous = FULL');
     db.exec('PRAGMA foreign_keys = ON');
+    if (check === 'quick') quickCheck(db, path);
     migrate(db, path);
     return db;
   } catch (error) {

@@ -36,6 +36,14 @@ export function isBusy(error: unknown): boolean {
   return primary === SQLITE_BUSY || primary === SQLITE_LOCKED;
 }
 
+/** What to do about a damaged file; shared by quick_check at open and SQLITE_CORRUPT on any read. */
+export function damagedFileHint(path: string): string {
+  return (
+    'Nothing was changed. Stop every countersign process using it and restore the file from a backup. ' +
+    `To see the damage yourself: sqlite3 '${path}' 'PRAGMA integrity_check;' (it prints "ok" for an intact file).`
+  );
+}
+
 /** Turns what SQLite reports into countersign's typed errors; anything else passes through. */
 export function translateSqliteError(error: unknown, path: string): unknown {
   if (CountersignError.is(error) || !isSqliteError(error)) return error;
@@ -56,14 +64,18 @@ export function translateSqliteError(error: unknown, path: string): unknown {
     case SQLITE_PERM:
     case SQLITE_READONLY:
     case SQLITE_IOERR:
-    case SQLITE_FULL:
       return new StoreUnavailableError(`The store at ${path} cannot be used ${detail}.`, {
         hint: 'Check COUNTERSIGN_STORE: it must name a writable SQLite file (sqlite:PATH) in an existing or creatable directory.',
         cause: error,
       });
+    case SQLITE_FULL:
+      return new StoreUnavailableError(`The disk holding the store at ${path} is full ${detail}.`, {
+        hint: 'Free space on that disk (or move the store to a larger one) and try again; the write that failed was not made.',
+        cause: error,
+      });
     case SQLITE_CORRUPT:
       return new CorruptDataError(`The SQLite file at ${path} is damaged ${detail}.`, {
-        hint: 'Restore it from a backup; nothing was changed.',
+        hint: damagedFileHint(path),
         cause: error,
       });
     case SQLITE_CONSTRAINT:

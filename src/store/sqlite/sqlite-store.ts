@@ -36,7 +36,7 @@ import {
 } from '../store-errors.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import { createConnection } from './connection.ts';
-import { openDatabase } from './open-database.ts';
+import { openDatabase, type SqliteCheck } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
@@ -46,6 +46,12 @@ export interface SqliteStoreOptions {
   path: string;
   codec?: PayloadCodec;
   busyTimeoutMs?: number;
+  /**
+   * `quick` runs PRAGMA quick_check on open and refuses a damaged file with CORRUPT_DATA. It
+   * reads the whole file (about a second per GB, see docs/configuration.md), so `serve`,
+   * `worker` and `audit --verify` ask for it and short CLI commands do not.
+   */
+  check?: SqliteCheck;
   /**
    * Called after each durable transaction with the number of writes it carried: concurrent
    * writes share one (group commit), so this is how to see the batching at work.
@@ -107,7 +113,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const path = resolve(options.path);
   const codec = options.codec ?? jsonCodec;
   const { sql, run, write, snapshotRead, close } = createConnection(
-    openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS),
+    openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.check),
     path,
     options.onCommit,
   );
