@@ -18,6 +18,7 @@ import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
+import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
@@ -29,7 +30,11 @@ export interface AgentOptions {
   name: string;
   /** The system prompt. */
   instructions: string;
-  tools: Tool[];
+  /**
+   * defineTool tools and AI SDK `tool({...})` definitions, as an array or as a record keyed
+   * by name (the AI SDK's shape). Read once here: a wrong shape is a CONFIG_ERROR.
+   */
+  tools: AgentTools;
   /** Any AI SDK language model (specification v3 or v4). Can also be given later with `with`. */
   model?: AnyLanguageModel;
   store?: Store;
@@ -108,11 +113,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (!userIdPattern.test(options.name)) {
     throw new ConfigError(`Agent name "${options.name}" must use letters, digits and . _ : @ - only.`);
   }
-  const seen = new Set<string>();
-  for (const tool of options.tools) {
-    if (seen.has(tool.name)) throw new ConfigError(`Agent ${options.name} has two tools named ${tool.name}.`);
-    seen.add(tool.name);
-  }
+  const tools = normalizeTools(options.name, options.tools);
   let runtime: AgentRuntime | undefined;
 
   const getRuntime = (): AgentRuntime => {
@@ -131,9 +132,9 @@ export function createAgent(options: AgentOptions): Agent {
       instructions: options.instructions,
       model,
       store,
-      toolsByName: new Map(options.tools.map((tool) => [tool.name, tool])),
+      toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
       modelTools: toModelTools(
-        options.tools.map((tool) => ({
+        tools.map((tool) => ({
           name: tool.name,
           description: tool.description,
           inputSchema: tool.jsonSchema,
@@ -206,7 +207,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const agent: Agent = {
     name: options.name,
-    tools: options.tools,
+    tools,
     options,
     with: (overrides) => createAgent({ ...options, ...overrides }),
 

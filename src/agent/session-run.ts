@@ -187,7 +187,7 @@ export class SessionRun {
             ok: false as const,
             error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.`,
           }
-        : validateArgs(tool, call.args);
+        : await validateArgs(tool, call.args);
       if (!checked.ok) {
         batchCalls.push({ ...base, disposition: { kind: 'error', output: checked.error } });
         continue;
@@ -624,6 +624,7 @@ export class SessionRun {
   private toolContext(callId: string, requestId: string | null): ToolContext {
     return {
       session: this.session.id,
+      callId,
       agent: this.runtime.agentName,
       principal: this.session.principal,
       idempotencyKey: requestId ? `countersign:${requestId}` : `countersign:${this.session.id}:${callId}`,
