@@ -13,7 +13,9 @@ import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
+import type { ModelCallHooks } from '../model/call-model.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import { type RetryOptions, retryPolicy } from '../model/retry-policy.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { StandingRule, Store } from '../store/store.ts';
@@ -38,6 +40,13 @@ export interface AgentOptions {
   /** Any AI SDK language model (specification v3 or v4). Can also be given later with `with`. */
   model?: AnyLanguageModel;
   store?: Store;
+  /**
+   * Tries of a failed model call: on by default (3 tries, 0.5 s doubling to at most 8 s) for
+   * dropped connections, cut streams, 429 and 5xx. `false` turns it off.
+   */
+  retry?: RetryOptions | false;
+  /** Stream every model call, also when no one listens (models that only implement doStream). */
+  stream?: boolean;
   /** Cap on model steps in one turn (default 12). */
   maxSteps?: number;
   /** Approvals given by code, checked after the session's standing approvals; first match wins. */
@@ -83,6 +92,10 @@ export interface DecideInput {
   remember?: 'tool' | 'tool-with-args';
 }
 
+export interface ChatOptions extends ModelCallHooks {
+  principal?: string | null;
+}
+
 export interface Agent {
   readonly name: string;
   readonly tools: readonly Tool[];
@@ -94,8 +107,11 @@ export interface Agent {
     events?: EventBus;
     continuations?: ContinuationQueue;
   }): Agent;
-  /** Send a user message. Any request still waiting is answered "moved on" first. */
-  chat(session: string, text: string, options?: { principal?: string | null }): Promise<TurnResult>;
+  /**
+   * Send a user message. Any request still waiting is answered "moved on" first. `onText`
+   * receives the reply as the model generates it (the model is then streamed).
+   */
+  chat(session: string, text: string, options?: ChatOptions): Promise<TurnResult>;
   /** Decide a waiting request by id; the stored call runs, then the session continues. */
   decide(requestId: string, input: DecideInput): Promise<TurnResult>;
   approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
@@ -131,6 +147,7 @@ export function createAgent(options: AgentOptions): Agent {
       agentName: options.name,
       instructions: options.instructions,
       model,
+      modelCall: { retry: retryPolicy(options.retry), stream: options.stream ?? false },
       store,
       toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
       modelTools: toModelTools(
@@ -165,6 +182,7 @@ export function createAgent(options: AgentOptions): Agent {
     sessionId: string,
     text: string | undefined,
     leasedAs?: string,
+    hooks?: ModelCallHooks,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
     const owner = leasedAs ?? newLeaseOwner();
@@ -176,7 +194,8 @@ export function createAgent(options: AgentOptions): Agent {
       const session = await rt.store.getSession(sessionId);
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
-      run = new SessionRun(rt, owner, session, messages);
+      const runtime = hooks ? { ...rt, modelCall: { ...rt.modelCall, hooks } } : rt;
+      run = new SessionRun(runtime, owner, session, messages);
       const result = await run.run(text);
       emit(rt.events, {
         type: 'turn.finished',
@@ -241,7 +260,8 @@ export function createAgent(options: AgentOptions): Agent {
           },
         );
       }
-      return runSession(sessionId, text);
+      const { onText, onRetry } = chatOptions;
+      return runSession(sessionId, text, undefined, onText || onRetry ? { onText, onRetry } : undefined);
     },
 
     async decide(requestId, input) {

@@ -81,10 +81,10 @@ function toStream(result: LanguageModelV4GenerateResult): ReadableStream<Languag
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
   for (const part of result.content) {
     if (part.type === 'text') {
-      parts.push(
-        { type: 'text-start', id: 'text-1' },
-        { type: 'text-delta', id: 'text-1', delta: part.text },
-      );
+      parts.push({ type: 'text-start', id: 'text-1' });
+      // Word by word, so a streaming caller sees the reply arrive as from a real model.
+      for (const delta of part.text.match(/\S+\s*|\s+/g) ?? [])
+        parts.push({ type: 'text-delta', id: 'text-1', delta });
       parts.push({ type: 'text-end', id: 'text-1' });
     } else if (part.type === 'tool-call') {
       parts.push({ type: 'tool-input-start', id: part.toolCallId, toolName: part.toolName });
