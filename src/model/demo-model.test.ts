@@ -322,7 +322,9 @@ describe('demo model: tools and help', () => {
       'demo',
     ]);
     const prompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'cancel order 7' }] }];
-    const tools = [{ type: 'function' as const, name: 'cancel_order', inputSchema: { type: 'object' } }];
+    const tools = [
+      { type: 'function' as const, name: 'cancel_order', inputSchema: { type: 'object' as const } },
+    ];
     const a = await model.doGenerate({ prompt, tools });
     const b = await model.doGenerate({ prompt, tools });
     expect(a).toEqual(b);

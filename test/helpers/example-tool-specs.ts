@@ -1,3 +1,4 @@
+import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { ModelToolSpec } from '../../src/model/to-model-tools.ts';
 
 /*
@@ -5,7 +6,10 @@ import type { ModelToolSpec } from '../../src/model/to-model-tools.ts';
  * their own tools; these only need the same names and argument shapes.
  */
 
-const object = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
+const object = (
+  properties: Record<string, JSONSchema7>,
+  required = Object.keys(properties),
+): JSONSchema7 => ({
   type: 'object',
   properties,
   required,

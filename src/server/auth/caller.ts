@@ -20,7 +20,7 @@ export interface AuthConfig {
   webSessions: WebSessions;
   limiter: RateLimiter;
   /** Keys the CSRF tokens of proxy-authenticated users, who have no server-side session. */
-  csrfSecret: Buffer;
+  csrfSecret: Uint8Array;
 }
 
 export interface Caller {
@@ -87,7 +87,7 @@ export async function resolveCaller(c: Context, config: AuthConfig): Promise<Cal
   return null;
 }
 
-function hmacCsrf(secret: Buffer, name: string): string {
+function hmacCsrf(secret: Uint8Array, name: string): string {
   return createHmac('sha256', secret).update(`csrf:${name}`).digest('base64url');
 }
 
