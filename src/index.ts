@@ -7,6 +7,13 @@ export {
   type DecideInput,
 } from './agent/create-agent.ts';
 export {
+  type ImportableModelMessage,
+  type ImportedConversation,
+  type ImportModelMessagesOptions,
+  importModelMessages,
+  UNANSWERED_OUTPUT,
+} from './agent/import-model-messages.ts';
+export {
   auditTrail,
   listExecutions,
   listPending,
