@@ -81,7 +81,7 @@ function readWords(rest: string, properties: Property[]): JsonObject {
   const starts = properties
     .map((property) => ({
       property,
-      at: new RegExp(String.raw`\b${escape(property.name)}\b`, 'i').exec(rest),
+      at: new RegExp(String.raw`\b${escapeRegExp(property.name)}\b`, 'i').exec(rest),
     }))
     .filter((found): found is { property: Property; at: RegExpExecArray } => found.at !== null)
     .sort((a, b) => a.at.index - b.at.index);
@@ -112,6 +112,6 @@ function coerce(raw: string, type: string | undefined): JsonValue {
   return raw;
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
