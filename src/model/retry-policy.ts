@@ -1,4 +1,9 @@
-import { APICallError } from '@ai-sdk/provider';
+import type { APICallError } from '@ai-sdk/provider';
+import { lazyRequire } from '../core/lazy-require.ts';
+
+// Loaded at the first failure: a model call that succeeds never pays for it.
+const provider = lazyRequire<{ APICallError: typeof APICallError }>('@ai-sdk/provider');
+const isApiCallError = (error: unknown): error is APICallError => provider().APICallError.isInstance(error);
 
 /** How a failed model call is tried again. `retry: false` on the agent turns it off. */
 export interface RetryOptions {
@@ -48,7 +53,7 @@ const transientCodes = new Set([
  * 401 would fail the same way again, so it is not retried.
  */
 export function isRetryable(error: unknown): boolean {
-  if (APICallError.isInstance(error)) return error.isRetryable;
+  if (isApiCallError(error)) return error.isRetryable;
   if (error instanceof StreamCutError) return true;
   if (typeof error !== 'object' || error === null) return false;
   if ((error as Error).name === 'AbortError') return false;
@@ -65,7 +70,7 @@ export function isRetryable(error: unknown): boolean {
 /** Exponential backoff, or the server's Retry-After when it asks for a wait within the cap. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number, error: unknown): number {
   const backoff = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
-  const asked = APICallError.isInstance(error) ? retryAfterMs(error.responseHeaders) : undefined;
+  const asked = isApiCallError(error) ? retryAfterMs(error.responseHeaders) : undefined;
   return asked !== undefined && asked <= policy.maxDelayMs ? Math.max(asked, 0) : backoff;
 }
 

@@ -1,6 +1,7 @@
-import { asSchema } from '@ai-sdk/provider-utils';
+import type { asSchema } from '@ai-sdk/provider-utils';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors/config-error.ts';
+import { lazyRequire } from '../core/lazy-require.ts';
 import { compileJsonSchema } from './json-schema-validator.ts';
 
 /** A JSON Schema object as sent to the model (draft-07 unless it says otherwise). */
@@ -25,6 +26,8 @@ export interface CompiledInputSchema {
   readonly jsonSchema: JsonSchemaObject;
   validate(value: unknown): Promise<InputCheck>;
 }
+
+const providerUtils = lazyRequire<{ asSchema: typeof asSchema }>('@ai-sdk/provider-utils');
 
 const aiSdkSchemaMarker = Symbol.for('vercel.ai.schema');
 
@@ -86,7 +89,7 @@ function zod4Schema(schema: z.ZodType): CompiledInputSchema {
 function standardSchema(schema: StandardSchemaLike, toolName: string): CompiledInputSchema {
   // The AI SDK's converter: zod 3 through its own zod-to-json-schema, others through
   // Standard JSON Schema (`~standard.jsonSchema`) where the library offers it.
-  const jsonSchema = jsonSchemaOf(() => asSchema(schema as never).jsonSchema, toolName);
+  const jsonSchema = jsonSchemaOf(() => providerUtils().asSchema(schema as never).jsonSchema, toolName);
   return {
     kind: 'standard',
     jsonSchema,

@@ -1,7 +1,8 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type addFormats from 'ajv-formats';
 import { ConfigError } from '../core/errors/config-error.ts';
+import { lazyRequire } from '../core/lazy-require.ts';
 import type { InputCheck, JsonSchemaObject } from './input-schema.ts';
 
 /*
@@ -10,6 +11,10 @@ import type { InputCheck, JsonSchemaObject } from './input-schema.ts';
  * made on first use; `strict: false` because schemas written for models carry extra keywords
  * (titles, examples, provider hints) that are not errors.
  */
+const ajvModule = lazyRequire<{ Ajv: typeof Ajv }>('ajv');
+const ajv2020Module = lazyRequire<{ Ajv2020: typeof Ajv2020 }>('ajv/dist/2020.js');
+const formatsModule = lazyRequire<{ default: typeof addFormats.default }>('ajv-formats');
+
 const shared = new Map<'draft-07' | '2020-12', Ajv | Ajv2020>();
 
 function dialectOf(schema: JsonSchemaObject): 'draft-07' | '2020-12' {
@@ -19,8 +24,8 @@ function dialectOf(schema: JsonSchemaObject): 'draft-07' | '2020-12' {
 
 function newValidator(dialect: 'draft-07' | '2020-12'): Ajv | Ajv2020 {
   const options = { strict: false, allErrors: true } as const;
-  const ajv = dialect === '2020-12' ? new Ajv2020(options) : new Ajv(options);
-  addFormats.default(ajv);
+  const ajv = dialect === '2020-12' ? new (ajv2020Module().Ajv2020)(options) : new (ajvModule().Ajv)(options);
+  formatsModule().default(ajv);
   return ajv;
 }
 
