@@ -1,6 +1,19 @@
 export type { AutoApprovalRule } from './agent/auto-approval-rule.ts';
-export { type Agent, type AgentOptions, createAgent, type DecideInput } from './agent/create-agent.ts';
+export {
+  type Agent,
+  type AgentOptions,
+  type ChatOptions,
+  createAgent,
+  type DecideInput,
+} from './agent/create-agent.ts';
 export { type ExportKeyring, parseExportKeys } from './agent/export-keys.ts';
+export {
+  type ImportableModelMessage,
+  type ImportedConversation,
+  type ImportModelMessagesOptions,
+  importModelMessages,
+  UNANSWERED_OUTPUT,
+} from './agent/import-model-messages.ts';
 export {
   auditTrail,
   listExecutions,
@@ -34,9 +47,11 @@ export {
   type PostgresEventBus,
   type PostgresEventBusOptions,
 } from './events/postgres/postgres-event-bus.ts';
+export type { ModelCallHooks, RetryNotice } from './model/call-model.ts';
 export { createDemoModel } from './model/demo-model.ts';
 export type { AnyLanguageModel } from './model/language-model.ts';
 export { resolveModel } from './model/resolve-model.ts';
+export type { RetryOptions } from './model/retry-policy.ts';
 export type {
   ContinuationJob,
   ContinuationQueue,
@@ -90,14 +105,23 @@ export type {
   Store,
 } from './store/store.ts';
 export {
+  type AiSdkApprovalOptions,
+  type AiSdkToolLike,
+  withApproval,
+} from './tools/ai-sdk-tool.ts';
+export {
+  type ApprovalOptions,
   type ApprovalPolicy,
   type AuthorizeResult,
   defineTool,
+  type InferToolArgs,
   type Tool,
   type ToolContext,
   type ToolOptions,
   type ToolState,
 } from './tools/define-tool.ts';
+export type { InputCheck, JsonSchemaObject, ToolInputSchema } from './tools/input-schema.ts';
+export type { AgentTool, AgentTools } from './tools/normalize-tools.ts';
 export {
   type AgentExecutor,
   type AgentExecutorOptions,

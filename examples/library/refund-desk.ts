@@ -1,5 +1,5 @@
 // A complete library example: one tool that needs approval, a session that waits, and a
-// decision taken later — possibly by another process. Run: node examples/library/refund-desk.ts
+// decision taken later — possibly by another process. Run: node refund-desk.ts
 import { z } from 'zod';
 import { createAgent, createDemoModel, createSqliteStore, defineTool, listPending } from '../../src/index.ts';
 
@@ -28,10 +28,12 @@ const agent = createAgent({
 
 const session = `demo-${Date.now()}`;
 const turn = await agent.chat(session, 'Please cancel my order 1044.', { principal: 'c-100' });
+// turn.approvals[0] holds the stored call: tool, args, effect, expiry.
 console.log(turn.status, turn.approvals[0]?.tool, turn.approvals[0]?.args);
 
 // Hours later, anywhere: list what waits and decide by id. Only the stored call can run.
 const [request] = await listPending(store, { session });
-const done = await agent.approve(request!.id, { by: 'alice@support' });
+if (!request) throw new Error('Nothing is waiting.');
+const done = await agent.approve(request.id, { by: 'alice@support' });
 console.log(done.status, '—', done.reply);
 await store.close();

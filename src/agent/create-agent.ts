@@ -14,11 +14,14 @@ import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
+import type { ModelCallHooks } from '../model/call-model.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import { type RetryOptions, retryPolicy } from '../model/retry-policy.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
+import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
@@ -30,10 +33,21 @@ export interface AgentOptions {
   name: string;
   /** The system prompt. */
   instructions: string;
-  tools: Tool[];
+  /**
+   * defineTool tools and AI SDK `tool({...})` definitions, as an array or as a record keyed
+   * by name (the AI SDK's shape). Read once here: a wrong shape is a CONFIG_ERROR.
+   */
+  tools: AgentTools;
   /** Any AI SDK language model (specification v3 or v4). Can also be given later with `with`. */
   model?: AnyLanguageModel;
   store?: Store;
+  /**
+   * Tries of a failed model call: on by default (3 tries, 0.5 s doubling to at most 8 s) for
+   * dropped connections, cut streams, 429 and 5xx. `false` turns it off.
+   */
+  retry?: RetryOptions | false;
+  /** Stream every model call, also when no one listens (models that only implement doStream). */
+  stream?: boolean;
   /** Cap on model steps in one turn (default 12). */
   maxSteps?: number;
   /** Approvals given by code, checked after the session's standing approvals; first match wins. */
@@ -90,6 +104,15 @@ export interface DecideInput {
   remember?: 'tool' | 'tool-with-args';
 }
 
+export interface ChatOptions extends ModelCallHooks {
+  principal?: string | null;
+  /**
+   * Who posted it (the authenticated caller): requests raised answering it record it as
+   * their raiser, who may not decide them.
+   */
+  by?: string;
+}
+
 export interface Agent {
   readonly name: string;
   readonly tools: readonly Tool[];
@@ -103,14 +126,10 @@ export interface Agent {
   }): Agent;
   /**
    * Send a user message. Any request still waiting is answered "moved on" first. `by` is who
-   * posted it (the authenticated caller); requests raised answering it record it as their
-   * raiser, who may not decide them.
+   * posted it (see ChatOptions). `onText` receives the reply as the model generates it (the
+   * model is then streamed).
    */
-  chat(
-    session: string,
-    text: string,
-    options?: { principal?: string | null; by?: string },
-  ): Promise<TurnResult>;
+  chat(session: string, text: string, options?: ChatOptions): Promise<TurnResult>;
   /** Decide a waiting request by id; the stored call runs, then the session continues. */
   decide(requestId: string, input: DecideInput): Promise<TurnResult>;
   approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
@@ -128,11 +147,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (!userIdPattern.test(options.name)) {
     throw new ConfigError(`Agent name "${options.name}" must use letters, digits and . _ : @ - only.`);
   }
-  const seen = new Set<string>();
-  for (const tool of options.tools) {
-    if (seen.has(tool.name)) throw new ConfigError(`Agent ${options.name} has two tools named ${tool.name}.`);
-    seen.add(tool.name);
-  }
+  const tools = normalizeTools(options.name, options.tools);
   let runtime: AgentRuntime | undefined;
 
   const getRuntime = (): AgentRuntime => {
@@ -150,10 +165,11 @@ export function createAgent(options: AgentOptions): Agent {
       agentName: options.name,
       instructions: options.instructions,
       model,
+      modelCall: { retry: retryPolicy(options.retry), stream: options.stream ?? false },
       store,
-      toolsByName: new Map(options.tools.map((tool) => [tool.name, tool])),
+      toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
       modelTools: toModelTools(
-        options.tools.map((tool) => ({
+        tools.map((tool) => ({
           name: tool.name,
           description: tool.description,
           inputSchema: tool.jsonSchema,
@@ -184,6 +200,7 @@ export function createAgent(options: AgentOptions): Agent {
     sessionId: string,
     text: string | undefined,
     leasedAs?: string,
+    hooks?: ModelCallHooks,
     by?: string,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
@@ -196,7 +213,8 @@ export function createAgent(options: AgentOptions): Agent {
       const session = await rt.store.getSession(sessionId);
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
-      run = new SessionRun(rt, owner, session, messages);
+      const runtime = hooks ? { ...rt, modelCall: { ...rt.modelCall, hooks } } : rt;
+      run = new SessionRun(runtime, owner, session, messages);
       const result = await run.run(text, by);
       emit(rt.events, {
         type: 'turn.finished',
@@ -227,7 +245,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const agent: Agent = {
     name: options.name,
-    tools: options.tools,
+    tools,
     options,
     with: (overrides) => createAgent({ ...options, ...overrides }),
 
@@ -261,8 +279,15 @@ export function createAgent(options: AgentOptions): Agent {
           },
         );
       }
+      const { onText, onRetry } = chatOptions;
       const by = chatOptions.by?.trim();
-      return runSession(sessionId, text, undefined, by ? by : undefined);
+      return runSession(
+        sessionId,
+        text,
+        undefined,
+        onText || onRetry ? { onText, onRetry } : undefined,
+        by ? by : undefined,
+      );
     },
 
     async decide(requestId, input) {

@@ -1,5 +1,6 @@
 import type { LanguageModelV4FunctionTool } from '@ai-sdk/provider';
 import type { EventBus } from '../events/event-bus.ts';
+import type { ModelCallSettings } from '../model/call-model.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
@@ -10,6 +11,8 @@ export interface AgentRuntime {
   agentName: string;
   instructions: string;
   model: AnyLanguageModel;
+  /** Retry, streaming and (per run) the chat's listeners for the model calls. */
+  modelCall: ModelCallSettings;
   store: Store;
   toolsByName: Map<string, Tool>;
   modelTools: LanguageModelV4FunctionTool[];

@@ -10,8 +10,9 @@ import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { emit } from '../events/emit.ts';
+import { callModel, type ModelResponse } from '../model/call-model.ts';
 import { fromModelResult } from '../model/from-model-result.ts';
-import type { AnyGenerateResult, ModelPrompt } from '../model/language-model.ts';
+import type { ModelPrompt } from '../model/language-model.ts';
 import { toModelMessage, toModelPrompt } from '../model/to-model-prompt.ts';
 import type { StepCommit, Store } from '../store/store.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
@@ -144,13 +145,13 @@ export class SessionRun {
   }
 
   private async callModel(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
-    let result: AnyGenerateResult;
+    let result: ModelResponse;
     try {
-      result = await this.runtime.model.doGenerate({
-        prompt: this.prompt,
-        tools: this.runtime.modelTools,
-        toolChoice: { type: 'auto' },
-      });
+      result = await callModel(
+        this.runtime.model,
+        { prompt: this.prompt, tools: this.runtime.modelTools },
+        this.runtime.modelCall,
+      );
     } catch (cause) {
       const detail = cause instanceof Error ? cause.message : String(cause);
       throw new ModelCallError(`The model call failed: ${detail}`, {
@@ -193,7 +194,7 @@ export class SessionRun {
             ok: false as const,
             error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.`,
           }
-        : validateArgs(tool, call.args);
+        : await validateArgs(tool, call.args);
       if (!checked.ok) {
         batchCalls.push({ ...base, disposition: { kind: 'error', output: checked.error } });
         continue;
@@ -653,6 +654,7 @@ export class SessionRun {
   private toolContext(callId: string, requestId: string | null): ToolContext {
     return {
       session: this.session.id,
+      callId,
       agent: this.runtime.agentName,
       principal: this.session.principal,
       idempotencyKey: requestId ? `countersign:${requestId}` : `countersign:${this.session.id}:${callId}`,

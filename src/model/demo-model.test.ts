@@ -349,3 +349,58 @@ describe('demo model: tools and help', () => {
     expect(parts.at(-1)?.type).toBe('finish');
   });
 });
+
+describe('demo model: any offered tool, named in the message', () => {
+  const note: typeof bookstore = [
+    {
+      name: 'add_note',
+      description: 'Add a note.',
+      inputSchema: {
+        type: 'object',
+        properties: { text: { type: 'string' }, pinned: { type: 'boolean' }, priority: { type: 'integer' } },
+        required: ['text'],
+      },
+    },
+    ...bookstore,
+  ];
+
+  it('reads "use TOOL with NAME VALUE …" by the schema property names, typed by the schema', async () => {
+    expect(await calls([user('use add_note with text hello world and priority 2')], note)).toEqual([
+      { tool: 'add_note', args: { text: 'hello world', priority: 2 } },
+    ]);
+  });
+
+  it('reads "call TOOL key=value" and a JSON object', async () => {
+    expect(await calls([user('call add_note text="buy milk" pinned=true')], note)).toEqual([
+      { tool: 'add_note', args: { text: 'buy milk', pinned: true } },
+    ]);
+    expect(await calls([user('run add_note {"text": "hi", "priority": 1}')], note)).toEqual([
+      { tool: 'add_note', args: { text: 'hi', priority: 1 } },
+    ]);
+  });
+
+  it('takes the whole rest as the value of a one-property tool', async () => {
+    const one: typeof bookstore = [
+      {
+        name: 'shout',
+        description: 'Shout.',
+        inputSchema: { type: 'object', properties: { words: { type: 'string' } } },
+      },
+    ];
+    expect(await calls([user('use shout good morning')], one)).toEqual([
+      { tool: 'shout', args: { words: 'good morning' } },
+    ]);
+  });
+
+  it('leaves names that are not offered tools, and the built-in phrases, as they were', async () => {
+    expect(await calls([user('Please call the shop and cancel my order 1044.')], note)).toEqual([
+      { tool: 'cancel_order', args: { orderId: 1044 } },
+    ]);
+    expect(await calls([user('use add_note with text hi')], bookstore)).toEqual([]);
+  });
+
+  it('names the way to call a tool of its own in the help text', async () => {
+    const turn = await demoTurn([user('hello')], note);
+    expect(turn.text).toContain('- Use add_note with text hello.');
+  });
+});

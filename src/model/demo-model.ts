@@ -14,7 +14,9 @@ export const DEMO_MODEL_ID = 'demo';
 
 /**
  * A stand-in model for trying countersign without an API key: offline, instant and
- * deterministic, it plays a small support agent for the bookstore and kitchen examples.
+ * deterministic, it plays a small support agent for the bookstore and kitchen examples, and
+ * calls any offered tool by name ("use add_note with text hello"), its arguments read by the
+ * tool's JSON Schema.
  */
 export function createDemoModel(): LanguageModelV4 {
   return {
@@ -33,12 +35,13 @@ export function createDemoModel(): LanguageModelV4 {
 }
 
 function generate(options: LanguageModelV4CallOptions): LanguageModelV4GenerateResult {
-  const offered = new Set<string>();
+  const schemas = new Map<string, unknown>();
   if (options.toolChoice?.type !== 'none') {
-    for (const tool of options.tools ?? []) if (tool.type === 'function') offered.add(tool.name);
+    for (const tool of options.tools ?? [])
+      if (tool.type === 'function') schemas.set(tool.name, tool.inputSchema);
   }
   const view = readPrompt(options.prompt);
-  const reply = respond(view, offered);
+  const reply = respond(view, new Set(schemas.keys()), schemas);
   const content = toContent(reply, view.calls.length);
   return {
     content,
@@ -81,10 +84,10 @@ function toStream(result: LanguageModelV4GenerateResult): ReadableStream<Languag
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
   for (const part of result.content) {
     if (part.type === 'text') {
-      parts.push(
-        { type: 'text-start', id: 'text-1' },
-        { type: 'text-delta', id: 'text-1', delta: part.text },
-      );
+      parts.push({ type: 'text-start', id: 'text-1' });
+      // Word by word, so a streaming caller sees the reply arrive as from a real model.
+      for (const delta of part.text.match(/\S+\s*|\s+/g) ?? [])
+        parts.push({ type: 'text-delta', id: 'text-1', delta });
       parts.push({ type: 'text-end', id: 'text-1' });
     } else if (part.type === 'tool-call') {
       parts.push({ type: 'tool-input-start', id: part.toolCallId, toolName: part.toolName });

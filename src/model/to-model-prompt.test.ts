@@ -1,4 +1,9 @@
-import type { LanguageModelV3Prompt, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type {
+  JSONSchema7,
+  LanguageModelV3Prompt,
+  LanguageModelV4Content,
+  LanguageModelV4Prompt,
+} from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../core/messages.ts';
 import { fromModelResult } from './from-model-result.ts';
@@ -117,9 +122,9 @@ describe('toModelPrompt', () => {
 
 describe('toModelTools', () => {
   it('makes function tools', () => {
-    const schema = {
-      type: 'object' as const,
-      properties: { orderId: { type: 'integer' as const } },
+    const schema: JSONSchema7 = {
+      type: 'object',
+      properties: { orderId: { type: 'integer' } },
       required: ['orderId'],
     };
     expect(

@@ -1,8 +1,15 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import {
+  type CompiledInputSchema,
+  compileInputSchema,
+  type InputCheck,
+  type JsonSchemaObject,
+  type ToolInputSchema,
+} from './input-schema.ts';
 
 /** Namespaced key/value state that lives in the same store as the sessions. */
 export interface ToolState {
@@ -16,6 +23,8 @@ export interface ToolState {
  */
 export interface ToolContext {
   session: string;
+  /** The model's id of this call ('auto' while an auto-approval rule is asked). */
+  callId: string;
   agent: string;
   /** The signed-in customer or tenant the session belongs to; null when none was given. */
   principal: string | null;
@@ -34,16 +43,30 @@ export type ApprovalPolicy<A> =
 /** `true` allows; a string refuses and says why (the model reads it). */
 export type AuthorizeResult = true | string;
 
-export interface ToolOptions<S extends z.ZodType, R extends JsonValue> {
-  name: string;
-  description: string;
-  input: S;
+/**
+ * The arguments a tool receives after validation: zod's output type, a Standard Schema's
+ * declared output, an AI SDK schema's type, or a plain object for a JSON Schema.
+ */
+export type InferToolArgs<S> = S extends z.ZodType
+  ? z.output<S>
+  : S extends { readonly '~standard': { readonly types?: infer T } }
+    ? NonNullable<T> extends { readonly output: infer O }
+      ? O
+      : Record<string, unknown>
+    : S extends { readonly _type: infer T }
+      ? unknown extends T
+        ? Record<string, unknown>
+        : T
+      : Record<string, unknown>;
+
+/** What countersign adds to a tool beyond its name, schema and function. */
+export interface ApprovalOptions<A> {
   /** Whether a person must approve a call. Defaults to 'always': asking is the safe default. */
-  approval?: ApprovalPolicy<z.output<S>>;
+  approval?: ApprovalPolicy<A>;
   /** What will happen, in words a support person understands. Shown next to the arguments. */
-  effect?: (args: z.output<S>, context: ToolContext) => string | Promise<string>;
+  effect?: (args: A, context: ToolContext) => string | Promise<string>;
   /** Checked before a person is asked and again right before the call runs. */
-  authorize?: (args: z.output<S>, context: ToolContext) => AuthorizeResult | Promise<AuthorizeResult>;
+  authorize?: (args: A, context: ToolContext) => AuthorizeResult | Promise<AuthorizeResult>;
   /** Safe to run again with the same idempotency key after a crash left its outcome unknown. */
   idempotent?: boolean;
   /** Whether a person may approve this tool "always" for a session. Refunds say false. */
@@ -54,15 +77,24 @@ export interface ToolOptions<S extends z.ZodType, R extends JsonValue> {
   ttl?: string | number;
   /** The role an approver must hold to decide a call of this tool (e.g. 'manager' for refunds). */
   role?: string;
-  execute: (args: z.output<S>, context: ToolContext) => R | Promise<R>;
+}
+
+export interface ToolOptions<S extends ToolInputSchema, R extends JsonValue>
+  extends ApprovalOptions<InferToolArgs<S>> {
+  name: string;
+  description: string;
+  /** zod 4 or 3, any Standard Schema, `jsonSchema()` from "ai", or a plain JSON Schema. */
+  input: S;
+  execute: (args: InferToolArgs<S>, context: ToolContext) => R | Promise<R>;
 }
 
 export interface Tool {
   readonly name: string;
   readonly description: string;
-  readonly inputSchema: z.ZodType;
+  /** The input schema as it was given. */
+  readonly inputSchema: ToolInputSchema;
   /** JSON Schema of the input, as sent to the model. */
-  readonly jsonSchema: Record<string, unknown>;
+  readonly jsonSchema: JsonSchemaObject;
   /** name + hash of schema and description: a different tool under the same name differs. */
   readonly identity: string;
   readonly approval: ApprovalPolicy<never>;
@@ -75,52 +107,84 @@ export interface Tool {
   effect(args: unknown, context: ToolContext): Promise<string>;
   authorize(args: unknown, context: ToolContext): Promise<AuthorizeResult>;
   needsApproval(args: unknown, context: ToolContext): Promise<boolean>;
+  /** Validates the model's arguments against the input schema; never throws for bad input. */
+  parseArgs(args: unknown): Promise<InputCheck>;
   execute(args: unknown, context: ToolContext): Promise<JsonValue>;
 }
 
 const toolNamePattern = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
-export function defineTool<S extends z.ZodType, R extends JsonValue>(options: ToolOptions<S, R>): Tool {
-  if (!toolNamePattern.test(options.name)) {
+export function defineTool<S extends ToolInputSchema, R extends JsonValue>(options: ToolOptions<S, R>): Tool {
+  checkToolName(options.name);
+  return buildTool({
+    ...(options as ToolOptions<ToolInputSchema, JsonValue>),
+    input: compileInputSchema(options.input, options.name),
+    inputSchema: options.input,
+  } as ToolSpec);
+}
+
+export function checkToolName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     throw new ConfigError(
-      `Tool name "${options.name}" must start with a letter and use letters, digits, _ or - (max 64).`,
+      `Tool name "${String(name)}" must start with a letter and use letters, digits, _ or - (max 64).`,
     );
   }
-  const jsonSchema = z.toJSONSchema(options.input, { target: 'draft-7', io: 'input' }) as Record<
-    string,
-    unknown
-  >;
-  delete jsonSchema.$schema;
-  const identity = `${options.name}@${sha256Hex(canonicalJson({ d: options.description, s: jsonSchema })).slice(0, 16)}`;
-  const approval = options.approval ?? 'always';
+}
+
+/** A tool's parts after its schema was read; what defineTool and the AI SDK adapter share. */
+export interface ToolSpec extends ApprovalOptions<never> {
+  name: string;
+  description: string;
+  input: CompiledInputSchema;
+  inputSchema: ToolInputSchema;
+  execute: (args: never, context: ToolContext) => unknown;
+}
+
+/** Marks countersign tools so createAgent can tell them from AI SDK tool objects. */
+export function isCountersignTool(value: unknown): value is Tool {
+  const candidate = value as Partial<Tool> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.identity === 'string' &&
+    typeof candidate.parseArgs === 'function' &&
+    typeof candidate.execute === 'function'
+  );
+}
+
+export function buildTool(spec: ToolSpec): Tool {
+  const { jsonSchema } = spec.input;
+  const identity = `${spec.name}@${sha256Hex(canonicalJson({ d: spec.description, s: jsonSchema })).slice(0, 16)}`;
+  const approval = (spec.approval ?? 'always') as ApprovalPolicy<unknown>;
   // The public type erases the argument type; the agent only calls these with parsed input.
-  type Args = z.output<S>;
+  type Args = never;
   return {
-    name: options.name,
-    description: options.description,
-    inputSchema: options.input,
+    name: spec.name,
+    description: spec.description,
+    inputSchema: spec.inputSchema,
     jsonSchema,
     identity,
     approval: approval as ApprovalPolicy<never>,
-    idempotent: options.idempotent ?? false,
-    standing: options.standing ?? true,
-    logged: options.logged ?? false,
-    ttlMs: options.ttl === undefined ? undefined : parseDuration(options.ttl, `ttl of tool ${options.name}`),
-    role: options.role,
+    idempotent: spec.idempotent ?? false,
+    standing: spec.standing ?? true,
+    logged: spec.logged ?? false,
+    ttlMs: spec.ttl === undefined ? undefined : parseDuration(spec.ttl, `ttl of tool ${spec.name}`),
+    role: spec.role,
     async effect(args, context) {
-      if (options.effect) return options.effect(args as Args, context);
-      return `Run ${options.name} with ${canonicalJson(args)}.`;
+      if (spec.effect) return spec.effect(args as Args, context);
+      return `Run ${spec.name} with ${canonicalJson(args)}.`;
     },
     async authorize(args, context) {
-      return options.authorize ? options.authorize(args as Args, context) : true;
+      return spec.authorize ? spec.authorize(args as Args, context) : true;
     },
     async needsApproval(args, context) {
       if (approval === 'never') return false;
       if (approval === 'always') return true;
-      return approval(args as Args, context);
+      return approval(args, context);
     },
+    parseArgs: (args) => spec.input.validate(args),
     async execute(args, context) {
-      return options.execute(args as Args, context);
+      return (await spec.execute(args as Args, context)) as JsonValue;
     },
   };
 }

@@ -78,10 +78,23 @@ describe('approval lifecycle across processes', () => {
     }
   });
 
+  it('one 503 from the model is retried: the approval completes the turn', async () => {
+    const env = envFor();
+    const id = await propose(env);
+    const before = server.requests.length;
+    server.fail(1, 503);
+    const approve = await runCli(['approve', id, '--json'], env);
+    expect(approve.code, approve.stdout).toBe(0);
+    expect((approve.json as Turn).reply).toContain('1044');
+    // At least the failed try and the retry (processes of a timed-out earlier test may add more).
+    expect(server.requests.length - before).toBeGreaterThanOrEqual(2);
+  });
+
   it('a failed model call after the execution keeps everything: resume continues without rerun or re-ask', async () => {
     const env = envFor();
     const id = await propose(env);
-    server.fail(1, 503);
+    // Every try of the default retry (three) fails.
+    server.fail(3, 503);
     const approve = await runCli(['approve', id, '--json'], env);
     expect(approve.code).not.toBe(0);
     expect((approve.json as ErrorOut).error.code).toBe('MODEL_ERROR');
@@ -100,7 +113,7 @@ describe('approval lifecycle across processes', () => {
   it('a failed model call is also continued by the next chat message', async () => {
     const env = envFor();
     const id = await propose(env);
-    server.fail(1, 500);
+    server.fail(3, 500);
     expect((await runCli(['approve', id, '--json'], env)).code).not.toBe(0);
     const next = await runCli(
       ['chat', '--as', 'backend', 's', "What's the status of order 1044?", '--user', 'c-100', '--json'],

@@ -1,3 +1,5 @@
+import { namedCallExample, type OfferedSchemas } from './named-call.ts';
+
 const examples: Array<{ needs: string[]; text: string }> = [
   { needs: ['search_books'], text: 'Find books about birds.' },
   { needs: ['get_order_status'], text: "What's the status of order 1043?" },
@@ -10,8 +12,15 @@ const examples: Array<{ needs: string[]; text: string }> = [
 ];
 
 /** The reply to anything the demo model does not recognise. */
-export function helpText(offered: ReadonlySet<string>): string {
-  const usable = examples.filter((example) => example.needs.every((tool) => offered.has(tool)));
+export function helpText(offered: ReadonlySet<string>, schemas: OfferedSchemas = new Map()): string {
+  const covered = new Set(examples.flatMap((example) => example.needs));
+  // Tools of one's own have no fixed phrase: they are called by name.
+  const named = [...offered]
+    .filter((tool) => !covered.has(tool))
+    .map((tool) => ({ needs: [tool], text: namedCallExample(tool, schemas.get(tool)) }));
+  const usable = [...examples, ...named].filter((example) =>
+    example.needs.every((tool) => offered.has(tool)),
+  );
   const lead =
     "I am countersign's offline demo model, not a real language model: I only understand a few fixed kinds of request.";
   if (usable.length === 0) {

@@ -1,5 +1,6 @@
 import { describeAbility, describeCall } from './describe-call.ts';
 import { helpText } from './help-text.ts';
+import { namedCall, type OfferedSchemas } from './named-call.ts';
 import { type DemoCall, parseRequest } from './parse-request.ts';
 import type { PromptResult, PromptView } from './read-prompt.ts';
 import { isRejection, readOutcome } from './tool-outcome.ts';
@@ -14,18 +15,25 @@ export const BAD_ARGS_MARKER = '[[bad-args]]';
 const BAD_ORDER_ID = 'not-a-number';
 
 /** The demo model's whole decision: a fresh request is acted on, results are reported. */
-export function respond(view: PromptView, offered: ReadonlySet<string>): DemoReply {
-  if (view.last === 'user') return answerRequest(view, offered);
-  if (view.last === 'tool') return reportResults(view, offered);
-  return { text: helpText(offered), calls: [] };
+export function respond(
+  view: PromptView,
+  offered: ReadonlySet<string>,
+  schemas: OfferedSchemas = new Map(),
+): DemoReply {
+  if (view.last === 'user') return answerRequest(view, offered, schemas);
+  if (view.last === 'tool') return reportResults(view, offered, schemas);
+  return { text: helpText(offered, schemas), calls: [] };
 }
 
-function answerRequest(view: PromptView, offered: ReadonlySet<string>): DemoReply {
+function answerRequest(view: PromptView, offered: ReadonlySet<string>, schemas: OfferedSchemas): DemoReply {
   if (view.userText.includes(BAD_ARGS_MARKER)) {
     return callIfOffered([{ tool: 'cancel_order', args: { orderId: BAD_ORDER_ID } }], [], offered);
   }
+  // A tool named outright ("use add_note with text hello") wins over the built-in phrases.
+  const named = namedCall(view.userText, schemas);
+  if (named) return { text: '', calls: [named] };
   const { calls, notes } = parseRequest(view.userText, view.calls);
-  if (calls.length === 0 && notes.length === 0) return { text: helpText(offered), calls: [] };
+  if (calls.length === 0 && notes.length === 0) return { text: helpText(offered, schemas), calls: [] };
   return callIfOffered(calls, notes, offered);
 }
 
@@ -44,7 +52,7 @@ function callIfOffered(calls: DemoCall[], notes: string[], offered: ReadonlySet<
  * Reports each result of the last batch. The only follow-up call is the [[bad-args]] retry,
  * and only after a validation error: anything a person turned down is reported, never retried.
  */
-function reportResults(view: PromptView, offered: ReadonlySet<string>): DemoReply {
+function reportResults(view: PromptView, offered: ReadonlySet<string>, schemas: OfferedSchemas): DemoReply {
   const retry = badArgsRetry(view, offered);
   if (retry) return retry;
   const lines = view.results.map((result) => {
@@ -52,7 +60,7 @@ function reportResults(view: PromptView, offered: ReadonlySet<string>): DemoRepl
     const names = describeCall(result.tool, result.call?.args ?? {});
     return `${outcome.ok ? names.done : names.notDone}: ${outcome.detail}`;
   });
-  return { text: lines.length > 0 ? lines.join('\n') : helpText(offered), calls: [] };
+  return { text: lines.length > 0 ? lines.join('\n') : helpText(offered, schemas), calls: [] };
 }
 
 function badArgsRetry(view: PromptView, offered: ReadonlySet<string>): DemoReply | undefined {

@@ -23,7 +23,7 @@ export interface AuthConfig {
   /** Reverse proxies whose X-Forwarded-For names the client (COUNTERSIGN_TRUST_PROXY). */
   trustedProxies: TrustedProxies;
   /** Keys the CSRF tokens of proxy-authenticated users, who have no server-side session. */
-  csrfSecret: Buffer;
+  csrfSecret: Uint8Array;
 }
 
 export interface Caller {
@@ -99,7 +99,7 @@ export async function resolveCaller(c: Context, config: AuthConfig): Promise<Cal
   return null;
 }
 
-function hmacCsrf(secret: Buffer, name: string): string {
+function hmacCsrf(secret: Uint8Array, name: string): string {
   return createHmac('sha256', secret).update(`csrf:${name}`).digest('base64url');
 }
 
