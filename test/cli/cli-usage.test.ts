@@ -39,23 +39,32 @@ describe('countersign as a person uses it', () => {
     expect((serveJson.json as { error: { message: string } }).error.message).toContain(
       'has no --json output',
     );
-    const console = await runCli(['chat', 'c1', '--json'], env);
+    const console = await runCli(['chat', '--as', 'backend', 'c1', '--json'], env);
     expect((console.json as { error: { message: string } }).error.message).toContain('prints for people');
   });
 
   it('chat without --user: a new session is the demo customer, said on stderr; the console agrees', async () => {
     const env = { COUNTERSIGN_STORE: tempStore() };
-    const first = await runCli(['chat', 'd1', 'Please cancel my order 1044.', '--json'], env);
+    const first = await runCli(
+      ['chat', '--as', 'backend', 'd1', 'Please cancel my order 1044.', '--json'],
+      env,
+    );
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).toContain("New session d1 belongs to c-100, the app's demo customer.");
     expect((first.json as Turn).approvals[0]?.effect).toContain('customer c-100');
-    const again = await runCli(['chat', 'd1', 'What is the status of order 1044?', '--json'], env);
+    const again = await runCli(
+      ['chat', '--as', 'backend', 'd1', 'What is the status of order 1044?', '--json'],
+      env,
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toBe('');
-    const consoleRun = await runCli(['chat', 'd2'], env, 'exit\n');
+    const consoleRun = await runCli(['chat', '--as', 'backend', 'd2'], env, 'exit\n');
     expect(consoleRun.stderr).toContain('New session d2 belongs to c-100');
     expect(consoleRun.stdout).toContain('chatting as c-100 on session "d2"');
-    const kitchen = await runCli(['chat', 'k1', 'hello', '--json'], { ...env, COUNTERSIGN_APP: 'kitchen' });
+    const kitchen = await runCli(['chat', '--as', 'backend', 'k1', 'hello', '--json'], {
+      ...env,
+      COUNTERSIGN_APP: 'kitchen',
+    });
     expect(kitchen.stderr).toContain('New session k1 has no signed-in customer');
   });
 
@@ -77,14 +86,14 @@ describe('countersign as a person uses it', () => {
     const store = tempStore();
     const dir = dirname(store.slice('sqlite:'.length));
     writeFileSync(join(dir, 'broken.ts'), "import './not-there.ts';\nexport const agents = [];\n");
-    const missing = await runCli(['chat', 's', 'hi'], {
+    const missing = await runCli(['chat', '--as', 'backend', 's', 'hi'], {
       COUNTERSIGN_STORE: store,
       COUNTERSIGN_APP: join(dir, 'nope.ts'),
     });
     expect(missing.stderr).toBe(
       `error CONFIG_ERROR: Cannot load the app "${join(dir, 'nope.ts')}": there is no file ${join(dir, 'nope.ts')}. Set COUNTERSIGN_APP to bookstore, kitchen, or the path of a module that exports \`agents\`.\n`,
     );
-    const broken = await runCli(['chat', 's', 'hi'], {
+    const broken = await runCli(['chat', '--as', 'backend', 's', 'hi'], {
       COUNTERSIGN_STORE: store,
       COUNTERSIGN_APP: join(dir, 'broken.ts'),
     });

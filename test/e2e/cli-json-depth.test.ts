@@ -17,8 +17,11 @@ describe('CLI arguments and files that hold JSON are held to 64 levels', () => {
       expect((run.json as ErrorOut).error.message).toContain('deeper than 64 levels');
       expect(run.stderr).not.toContain('Maximum call stack');
     };
-    await refused(['run', 'start', 'refund', nested(2_000), '--run', 'deep']);
-    const started = await runCli(['run', 'start', 'refund', '1040', '--run', 'r1', '--json'], env);
+    await refused(['run', 'start', '--as', 'backend', 'refund', nested(2_000), '--run', 'deep']);
+    const started = await runCli(
+      ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r1', '--json'],
+      env,
+    );
     expect(started.code, started.stdout + started.stderr).toBe(0);
     const requestId = (started.json as { requests: Array<{ id: string }> }).requests[0]!.id;
     await refused([

@@ -26,7 +26,7 @@ describe('session export and import through the CLI', () => {
   async function exported(key?: string): Promise<{ file: string; content: ExportFile; requestId: string }> {
     const env = envFor(key ? { COUNTERSIGN_EXPORT_KEY: key } : {});
     const chat = await runCli(
-      ['chat', 'seed-1', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+      ['chat', '--as', 'backend', 'seed-1', 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
       env,
     );
     expect(chat.code, chat.stderr + chat.stdout).toBe(0);

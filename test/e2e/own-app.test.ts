@@ -32,13 +32,19 @@ export const agents = [createAgent({ name: 'payments', instructions: 'You send p
 `,
     );
     const env = { COUNTERSIGN_STORE: tempStore(), COUNTERSIGN_APP: join(dir, 'my-app.ts') };
-    const chat = await runCli(['chat', 'p1', 'use send_payment with to bob cents 500', '--json'], env);
+    const chat = await runCli(
+      ['chat', '--as', 'backend', 'p1', 'use send_payment with to bob cents 500', '--json'],
+      env,
+    );
     expect(chat.code, chat.stderr).toBe(0);
     const turn = chat.json as Turn;
     expect(turn.status).toBe('awaiting_approval');
     expect(turn.approvals[0]?.args).toEqual({ to: 'bob', cents: 500 });
 
-    const bad = await runCli(['chat', 'p2', 'use send_payment with to bob cents -5', '--json'], env);
+    const bad = await runCli(
+      ['chat', '--as', 'backend', 'p2', 'use send_payment with to bob cents -5', '--json'],
+      env,
+    );
     expect((bad.json as Turn).status).toBe('completed');
     expect((bad.json as Turn).reply).toMatch(/cents/);
 

@@ -51,7 +51,7 @@ describe.skipIf(pg === null)('worker on PostgreSQL when its connections are term
     };
     const propose = async (session: string): Promise<string> => {
       const chat = await runCli(
-        ['chat', session, 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
+        ['chat', '--as', 'backend', session, 'Please cancel my order 1044.', '--user', 'c-100', '--json'],
         base,
       );
       expect(chat.code, chat.stderr + chat.stdout).toBe(0);

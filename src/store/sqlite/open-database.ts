@@ -5,10 +5,8 @@ import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import { migrations } from './migrations.ts';
+import type { SqliteCheck } from './sqlite-check.ts';
 import { damagedFileHint, isBusy, translateSqliteError } from './sqlite-errors.ts';
-
-/** `quick`: PRAGMA quick_check when opening (every b-tree page, not index contents; see docs). */
-export type SqliteCheck = 'quick' | 'none';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 

@@ -36,10 +36,11 @@ import {
 } from '../store-errors.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import { createConnection } from './connection.ts';
-import { openDatabase, type SqliteCheck } from './open-database.ts';
+import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
+import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
 
 export interface SqliteStoreOptions {
