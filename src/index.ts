@@ -33,6 +33,8 @@ export {
   type SessionImportResult,
 } from './agent/session-transfer.ts';
 export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agent/views.ts';
+// The workflow authoring surface is the same bindings as countersign/authoring's.
+export * from './authoring.ts';
 export * from './core/approval.ts';
 export type { AuditEntry, AuditEvent, AuditKind, AuditVerification } from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
@@ -122,36 +124,6 @@ export {
 } from './tools/define-tool.ts';
 export type { InputCheck, JsonSchemaObject, ToolInputSchema } from './tools/input-schema.ts';
 export type { AgentTool, AgentTools } from './tools/normalize-tools.ts';
-export {
-  type AgentExecutor,
-  type AgentExecutorOptions,
-  type AgentExecutorState,
-  type AgentReply,
-  type ApprovalAnswer,
-  type ApprovalAsk,
-  agentExecutor,
-} from './workflow/agent-executor.ts';
-export {
-  defineWorkflow,
-  type Workflow,
-  type WorkflowBuilder,
-  type WorkflowContract,
-  type WorkflowMigration,
-} from './workflow/define-workflow.ts';
-export {
-  type AnyRequestPort,
-  type Executor,
-  type ExecutorAnswer,
-  type ExecutorOptions,
-  executor,
-} from './workflow/executor.ts';
-export type {
-  AnsweredRequest,
-  ExecutorContext,
-  RequestOptions,
-  WorkflowState,
-} from './workflow/executor-context.ts';
-export { type RequestPort, requestPort } from './workflow/request-port.ts';
 export type {
   ExpiredRequest,
   PendingMessage,
