@@ -13,6 +13,7 @@ import type { ExecutionStatus } from '../core/execution.ts';
 import type { Command } from './command-input.ts';
 import { decider } from './decider.ts';
 import { formatApproval, formatAudit, formatExecution } from './format.ts';
+import { printList } from './output.ts';
 
 /** The commands that read (or sweep) the store: they load neither the app nor a model. */
 
@@ -22,9 +23,7 @@ export const pending: Command = async ({ values, context, out }) => {
     ...(values.tool ? { tool: values.tool } : {}),
   };
   const list = await listPending(await context.store(), filter);
-  if (out.json) out.data(list);
-  else out.print(list.length ? list.map(formatApproval).join('\n\n') : 'No requests are waiting.');
-  return 0;
+  return printList(out, list, formatApproval, 'No requests are waiting.', '\n\n');
 };
 
 export const show: Command = async ({ args, context, out }) => {
@@ -47,27 +46,19 @@ export const executions: Command = async ({ values, context, out }) => {
     ...(values.session ? { session: values.session } : {}),
     ...(status ? { status } : {}),
   });
-  if (out.json) out.data(list);
-  else out.print(list.length ? list.map(formatExecution).join('\n') : 'No executions yet.');
-  return 0;
+  return printList(out, list, formatExecution, 'No executions yet.');
 };
 
 export const rules: Command = async ({ args, context, out }) => {
   const session = args[0]!;
   const list = await listRules(await context.store(), session);
-  if (out.json) out.data(list);
-  else
-    out.print(
-      list.length
-        ? list
-            .map(
-              (r) =>
-                `${r.id}  ${r.tool} ${r.argsHash ? `(these arguments, ${r.argsHash.slice(0, 12)}…)` : '(any arguments)'}  by ${r.createdBy} at ${r.createdAt}`,
-            )
-            .join('\n')
-        : `No standing approvals on session ${session}.`,
-    );
-  return 0;
+  return printList(
+    out,
+    list,
+    (r) =>
+      `${r.id}  ${r.tool} ${r.argsHash ? `(these arguments, ${r.argsHash.slice(0, 12)}…)` : '(any arguments)'}  by ${r.createdBy} at ${r.createdAt}`,
+    `No standing approvals on session ${session}.`,
+  );
 };
 
 export const revokeRule: Command = async ({ args, values, context, out }) => {

@@ -13,7 +13,7 @@ import type { Command } from './command-input.ts';
 import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
-import type { Output } from './output.ts';
+import { type Output, printList } from './output.ts';
 
 async function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
   const checkpoints = await context.checkpoints();
@@ -117,17 +117,10 @@ export const runHistory: Command = async ({ args, context, out }) => {
 
 export const runs: Command = async ({ context, out }) => {
   const list = await (await runnerFor(context, false)).runs();
-  if (out.json) out.data(list);
-  else
-    out.print(
-      list.length
-        ? list
-            .map(
-              (run) =>
-                `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}`,
-            )
-            .join('\n')
-        : 'No workflow runs yet.',
-    );
-  return 0;
+  return printList(
+    out,
+    list,
+    (run) => `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}`,
+    'No workflow runs yet.',
+  );
 };
