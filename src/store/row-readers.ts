@@ -63,7 +63,7 @@ function payloadOrNull(codec: PayloadCodec, row: Row, column: string, where: str
   return raw === null ? null : codec.decode(raw, `${where}.${column}`);
 }
 
-const approvalStatuses: readonly ApprovalStatus[] = ['pending', 'approved', 'rejected', 'expired'];
+const approvalStatuses: readonly ApprovalStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired'];
 const executionStatuses: readonly ExecutionStatus[] = ['started', 'succeeded', 'failed', 'unknown'];
 
 export function toSession(codec: PayloadCodec, row: Row): SessionRecord {
@@ -106,6 +106,11 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     status: oneOf(row, 'status', where, approvalStatuses),
     decision: payloadOrNull(codec, row, 'decision', where) as Decision | null,
     raisedBy: textOrNull(row, 'raised_by', where),
+    // Columns of the one request model; until they are stored, every row is a tool call.
+    kind: 'tool-call',
+    run: null,
+    customer: null,
+    requiredRole: null,
   };
 }
 

@@ -24,11 +24,12 @@ export const errorBody = z.object({
 });
 
 export const decision = z.object({
-  verdict: z.enum(['approved', 'rejected', 'expired']),
+  verdict: z.enum(['approved', 'rejected', 'answered', 'expired']),
   by: z.string().describe('Who decided: the approver, or the system for expiry and moved-on'),
   reason: z.string().nullable(),
   at: timestamp,
   kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
+  response: jsonValue.optional().describe("A port request's answer, as recorded"),
 });
 
 export const approval = z.object({
