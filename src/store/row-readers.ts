@@ -63,7 +63,13 @@ function payloadOrNull(codec: PayloadCodec, row: Row, column: string, where: str
   return raw === null ? null : codec.decode(raw, `${where}.${column}`);
 }
 
-const approvalStatuses: readonly ApprovalStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired'];
+const approvalStatuses: readonly ApprovalStatus[] = [
+  'pending',
+  'approved',
+  'rejected',
+  'answered',
+  'expired',
+];
 const executionStatuses: readonly ExecutionStatus[] = ['started', 'succeeded', 'failed', 'unknown'];
 
 export function toSession(codec: PayloadCodec, row: Row): SessionRecord {
