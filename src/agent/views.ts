@@ -1,4 +1,4 @@
-import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
@@ -6,7 +6,16 @@ import type { JsonValue } from '../core/json.ts';
 /** The public, stable shape of a request: what the CLI prints and a person reviews. */
 export interface ApprovalView {
   id: string;
+  /** A model's tool call, or a workflow's port request: both wait, are decided and are shown alike. */
+  kind: RequestKind;
   session: string;
+  /** The workflow run waiting on it, if any. */
+  run: string | null;
+  /** The agent that raised it; for a port request, the workflow. */
+  agent: string;
+  /** The model's id of the call (to find it in the conversation); for a port, the executor that asked. */
+  callId: string;
+  /** The tool's name; for a port request, the port's id. */
   tool: string;
   args: JsonValue;
   argsHash: string;
@@ -17,6 +26,10 @@ export interface ApprovalView {
   decision: Decision | null;
   /** Who raised it (posted the message that led to it); null when not recorded. They may not decide it. */
   raisedBy: string | null;
+  /** The customer it acts for; null when none was signed in. */
+  customer: string | null;
+  /** The role a decider needs, as recorded when it was raised; null when any approver may. */
+  requiredRole: string | null;
   /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
   integrity: 'ok' | 'mismatch';
 }
@@ -32,7 +45,11 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
   const overdue = request.status === 'pending' && request.expiresAt <= now;
   return {
     id: request.id,
+    kind: request.kind,
     session: request.session,
+    run: request.run,
+    agent: request.agent,
+    callId: request.callId,
     tool: request.tool,
     args: request.args,
     argsHash: request.argsHash,
@@ -42,6 +59,8 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     status: overdue ? 'expired' : request.status,
     decision: request.decision,
     raisedBy: request.raisedBy,
+    customer: request.customer,
+    requiredRole: request.requiredRole,
     integrity: argsIntact(request) ? 'ok' : 'mismatch',
   };
 }

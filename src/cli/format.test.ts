@@ -26,6 +26,12 @@ describe('output that a person reads', () => {
     expect(readableJson({ to: 'a\u200bb' })).toBe('{"to":"a\\u200bb"}');
     const shown = formatApproval({
       id: 'apr_1',
+      kind: 'tool-call',
+      run: null,
+      agent: 'files',
+      callId: 'call-1',
+      customer: null,
+      requiredRole: null,
       status: 'pending',
       raisedBy: null,
       argsHash: 'h',

@@ -1,57 +1,70 @@
 import { listPending, showRequest } from '../agent/queries.ts';
 import { type ApprovalView, type TurnResult, toApprovalView } from '../agent/views.ts';
-import type { ApprovalStatus } from '../core/approval.ts';
+import type { ApprovalStatus, RequestKind } from '../core/approval.ts';
+import type { ResponseSchema } from '../requests/answer-shape.ts';
+import type { RequestDesk } from '../requests/request-desk.ts';
 import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
 
-/** A request as the HTTP API and the inbox show it: the library's view plus who and what may decide. */
-export interface HttpApprovalView extends ApprovalView {
-  agent: string;
-  /** The model's id of the call, to find it in the conversation. */
+/**
+ * A request of either kind as the HTTP API and the inbox show it: the library's view plus
+ * who and what may decide. Built from the row alone: listing N requests reads N rows, nothing
+ * else.
+ */
+export interface HttpApprovalView extends Omit<ApprovalView, 'callId'> {
+  /** The model's id of the call, to find it in the conversation (the asking executor for a port). */
   callId: string | null;
-  /** The session's principal: the customer the call is for. */
-  customer: string | null;
-  /** The role an approver needs to decide it; null when any approver may. */
-  requiredRole: string | null;
-  /** Whether "always for this session" may be chosen for this tool. */
+  /** Whether "always for this session" may be chosen for this tool (never for a port). */
   standingAllowed: boolean;
   /** Whether the raiser and the customer may decide it themselves (the agent's `selfApproval`). */
   selfApproval: boolean;
+  /** A port request's answer schema as JSON Schema, so a form can be drawn; null for a tool call. */
+  responseSchema: ResponseSchema | null;
 }
+
+/** The one request resource: `/v1/requests` and the inbox show both kinds in this shape. */
+export type HttpRequestView = HttpApprovalView;
 
 export interface ApprovalQuery {
   status?: ApprovalStatus;
+  kind?: RequestKind;
   session?: string;
+  run?: string;
   tool?: string;
   /** Only requests that are no longer pending (the history). */
   decided?: boolean;
   limit?: number;
 }
 
-export async function enrich(
-  store: Store,
-  agents: AgentRegistry,
-  views: ApprovalView[],
-): Promise<HttpApprovalView[]> {
-  const customers = new Map<string, string | null>();
-  const out: HttpApprovalView[] = [];
-  for (const view of views) {
-    if (!customers.has(view.session))
-      customers.set(view.session, (await store.getSession(view.session))?.principal ?? null);
-    const request = await store.getApproval(view.id);
-    const agent = request?.agent ?? agents.default.name;
-    const tool = agents.tool(agent, view.tool);
-    out.push({
+/** Where a view's decision rules and answer form come from: the app's agents and workflows. */
+export interface ViewSources {
+  agents: AgentRegistry;
+  requests: Pick<RequestDesk, 'responseSchema'>;
+}
+
+export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprovalView {
+  if (view.kind === 'port') {
+    return {
       ...view,
-      agent,
-      callId: request?.callId ?? null,
-      customer: customers.get(view.session) ?? null,
-      requiredRole: tool?.role ?? null,
-      standingAllowed: tool?.standing ?? false,
-      selfApproval: agents.all.find((known) => known.name === agent)?.options.selfApproval ?? false,
-    });
+      standingAllowed: false,
+      selfApproval: false,
+      responseSchema: sources.requests.responseSchema(view) ?? {},
+    };
   }
-  return out;
+  const known = sources.agents.all.find((agent) => agent.name === view.agent);
+  const tool = known ? sources.agents.tool(view.agent, view.tool) : undefined;
+  return {
+    ...view,
+    // Rows written before roles were recorded take the tool's role as configured now.
+    requiredRole: view.requiredRole ?? tool?.role ?? null,
+    standingAllowed: tool?.standing ?? false,
+    selfApproval: known?.options.selfApproval ?? false,
+    responseSchema: null,
+  };
+}
+
+export function enrich(sources: ViewSources, views: ApprovalView[]): HttpApprovalView[] {
+  return views.map((view) => toHttpView(view, sources));
 }
 
 /**
@@ -60,7 +73,7 @@ export async function enrich(
  */
 export async function queryApprovals(
   store: Store,
-  agents: AgentRegistry,
+  sources: ViewSources,
   query: ApprovalQuery,
   now: Date,
 ): Promise<HttpApprovalView[]> {
@@ -83,17 +96,21 @@ export async function queryApprovals(
       )
       .sort((a, b) => decidedAt(b).localeCompare(decidedAt(a)));
   }
-  return enrich(store, agents, views.slice(0, query.limit ?? views.length));
+  views = views.filter(
+    (view) =>
+      (query.kind === undefined || view.kind === query.kind) &&
+      (query.run === undefined || view.run === query.run),
+  );
+  return enrich(sources, views.slice(0, query.limit ?? views.length));
 }
 
 export async function getApproval(
   store: Store,
-  agents: AgentRegistry,
+  sources: ViewSources,
   id: string,
   now: Date,
 ): Promise<HttpApprovalView> {
-  const [view] = await enrich(store, agents, [await showRequest(store, id, now)]);
-  return view!;
+  return toHttpView(await showRequest(store, id, now), sources);
 }
 
 function decidedAt(view: ApprovalView): string {
@@ -105,10 +122,6 @@ export interface HttpTurnResult extends Omit<TurnResult, 'approvals'> {
   approvals: HttpApprovalView[];
 }
 
-export async function enrichTurn(
-  store: Store,
-  agents: AgentRegistry,
-  turn: TurnResult,
-): Promise<HttpTurnResult> {
-  return { ...turn, approvals: await enrich(store, agents, turn.approvals) };
+export function enrichTurn(sources: ViewSources, turn: TurnResult): HttpTurnResult {
+  return { ...turn, approvals: enrich(sources, turn.approvals) };
 }

@@ -5,6 +5,7 @@ import { ConfigError } from '../core/errors/config-error.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import { createRequestDesk } from '../requests/request-desk.ts';
 import { type CheckpointStore, isCheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
@@ -15,6 +16,7 @@ import { eventRoutes } from './api/event-routes.ts';
 import { healthRoutes } from './api/health-routes.ts';
 import { ledgerRoutes } from './api/ledger-routes.ts';
 import { openApiDocument } from './api/openapi.ts';
+import { requestRoutes } from './api/request-routes.ts';
 import { runRoutes } from './api/run-routes.ts';
 import { sessionRoutes } from './api/session-routes.ts';
 import {
@@ -41,7 +43,6 @@ import { chatRoutes } from './web/chat-routes.ts';
 import { errorPage } from './web/error-page.ts';
 import { createFlashStore } from './web/flash-store.ts';
 import { inboxRoutes } from './web/inbox-routes.ts';
-import { workflowWebRoutes } from './web/workflow-routes.ts';
 import { startWebhooks, type WebhookOptions, type WebhookSender } from './webhooks/webhook-sender.ts';
 import { createWorkflowDesk, type WorkflowDesk } from './workflows/workflow-desk.ts';
 
@@ -122,7 +123,7 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
     audit: options.store,
     portRoles: options.portRoles ?? {},
   });
-  return createWorkflowDesk({ runner, workflows, checkpoints, portRoles: options.portRoles ?? {}, now });
+  return createWorkflowDesk({ runner, workflows, checkpoints });
 }
 
 /**
@@ -160,7 +161,14 @@ export function createServer(options: ServerOptions): CountersignServer {
     csrfSecret: randomBytes(32),
   };
   const desk = options.workflows?.length ? workflowDesk(options, events) : null;
+  const requests = createRequestDesk({
+    store: options.store,
+    agentFor: (name) => agents.get(name),
+    runner: desk?.runner ?? null,
+    workflows: options.workflows ?? [],
+  });
   const ctx: ServerContext = {
+    requests,
     store: options.store,
     agents,
     events,
@@ -213,14 +221,14 @@ export function createServer(options: ServerOptions): CountersignServer {
 
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument({ runs: desk !== null })));
   sessionRoutes(app, ctx);
+  requestRoutes(app, ctx);
   approvalRoutes(app, ctx);
   ledgerRoutes(app, ctx);
   eventRoutes(app, ctx, streams);
-  if (desk) runRoutes(app, desk);
+  if (desk) runRoutes(app, desk, ctx);
   assetRoutes(app);
   authRoutes(app, ctx);
   inboxRoutes(app, ctx);
-  if (desk) workflowWebRoutes(app, ctx, desk);
   if (options.chat)
     chatRoutes(
       app,

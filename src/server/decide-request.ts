@@ -1,9 +1,6 @@
-import type { DecideInput } from '../agent/create-agent.ts';
 import type { TurnResult } from '../agent/views.ts';
-import { NotFoundError } from '../core/errors/not-found-error.ts';
-import type { Store } from '../store/store.ts';
-import type { AgentRegistry } from './agent-registry.ts';
 import type { Identity } from './auth/identity.ts';
+import type { ServerContext } from './server-context.ts';
 
 export interface DecisionBody {
   approved: boolean;
@@ -14,32 +11,30 @@ export interface DecisionBody {
 }
 
 /**
- * The server's one decide path (API and inbox alike). Who decides is the authenticated
- * identity, with its roles; the agent checks who may decide (decision-rights.ts), takes the
- * decision once and runs the stored call.
+ * A verdict on a tool call, as the older `/v1/approvals/{id}/decision` and the inbox's
+ * approve/reject forms send it, answered in their shape (the agent's turn). It goes the one
+ * way every decision goes (ctx.requests); who decides is the authenticated identity.
  */
-export async function decideRequest(
-  store: Store,
-  agents: AgentRegistry,
+export async function decideToolCall(
+  ctx: Pick<ServerContext, 'requests'>,
   identity: Identity,
   requestId: string,
   body: DecisionBody,
 ): Promise<TurnResult> {
-  const request = await store.getApproval(requestId);
-  if (!request) throw new NotFoundError(`No approval request ${requestId}.`);
-  const agent = agents.get(request.agent);
   // Passed through so the agent writes its `tamper.ignored` audit entry; a client-sent `by`
   // is renamed, since `by` is ours to set from the authenticated identity.
   const { by: sentBy, ...extra } = body.extra;
-  const input = {
-    ...extra,
-    ...(sentBy !== undefined ? { sentBy } : {}),
-    approved: body.approved,
-    by: identity.name,
-    // Who may decide (the tool's role, never the raiser or the customer) is the agent's rule.
-    roles: identity.roles,
-    ...(body.reason !== undefined ? { reason: body.reason } : {}),
-    ...(body.remember !== undefined ? { remember: body.remember } : {}),
-  } as DecideInput;
-  return agent.decide(requestId, input);
+  const outcome = await ctx.requests.decide(
+    requestId,
+    {
+      approved: body.approved,
+      ...(body.reason !== undefined ? { reason: body.reason } : {}),
+      ...(body.remember !== undefined ? { remember: body.remember } : {}),
+      extra: { ...extra, ...(sentBy !== undefined ? { sentBy } : {}) },
+    },
+    { by: identity.name, roles: identity.roles },
+    { only: 'tool-call' },
+  );
+  // A tool call's decision always yields the agent's turn.
+  return outcome.turn as TurnResult;
 }

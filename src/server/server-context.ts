@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { EventBus } from '../events/event-bus.ts';
+import type { RequestDesk } from '../requests/request-desk.ts';
 import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
 import type { AuthConfig, Caller } from './auth/caller.ts';
@@ -28,6 +29,8 @@ export interface ServerContext {
   publicOrigin: string | undefined;
   /** Workflow runs, when the app has workflows. */
   desk: WorkflowDesk | null;
+  /** The one way a decision reaches a request of either kind. */
+  requests: RequestDesk;
 }
 
 export function callerOf(c: Context<ServerEnv>): Caller | null {

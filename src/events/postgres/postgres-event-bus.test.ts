@@ -30,6 +30,12 @@ const huge: CountersignEvent = {
   at: '2026-11-30T05:00:01.000Z',
   approval: {
     id: 'req_2',
+    kind: 'tool-call',
+    run: null,
+    agent: 'mail',
+    callId: 'call-2',
+    customer: null,
+    requiredRole: null,
     session: 's1',
     tool: 'send_email',
     args: { body: 'Crème brûlée ✓ '.repeat(1000) },

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { enrichTurn, getApproval, queryApprovals } from '../approval-views.ts';
-import { decideRequest } from '../decide-request.ts';
+import { decideToolCall } from '../decide-request.ts';
 import { queryText, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import { approvalStatus, decisionBody } from './schemas.ts';
@@ -26,7 +26,7 @@ export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const tool = queryText(c, 'tool');
     const list = await queryApprovals(
       ctx.store,
-      ctx.agents,
+      ctx,
       {
         ...(parsed ? { status: parsed.data } : {}),
         ...(session ? { session } : {}),
@@ -40,19 +40,19 @@ export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
 
   app.get('/v1/approvals/:id', async (c) => {
     requireIdentity(c);
-    return c.json(await getApproval(ctx.store, ctx.agents, c.req.param('id'), ctx.now()));
+    return c.json(await getApproval(ctx.store, ctx, c.req.param('id'), ctx.now()));
   });
 
   app.post('/v1/approvals/:id/decision', async (c) => {
     const identity = requireIdentity(c);
     const { approved, reason, remember, ...extra } = await readJson(c, decisionBody);
-    const result = await decideRequest(ctx.store, ctx.agents, identity, c.req.param('id'), {
+    const result = await decideToolCall(ctx, identity, c.req.param('id'), {
       approved,
       reason,
       remember,
       extra,
     });
-    return c.json(await enrichTurn(ctx.store, ctx.agents, result));
+    return c.json(enrichTurn(ctx, result));
   });
 }
 

@@ -39,7 +39,7 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       roles: identity.roles,
       ...(body.result !== undefined ? { result: body.result } : {}),
     });
-    return c.json(await enrichTurn(ctx.store, ctx.agents, turn));
+    return c.json(enrichTurn(ctx, turn));
   });
 
   app.get('/v1/audit', async (c) => {

@@ -131,6 +131,7 @@ function describeOperation(
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     ...(operation.public ? { security: [] } : {}),
+    ...(operation.deprecated ? { deprecated: true } : {}),
     ...(parameters.length > 0
       ? {
           parameters: (operation.parameters ?? []).map((parameter, index) => ({

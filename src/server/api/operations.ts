@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { jsonValue } from '../../core/json-schema.ts';
 import { documentedDecision } from './approval-routes.ts';
+import { documentedRequestDecision } from './request-routes.ts';
 import {
   approval,
   auditEntry,
   auditVerification,
   checkpoint,
   execution,
+  requestOutcome,
   rule,
   runSummary,
   runView,
@@ -41,6 +43,8 @@ export interface Operation {
   response: z.ZodType | 'event-stream';
   /** Reachable without credentials. */
   public?: boolean;
+  /** Kept for one release as an alias of the one request resource; clients should move. */
+  deprecated?: boolean;
 }
 
 const pathParam = (name: string, description: string): Parameter => ({
@@ -99,9 +103,52 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/v1/requests',
+    operationId: 'listRequests',
+    summary:
+      "Everything waiting for a person, and what was decided: agents' tool calls and workflow port " +
+      'requests. Pending oldest first, decided newest decision first',
+    parameters: [
+      queryParam('status', 'Filter by status', approvalStatus),
+      queryParam('kind', 'Only tool calls or only workflow requests', z.enum(['tool-call', 'port'])),
+      onlySession,
+      queryParam('run', 'Only requests of this workflow run'),
+      queryParam('tool', 'Only this tool (or port)'),
+      queryParam('limit', 'At most this many (1-1000, default 200)', z.int().min(1).max(1000)),
+    ],
+    response: z.array(approval),
+  },
+  {
+    method: 'get',
+    path: '/v1/requests/{id}',
+    operationId: 'getRequest',
+    summary: 'One request of either kind, with its decision if any',
+    parameters: [requestParam('id')],
+    response: approval,
+  },
+  {
+    method: 'post',
+    path: '/v1/requests/{id}/decision',
+    operationId: 'decideRequest',
+    summary: 'Decide a waiting request: approve or reject a tool call, answer a workflow request',
+    description:
+      'A tool call takes `{"approved": true}` or `{"approved": false, "reason": "…"}` (plus `remember`); the ' +
+      'stored call runs and the session continues. A workflow request takes `{"response": …}` in its port\'s ' +
+      'response schema (`responseSchema` on the request); a port whose answer is `{approved, …text}` also ' +
+      'takes `approved` and `reason`. The run continues either way. The decider is the authenticated caller; ' +
+      'the raiser, the customer and a caller whose only role is `service` get 403 FORBIDDEN. 409 ' +
+      'ALREADY_DECIDED names the first decision; 410 EXPIRED; 500 INTEGRITY_VIOLATION when the stored ' +
+      'request no longer matches its hash (nothing runs).',
+    parameters: [requestParam('id')],
+    body: documentedRequestDecision,
+    response: requestOutcome,
+  },
+  {
+    method: 'get',
     path: '/v1/approvals',
     operationId: 'listApprovals',
-    summary: 'Approval requests: pending oldest first, decided newest decision first',
+    deprecated: true,
+    summary: 'Deprecated alias of GET /v1/requests, kept for one release',
     parameters: [
       queryParam('status', 'Filter by status', approvalStatus),
       onlySession,
@@ -114,7 +161,8 @@ export const operations: Operation[] = [
     method: 'get',
     path: '/v1/approvals/{id}',
     operationId: 'getApproval',
-    summary: 'One approval request, with its decision if any',
+    deprecated: true,
+    summary: 'Deprecated alias of GET /v1/requests/{id}, kept for one release',
     parameters: [requestParam('id')],
     response: approval,
   },
@@ -122,7 +170,10 @@ export const operations: Operation[] = [
     method: 'post',
     path: '/v1/approvals/{id}/decision',
     operationId: 'decideApproval',
-    summary: 'Approve or reject a waiting request; the stored call runs and the session continues',
+    deprecated: true,
+    summary:
+      'Deprecated: POST /v1/requests/{id}/decision. Approve or reject a waiting tool call; the stored call ' +
+      'runs and the session continues',
     description:
       'The decision names only the verdict, a reason and `remember`. The approver is the authenticated ' +
       'caller. Any other field (arguments, another tool, a name) is ignored — the stored call is what runs — ' +
@@ -245,7 +296,8 @@ export const runOperations: Operation[] = [
     method: 'post',
     path: '/v1/runs/{run}/requests/{requestId}/response',
     operationId: 'respondToRunRequest',
-    summary: 'Answer a request the run waits on, once; the run continues',
+    deprecated: true,
+    summary: 'Deprecated: POST /v1/requests/{id}/decision. Answer a request the run waits on, once',
     description:
       'The answer is recorded with the authenticated caller as `by`. A port may require a role ' +
       "(the refund workflow's `manager-approval` needs `manager`). A second answer gets 409 ALREADY_DECIDED; " +

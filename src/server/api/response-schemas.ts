@@ -34,8 +34,12 @@ export const decision = z.object({
 
 export const approval = z.object({
   id: z.string(),
-  session: z.string(),
-  tool: z.string(),
+  kind: z
+    .enum(['tool-call', 'port'])
+    .describe("tool-call: a model's call, approved or rejected; port: a workflow's request, answered"),
+  session: z.string().describe("The agent session; for a port request, the run's audit session wf.RUN"),
+  run: z.string().nullable().describe('The workflow run waiting on it, if any'),
+  tool: z.string().describe("The tool's name; for a port request, the port's id"),
   args: jsonValue,
   argsHash: z.string().describe('SHA-256 of the canonical JSON of args'),
   effect: z.string().describe('What will happen, in words'),
@@ -46,9 +50,9 @@ export const approval = z.object({
   integrity: z
     .enum(['ok', 'mismatch'])
     .describe('mismatch: the stored arguments no longer hash to what was recorded; do not approve'),
-  agent: z.string(),
+  agent: z.string().describe('The agent that raised it; for a port request, the workflow'),
   callId: z.string().nullable().describe("The model's id of the call, to find it in the conversation"),
-  customer: z.string().nullable().describe("The session's principal: the customer the call is for"),
+  customer: z.string().nullable().describe('The customer it acts for (the session or run principal)'),
   requiredRole: z.string().nullable().describe('The role an approver needs; null when any approver may'),
   standingAllowed: z.boolean().describe('Whether "always for this session" may be chosen for this tool'),
   raisedBy: z
@@ -60,6 +64,10 @@ export const approval = z.object({
   selfApproval: z
     .boolean()
     .describe("Whether the raiser and the customer may decide it themselves (the agent's selfApproval)"),
+  responseSchema: z
+    .record(z.string(), jsonValue)
+    .nullable()
+    .describe("A port request's answer schema (JSON Schema), to draw a form; null for a tool call"),
 });
 
 export const execution = z.object({
@@ -244,6 +252,14 @@ export const checkpoint = z.object({
   createdAt: timestamp,
 });
 
+export const requestOutcome = z.object({
+  request: approval.describe('The request as it stands after the decision'),
+  turn: turnResult.nullable().describe("The agent's turn after a tool call was decided; null for a port"),
+  run: runView
+    .nullable()
+    .describe('The run after it continued: a port request’s, or the run whose agent made the call'),
+});
+
 /** The named schemas of the document (`#/components/schemas/<name>`). */
 export const components = {
   Error: errorBody,
@@ -259,4 +275,5 @@ export const components = {
   RunSummary: runSummary,
   RunView: runView,
   Checkpoint: checkpoint,
+  RequestOutcome: requestOutcome,
 } satisfies Record<string, z.ZodType>;

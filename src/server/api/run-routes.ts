@@ -1,11 +1,12 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
+import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import { userIdPattern } from '../../core/ids.ts';
 import { jsonValue } from '../../core/json-schema.ts';
 import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
-import { requireIdentity, type ServerEnv } from '../server-context.ts';
+import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
 import { SERVICE_ROLE } from './session-routes.ts';
 
@@ -31,7 +32,11 @@ export const resumeBody = z.strictObject({
 });
 
 /** Workflow runs: start, read, answer a waiting request, resume, history. */
-export function runRoutes(app: Hono<ServerEnv>, desk: WorkflowDesk): void {
+export function runRoutes(
+  app: Hono<ServerEnv>,
+  desk: WorkflowDesk,
+  ctx: Pick<ServerContext, 'requests'>,
+): void {
   app.get('/v1/runs', async (c) => {
     requireIdentity(c);
     return c.json(await desk.runner.runs());
@@ -70,6 +75,19 @@ export function runRoutes(app: Hono<ServerEnv>, desk: WorkflowDesk): void {
   app.post('/v1/runs/:run/requests/:requestId/response', async (c) => {
     const identity = requireIdentity(c);
     const body = await readJson(c, respondBody);
-    return c.json(await desk.respond(identity, c.req.param('run'), c.req.param('requestId'), body.response));
+    const run = c.req.param('run');
+    const requestId = c.req.param('requestId');
+    // The older address of POST /v1/requests/{id}/decision: the request must be this run's.
+    const request = await ctx.requests.get(requestId);
+    if (request.run !== run || request.kind !== 'port')
+      throw new NotFoundError(`Run ${run} has no request ${requestId}.`, {
+        hint: `Read the run with GET /v1/runs/${run}; answer with POST /v1/requests/{id}/decision.`,
+      });
+    const outcome = await ctx.requests.decide(
+      requestId,
+      { response: body.response },
+      { by: identity.name, roles: identity.roles },
+    );
+    return c.json(outcome.run ?? (await desk.view(run)));
   });
 }

@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { userIdPattern } from '../../core/ids.ts';
+import { jsonValue } from '../../core/json-schema.ts';
 
 /**
  * Request bodies of the HTTP API. The OpenAPI document is generated from these same
  * schemas, so the description cannot drift from what is enforced.
  */
+/** A port request's answer: data in the port's response schema. */
+export const answerBody = z.strictObject({
+  response: jsonValue.describe(
+    'The answer, in the port\'s response schema, e.g. {"approved": true, "note": "…"}',
+  ),
+});
+
 export const decisionBody = z.looseObject({
   approved: z.boolean().describe('true approves the stored call; false rejects it'),
   reason: z

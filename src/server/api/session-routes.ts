@@ -29,7 +29,7 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       ...(body.user === undefined ? {} : { principal: body.user }),
       by: identity.name,
     });
-    return c.json(await enrichTurn(ctx.store, ctx.agents, result));
+    return c.json(enrichTurn(ctx, result));
   });
 
   app.get('/v1/sessions/:session', async (c) => {
@@ -40,7 +40,7 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const messages = await ctx.store.loadMessages(sessionId);
     const pending = await queryApprovals(
       ctx.store,
-      ctx.agents,
+      ctx,
       { status: 'pending', session: sessionId },
       ctx.now(),
     );
@@ -61,8 +61,6 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const sessionId = c.req.param('session');
     const session = await ctx.store.getSession(sessionId);
     if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
-    return c.json(
-      await enrichTurn(ctx.store, ctx.agents, await ctx.agents.get(session.agent).resume(sessionId)),
-    );
+    return c.json(enrichTurn(ctx, await ctx.agents.get(session.agent).resume(sessionId)));
   });
 }

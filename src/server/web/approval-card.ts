@@ -1,8 +1,9 @@
-import { decisionRefusal } from '../../core/decision-rights.ts';
+import { type DecisionAction, decisionRefusal } from '../../core/decision-rights.ts';
 import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
+import { answerForm } from './port-card.ts';
 import { prettyJson } from './pretty-json.ts';
 import { visibleHtml } from './visible-html.ts';
 
@@ -12,7 +13,11 @@ export interface Viewer {
 }
 
 /** Why this viewer may not decide, or null when they may. */
-export function cannotDecide(view: HttpApprovalView, viewer: Viewer): string | null {
+export function cannotDecide(
+  view: HttpApprovalView,
+  viewer: Viewer,
+  action: DecisionAction = 'decide',
+): string | null {
   // The same rule the decision itself is checked with, so the page never offers a refusal.
   return decisionRefusal(
     {
@@ -22,14 +27,16 @@ export function cannotDecide(view: HttpApprovalView, viewer: Viewer): string | n
       selfApproval: view.selfApproval,
     },
     { name: viewer.identity.name, roles: viewer.identity.roles },
+    action,
   );
 }
 
 /** Approve, or reject with a reason: plain forms, so deciding works without JavaScript. */
 export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: string): SafeHtml {
+  if (view.kind === 'port') return answerForm(view, viewer, returnTo);
   const refusal = cannotDecide(view, viewer);
   if (refusal) return html`<p class="note">${refusal}</p>`;
-  const action = `/approvals/${view.id}/decide`;
+  const action = `/requests/${view.id}/decide`;
   const hidden = html`<input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">`;
   return html`<div class="decide">
@@ -53,11 +60,16 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
 
 /** One request, every argument in full, rendered as text. */
 export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
+  const port = view.kind === 'port';
   return html`<dl class="facts">
-    <dt>Tool</dt><dd><code>${view.tool}</code>${view.requiredRole ? html` <span class="badge">needs ${view.requiredRole}</span>` : ''}</dd>
+    <dt>${port ? 'Workflow request' : 'Tool'}</dt><dd><code>${view.tool}</code>${view.requiredRole ? html` <span class="badge">needs ${view.requiredRole}</span>` : ''}</dd>
     <dt>Effect</dt><dd class="effect">${visibleHtml(view.effect)}</dd>
-    <dt>Arguments</dt><dd><pre class="args">${prettyJson(view.args)}</pre></dd>
-    <dt>Customer</dt><dd>${view.customer ?? 'no signed-in customer'} <span class="hint">session</span> <code>${view.session}</code></dd>
+    <dt>${port ? 'Request' : 'Arguments'}</dt><dd><pre class="args">${prettyJson(view.args)}</pre></dd>
+    ${
+      port
+        ? html`<dt>Customer</dt><dd>${view.customer ?? 'no customer'} <span class="hint">workflow ${view.agent}, run</span> <code>${view.run ?? ''}</code></dd>`
+        : html`<dt>Customer</dt><dd>${view.customer ?? 'no signed-in customer'} <span class="hint">session</span> <code>${view.session}</code></dd>`
+    }
     <dt>Raised</dt><dd><time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time></dd>
     ${
       view.status === 'pending'
@@ -67,11 +79,12 @@ export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
   </dl>`;
 }
 
+/** One card for a request of either kind: the facts a person needs, then the way to decide. */
 export function approvalCard(view: HttpApprovalView, viewer: Viewer, nowMs: number): SafeHtml {
-  return html`<article class="card" id="${view.id}" data-request="${view.id}" aria-labelledby="title-${view.id}">
+  return html`<article class="card card-${view.kind}" id="${view.id}" data-request="${view.id}" data-kind="${view.kind}" aria-labelledby="title-${view.id}">
     <h2 id="title-${view.id}"><code>${view.tool}</code> <span class="for">for ${view.customer ?? 'no customer'}</span></h2>
     ${approvalFacts(view, nowMs)}
-    <p><a href="/approvals/${view.id}">Conversation and details<span class="visually-hidden"> of ${view.tool} for ${view.customer ?? 'no customer'}</span></a></p>
+    <p><a href="/requests/${view.id}">${view.kind === 'port' ? 'Details' : 'Conversation and details'}<span class="visually-hidden"> of ${view.tool} for ${view.customer ?? 'no customer'}</span></a></p>
     ${decisionForms(view, viewer, '/')}
   </article>`;
 }
@@ -80,6 +93,8 @@ export function decisionText(view: HttpApprovalView): SafeHtml {
   const d = view.decision;
   if (!d)
     return html`${view.status === 'expired' ? 'Expired without a decision.' : 'Waiting for a decision.'}`;
+  if (d.verdict === 'answered')
+    return html`Answered by ${d.by} at ${d.at}${d.response === undefined ? '' : html`: <code>${JSON.stringify(d.response)}</code>`}`;
   const who = d.kind === 'person' ? d.by : `${d.by} (${d.kind})`;
   return html`${capitalize(d.verdict)} by ${who} at ${d.at}${d.reason ? html` — ${visibleHtml(d.reason)}` : ''}`;
 }

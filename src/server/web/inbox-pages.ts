@@ -2,27 +2,20 @@ import type { AuditEntry, AuditVerification } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
-import type { PortRequestView } from '../workflows/workflow-desk.ts';
 import { approvalCard, approvalFacts, decisionForms, decisionText, type Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
-import { portSection } from './port-card.ts';
 import { compactJson, prettyJson } from './pretty-json.ts';
 import { reasonList } from './suggested-reasons.ts';
 import { visibleHtml } from './visible-html.ts';
 
-export function pendingBody(
-  list: HttpApprovalView[],
-  viewer: Viewer,
-  nowMs: number,
-  ports: PortRequestView[] = [],
-): SafeHtml {
+/** Everything waiting for a person, tool calls and workflow requests alike, oldest first. */
+export function pendingBody(list: HttpApprovalView[], viewer: Viewer, nowMs: number): SafeHtml {
   return html`<h1>Pending requests <span class="count" id="pending-count">${list.length}</span></h1>
-  <p class="hint">Oldest first. New requests appear here as they arrive.</p>
+  <p class="hint">Oldest first: agents' tool calls and workflow requests. New requests appear here as they arrive.</p>
   <div id="pending-list">
     <p class="empty"${list.length ? html` hidden` : ''}>No requests are waiting.</p>
     ${list.map((view) => approvalCard(view, viewer, nowMs))}
   </div>
-  ${portSection(ports, viewer, nowMs)}
   ${reasonList}`;
 }
 
@@ -41,7 +34,7 @@ export function detailBody(
     <h2 id="request-h">Request <code class="small">${view.id}</code></h2>
     ${approvalFacts(view, nowMs)}
     <p class="status status-${view.status}"><strong>Status:</strong> ${view.status}. ${pending ? '' : decisionText(view)}</p>
-    ${pending ? decisionForms(view, viewer, `/approvals/${view.id}`) : ''}
+    ${pending ? decisionForms(view, viewer, `/requests/${view.id}`) : ''}
     ${
       execution
         ? html`<h3>Execution</h3>
@@ -50,10 +43,14 @@ export function detailBody(
         : ''
     }
   </section>
-  <section aria-labelledby="conversation-h">
+  ${
+    view.kind === 'port'
+      ? ''
+      : html`<section aria-labelledby="conversation-h">
     <h2 id="conversation-h">Conversation</h2>
     ${conversation(messages, view)}
-  </section>
+  </section>`
+  }
   ${reasonList}`;
 }
 
@@ -99,7 +96,7 @@ export function historyBody(list: HttpApprovalView[], filter: { tool?: string; s
       <td><time datetime="${view.decision?.at ?? view.expiresAt}">${view.decision?.at ?? view.expiresAt}</time></td>
       <td class="verdict-${view.status}">${view.status}</td>
       <td>${view.decision ? (view.decision.kind === 'person' ? view.decision.by : `${view.decision.by} (${view.decision.kind})`) : 'countersign (expiry)'}</td>
-      <td><a href="/approvals/${view.id}"><code>${view.tool}</code></a> <code class="small">${compactJson(view.args)}</code></td>
+      <td><a href="/requests/${view.id}"><code>${view.tool}</code></a> <code class="small">${compactJson(view.args)}</code></td>
       <td>${view.customer ?? '—'} <span class="hint">${view.session}</span></td>
       <td>${visibleHtml(view.decision?.reason ?? '')}</td>
     </tr>`,
@@ -134,7 +131,7 @@ export function auditBody(entries: AuditEntry[], total: number, verdict: AuditVe
       <td><time datetime="${entry.at}">${entry.at}</time></td>
       <td>${entry.kind}</td>
       <td>${entry.actor}</td>
-      <td>${entry.requestId ? html`<a href="/approvals/${entry.requestId}"><code class="small">${entry.requestId}</code></a>` : '—'}</td>
+      <td>${entry.requestId ? html`<a href="/requests/${entry.requestId}"><code class="small">${entry.requestId}</code></a>` : '—'}</td>
       <td><code class="small">${compactJson(entry.data)}</code></td>
     </tr>`,
     )}

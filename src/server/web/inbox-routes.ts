@@ -1,16 +1,16 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { auditTrail, verifyAudit } from '../../agent/queries.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { getApproval, queryApprovals } from '../approval-views.ts';
 import { csrfMatches, sameOrigin } from '../auth/caller.ts';
-import { decideRequest } from '../decide-request.ts';
 import { queryText } from '../http/read-json.ts';
 import type { ServerContext, ServerEnv } from '../server-context.ts';
 import { approvalCard } from './approval-card.ts';
+import { decisionFromForm, outcomeText } from './decision-form.ts';
 import { errorPage } from './error-page.ts';
 import { auditBody, detailBody, historyBody, pendingBody } from './inbox-pages.ts';
 import { page } from './layout.ts';
-import { formText, viewerOr, withFlash } from './web-guard.ts';
+import { viewerOr, withFlash } from './web-guard.ts';
 
 const AUDIT_PAGE = 500;
 
@@ -21,8 +21,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
     const now = ctx.now();
-    const list = await queryApprovals(ctx.store, ctx.agents, { status: 'pending' }, now);
-    const ports = ctx.desk ? await ctx.desk.pendingRequests() : [];
+    const list = await queryApprovals(ctx.store, ctx, { status: 'pending' }, now);
     return c.html(
       page({
         title: list.length ? `(${list.length}) Pending` : 'Pending',
@@ -30,7 +29,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         identity: viewer.identity,
         csrf: viewer.csrf,
         flash: flashFor(viewer.identity.name, c.req.query('flash')),
-        body: pendingBody(list, viewer, now.getTime(), ports),
+        body: pendingBody(list, viewer, now.getTime()),
         scripts: ['inbox.js'],
         data: { page: 'pending' },
       }),
@@ -42,19 +41,20 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return c.body(null, 401);
     const now = ctx.now();
-    const view = await getApproval(ctx.store, ctx.agents, c.req.param('id'), now);
+    const view = await getApproval(ctx.store, ctx, c.req.param('id'), now);
     if (view.status !== 'pending') return c.body(null, 204);
     c.header('cache-control', 'no-store');
     return c.html(approvalCard(view, viewer, now.getTime()).value);
   });
 
-  app.get('/approvals/:id', async (c) => {
+  const detail = async (c: Context<ServerEnv>) => {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
     const now = ctx.now();
-    const view = await getApproval(ctx.store, ctx.agents, c.req.param('id'), now);
-    const messages = await ctx.store.loadMessages(view.session);
-    const execution = await ctx.store.getExecution(view.id);
+    const view = await getApproval(ctx.store, ctx, c.req.param('id') ?? '', now);
+    // A port request's session is its run's audit session: no conversation, no ledger row.
+    const messages = view.kind === 'port' ? [] : await ctx.store.loadMessages(view.session);
+    const execution = view.kind === 'port' ? null : await ctx.store.getExecution(view.id);
     return c.html(
       page({
         title: `${view.tool} for ${view.customer ?? 'no customer'}`,
@@ -67,12 +67,20 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         data: { page: 'detail', request: view.id, status: view.status },
       }),
     );
-  });
+  };
+  app.get('/requests/:id', detail);
+  // The older address of the same page, kept for links already sent.
+  app.get('/approvals/:id', detail);
 
-  app.post('/approvals/:id/decide', async (c) => {
+  /**
+   * One form handler for both kinds: approve or reject (a tool call, an approval-shaped
+   * port), or a port's answer as JSON. It goes the one way every decision goes
+   * (ctx.requests); the page it returns to shows what happened.
+   */
+  const decide = async (c: Context<ServerEnv>) => {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
-    const id = c.req.param('id');
+    const id = c.req.param('requestId') ?? c.req.param('id') ?? '';
     const form = await c.req.parseBody();
     if (!sameOrigin(c, ctx.publicOrigin) || !csrfMatches(viewer.csrf, form.csrf)) {
       return errorPage(
@@ -81,24 +89,20 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         'This form did not come from this inbox (or it is too old). Reload the page and try again.',
       );
     }
-    const returnTo = form.return === `/approvals/${id}` ? `/approvals/${id}` : '/';
-    const verdict = form.verdict;
-    const reason = formText(form.reason);
+    // Back to the request's page (at whichever of its two addresses it was), else the list.
+    const returnTo =
+      form.return === `/requests/${id}` || form.return === `/approvals/${id}` ? form.return : '/';
     const name = viewer.identity.name;
     const flash = (kind: 'ok' | 'error', text: string) =>
       c.redirect(withFlash(returnTo, ctx.flashes.put(name, { kind, text })), 303);
-    if (verdict !== 'approve' && verdict !== 'reject') return flash('error', 'Choose Approve or Reject.');
-    if (verdict === 'reject' && reason === '')
-      return flash('error', 'A rejection needs a reason: the agent reads it and tells the customer.');
+    const parsed = decisionFromForm(form);
+    if ('error' in parsed) return flash('error', parsed.error);
     try {
-      const result = await decideRequest(ctx.store, ctx.agents, viewer.identity, id, {
-        approved: verdict === 'approve',
-        ...(reason ? { reason } : {}),
-        ...(verdict === 'approve' && form.remember === 'tool' ? { remember: 'tool' as const } : {}),
-        extra: {},
+      const outcome = await ctx.requests.decide(id, parsed.decision, {
+        by: name,
+        roles: viewer.identity.roles,
       });
-      const done = verdict === 'approve' ? 'Approved' : 'Rejected';
-      return flash('ok', `${done}.${result.reply ? ` The agent replied: ${result.reply}` : ''}`);
+      return flash('ok', outcomeText(outcome));
     } catch (error) {
       if (!CountersignError.is(error)) throw error;
       // A decision that won but whose continuation failed (the model is down) still stands.
@@ -106,7 +110,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       if (error.code !== 'ALREADY_DECIDED' && now?.decision?.by === name && now.decision.kind === 'person') {
         return flash(
           'error',
-          `Your decision (${now.decision.verdict}) is recorded, but the agent could not continue: ${error.message}`,
+          `Your decision (${now.decision.verdict}) is recorded, but the work could not continue: ${error.message}`,
         );
       }
       return flash(
@@ -114,7 +118,11 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         error.code === 'ALREADY_DECIDED' ? error.message : `${error.code}: ${error.message}`,
       );
     }
-  });
+  };
+  app.post('/requests/:id/decide', decide);
+  // Older form addresses (a page loaded before an upgrade still posts to them).
+  app.post('/approvals/:id/decide', decide);
+  app.post('/runs/:run/requests/:requestId/respond', decide);
 
   app.get('/history', async (c) => {
     const viewer = viewerOr(c);
@@ -123,7 +131,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const session = queryText(c, 'session');
     const decided = await queryApprovals(
       ctx.store,
-      ctx.agents,
+      ctx,
       { ...(tool ? { tool } : {}), ...(session ? { session } : {}), decided: true, limit: 200 },
       ctx.now(),
     );

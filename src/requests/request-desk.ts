@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import type { Agent, DecideInput } from '../agent/create-agent.ts';
+import type { TurnResult } from '../agent/views.ts';
+import type { ApprovalRequest, RequestKind } from '../core/approval.ts';
+import { CountersignError } from '../core/errors/countersign-error.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { Store } from '../store/store.ts';
+import type { Workflow } from '../workflow/define-workflow.ts';
+import type { RunView } from '../workflow/run-view.ts';
+import type { WorkflowRunner } from '../workflow/runner.ts';
+import { approvalAnswer, type ResponseSchema } from './answer-shape.ts';
+
+/**
+ * A person's word on a request of either kind. A tool call is approved or rejected; a port
+ * request is answered with data that fits its port, or, when the port is approval-shaped,
+ * approved or rejected the same way (see answer-shape.ts).
+ */
+export type RequestDecision =
+  | {
+      approved: boolean;
+      reason?: string;
+      remember?: 'tool' | 'tool-with-args';
+      /** Anything else a client sent; the agent audits it as ignored. */
+      extra?: Record<string, unknown>;
+    }
+  | { response: JsonValue };
+
+/** Who decides, with the roles they authenticated (undefined: not known here, as on the CLI). */
+export interface RequestDecider {
+  by: string;
+  roles?: readonly string[];
+}
+
+/** What deciding led to: the request as it stands now, the session's turn, the run. */
+export interface RequestOutcome {
+  request: ApprovalRequest;
+  /** The agent's turn after a tool call was decided; null for a port request. */
+  turn: TurnResult | null;
+  /** The run after it continued: a port request's, or the run whose agent made the call. */
+  run: RunView | null;
+}
+
+export interface RequestDeskOptions {
+  store: Pick<Store, 'getApproval'>;
+  /** The agent that raised a tool call (by the row's `agent`). */
+  agentFor: (name: string) => Agent | Promise<Agent>;
+  /** The runs, when the app has workflows: port requests are answered through it. */
+  runner?: WorkflowRunner | null;
+  workflows?: readonly Workflow[];
+}
+
+/**
+ * The one way a person's decision reaches a request, for every surface (API, inbox, CLI):
+ * it reads the row once, and hands it to the path its kind has — the agent's decide for a
+ * tool call (binding, decided-once, executed-once, separation of duties are the agent's), the
+ * runner's answer for a port request (the same rules, the runner's side) — then continues
+ * the run the request belongs to.
+ */
+export interface RequestDesk {
+  /** The request, or NOT_FOUND with what to do. */
+  get(id: string): Promise<ApprovalRequest>;
+  /** A port's answer schema as JSON Schema (null for a tool call, or a workflow this app lacks). */
+  responseSchema(request: Pick<ApprovalRequest, 'kind' | 'agent' | 'tool'>): ResponseSchema | null;
+  /**
+   * `only`: refuse, before anything is recorded, a request of the other kind (a route that
+   * answers in one kind's shape).
+   */
+  decide(
+    id: string,
+    decision: RequestDecision,
+    decider: RequestDecider,
+    options?: { only?: RequestKind },
+  ): Promise<RequestOutcome>;
+}
+
+export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
+  const workflows = new Map((options.workflows ?? []).map((workflow) => [workflow.name, workflow]));
+  const schemas = new Map<string, ResponseSchema | null>();
+
+  const get = async (id: string) => {
+    const request = await options.store.getApproval(id);
+    if (!request)
+      throw new NotFoundError(`There is no request ${id}.`, {
+        hint: 'List the waiting ones with `countersign pending` (or GET /v1/requests).',
+      });
+    return request;
+  };
+
+  const responseSchema = (
+    request: Pick<ApprovalRequest, 'kind' | 'agent' | 'tool'>,
+  ): ResponseSchema | null => {
+    if (request.kind !== 'port') return null;
+    const key = `${request.agent}\n${request.tool}`;
+    if (!schemas.has(key)) {
+      const node = workflows.get(request.agent)?.nodes.get(request.tool);
+      schemas.set(
+        key,
+        node?.kind === 'port'
+          ? (z.toJSONSchema(node.response, { target: 'draft-7', io: 'input' }) as unknown as ResponseSchema)
+          : null,
+      );
+    }
+    return schemas.get(key) ?? null;
+  };
+
+  /** Continues the run a decided request belongs to; another process on it does so itself. */
+  const continueRun = async (run: string): Promise<RunView | null> => {
+    if (!options.runner) return null;
+    try {
+      return await options.runner.resume(run);
+    } catch (error) {
+      if (CountersignError.is(error) && error.code === 'SESSION_BUSY') return null;
+      throw error;
+    }
+  };
+
+  const runnerFor = (request: ApprovalRequest): WorkflowRunner => {
+    if (!options.runner || request.run === null || !workflows.has(request.agent)) {
+      throw new NotFoundError(
+        `Request ${request.id} belongs to workflow ${request.agent}, which this app does not run.`,
+        { hint: 'Answer it where the app with that workflow runs (COUNTERSIGN_APP).' },
+      );
+    }
+    return options.runner;
+  };
+
+  const answerOf = (request: ApprovalRequest, decision: RequestDecision): JsonValue => {
+    if ('response' in decision) return decision.response;
+    const schema = responseSchema(request);
+    const answer = schema ? approvalAnswer(schema, decision.approved, decision.reason) : null;
+    if (answer === null) {
+      throw new InvalidInputError(
+        `Request ${request.id} waits at port ${request.tool}, whose answer is not a plain approve or reject.`,
+        {
+          hint: `Send the answer as JSON that fits the port: countersign answer ${request.id} JSON (or {"response": …} to POST /v1/requests/${request.id}/decision).`,
+        },
+      );
+    }
+    return answer;
+  };
+
+  return {
+    get,
+    responseSchema,
+    async decide(id, decision, decider, decideOptions = {}) {
+      const request = await get(id);
+      if (decideOptions.only !== undefined && request.kind !== decideOptions.only) {
+        throw new InvalidInputError(
+          request.kind === 'port'
+            ? `Request ${id} is a workflow request (port ${request.tool} of run ${request.run}), not a tool call.`
+            : `Request ${id} is a tool call, not a workflow request.`,
+          { hint: `Decide it with POST /v1/requests/${id}/decision, which takes both kinds.` },
+        );
+      }
+      if (request.kind === 'port') {
+        const runner = runnerFor(request);
+        const run = await runner.respond(request.run as string, id, answerOf(request, decision), {
+          by: decider.by,
+          ...(decider.roles ? { roles: decider.roles } : {}),
+        });
+        return { request: await get(id), turn: null, run };
+      }
+      if ('response' in decision) {
+        throw new InvalidInputError(`Request ${id} is a tool call: approve or reject it.`, {
+          hint: 'Send {"approved": true} or {"approved": false, "reason": "…"}.',
+        });
+      }
+      const agent = await options.agentFor(request.agent);
+      const input = {
+        ...(decision.extra ?? {}),
+        approved: decision.approved,
+        by: decider.by,
+        ...(decider.roles ? { roles: decider.roles } : {}),
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        ...(decision.remember !== undefined ? { remember: decision.remember } : {}),
+      } as DecideInput;
+      const turn = await agent.decide(id, input);
+      const run = request.run === null ? null : await continueRun(request.run);
+      return { request: await get(id), turn, run };
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { JsonValue } from '../../core/json.ts';
+import { parseJsonText } from '../../core/parse-json.ts';
+import type { RequestDecision, RequestOutcome } from '../../requests/request-desk.ts';
+import { formText } from './web-guard.ts';
+
+type Form = Record<string, string | File | (string | File)[]>;
+
+/**
+ * What an inbox form asks for, or what is missing, in words for the person. Three forms post
+ * here: a tool call's (verdict approve|reject, a reason to reject, "always"), an
+ * approval-shaped port's (approved true|false, a field per text property) and any other
+ * port's (its answer as JSON).
+ */
+export function decisionFromForm(form: Form): { decision: RequestDecision } | { error: string } {
+  const verdict = form.verdict;
+  if (verdict === 'approve' || verdict === 'reject') {
+    const reason = formText(form.reason);
+    if (verdict === 'reject' && reason === '')
+      return { error: 'A rejection needs a reason: the agent reads it and tells the customer.' };
+    return {
+      decision: {
+        approved: verdict === 'approve',
+        ...(reason ? { reason } : {}),
+        ...(verdict === 'approve' && form.remember === 'tool' ? { remember: 'tool' as const } : {}),
+      },
+    };
+  }
+  if (form.approved === 'true' || form.approved === 'false') {
+    const fields: Record<string, JsonValue> = { approved: form.approved === 'true' };
+    for (const [key, value] of Object.entries(form)) {
+      if (key.startsWith('field:')) fields[key.slice('field:'.length)] = formText(value);
+    }
+    return { decision: { response: fields } };
+  }
+  if (form.json !== undefined) {
+    try {
+      return { decision: { response: parseJsonText(formText(form.json), 'The answer') } };
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  }
+  return { error: 'Choose Approve or Reject.' };
+}
+
+/** The flash after a decision: what it did, and what the agent or the run said. */
+export function outcomeText(outcome: RequestOutcome): string {
+  const { request, turn, run } = outcome;
+  const done =
+    request.status === 'answered'
+      ? 'Answered.'
+      : request.status === 'rejected'
+        ? 'Rejected.'
+        : request.status === 'approved'
+          ? 'Approved.'
+          : 'Recorded.';
+  const reply = turn?.reply ? ` The agent replied: ${turn.reply}` : '';
+  const output = run?.outputs.at(-1);
+  const runText = run
+    ? ` Run ${run.run} is ${run.status}.${output === undefined ? '' : ` Output: ${typeof output === 'string' ? output : JSON.stringify(output)}`}`
+    : '';
+  return `${done}${reply}${runText}`;
+}
