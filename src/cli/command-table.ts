@@ -121,7 +121,7 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'pending',
     group: 'Agents and decisions',
-    summary: 'requests waiting for a decision, oldest first',
+    summary: "requests waiting for a decision, oldest first: agents' tool calls and workflow requests",
     args: [],
     options: ['session', 'tool'],
     examples: ['countersign pending', 'countersign pending --session s1 --json'],
@@ -139,7 +139,8 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'approve',
     group: 'Agents and decisions',
-    summary: 'approve: the stored call runs once and the session continues',
+    summary:
+      'approve: the stored call runs once and the session continues (or a workflow request is approved)',
     args: [req('REQUEST')],
     options: ['as', 'reason', 'always', 'always-with-args', 'queue'],
     atMostOne: [['always', 'always-with-args']],
@@ -274,13 +275,27 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'run respond',
     group: 'Workflows',
-    summary: 'answer a request the run waits on',
+    summary: 'answer a request the run waits on (the same as `answer REQUEST JSON`)',
     args: [req('RUN'), req('REQUEST'), req('JSON', true)],
     options: ['as'],
     examples: [
       `countersign run respond refund-1040 req_sa4ag6tp3fqbo6ibvxwlxmuqk2wwfzv5 '{"approved": true, "note": "Photo checked."}' --as alice`,
     ],
     load: async () => (await import('./workflow-commands.ts')).runRespond,
+  },
+  {
+    name: 'answer',
+    group: 'Workflows',
+    summary: 'answer a workflow request by its id; the run continues',
+    args: [req('REQUEST'), req('JSON', true)],
+    options: ['as'],
+    details: [
+      'A request whose port answers {"approved": …} plus text can also be decided with `approve` and `reject` (the reason goes in its text field).',
+    ],
+    examples: [
+      `countersign answer req_sa4ag6tp3fqbo6ibvxwlxmuqk2wwfzv5 '{"approved": true, "note": "Photo checked."}' --as alice`,
+    ],
+    load: async () => (await import('./workflow-commands.ts')).answerCommand,
   },
   {
     name: 'run history',

@@ -50,8 +50,12 @@ export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'res
 
   async approve({ args, values, context, out }) {
     const id = requireArg(args[0], 'countersign approve REQUEST [--as NAME]');
-    const agent = await context.agentForRequest(id);
     const reason = values.reason;
+    if ((await context.request(id)).kind === 'port') {
+      const { answer } = await import('./workflow-commands.ts');
+      return answer(context, id, { approved: true, ...(reason ? { reason } : {}) }, values, out);
+    }
+    const agent = await context.agentForRequest(id);
     if (values.always && values['always-with-args']) {
       throw new InvalidInputError('Choose one of --always and --always-with-args.', {
         hint: '--always covers any arguments, --always-with-args only these same ones.',
@@ -75,6 +79,10 @@ export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'res
       throw new InvalidInputError('A rejection needs a reason: the model reads it and tells the customer.', {
         hint: 'Add --reason "…", e.g. --reason "Support must call the customer first. Do not retry."',
       });
+    }
+    if ((await context.request(id)).kind === 'port') {
+      const { answer } = await import('./workflow-commands.ts');
+      return answer(context, id, { approved: false, reason: values.reason }, values, out);
     }
     const agent = await context.agentForRequest(id);
     const reject = (bound: typeof agent) => bound.reject(id, { by: decider(values), reason: values.reason });

@@ -1,11 +1,14 @@
 import type { Agent } from '../agent/create-agent.ts';
 import type { ExportKeyring } from '../agent/export-keys.ts';
 import type { AppModule } from '../app/load-app.ts';
+import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import type { RequestDesk } from '../requests/request-desk.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
+import type { WorkflowRunner } from '../workflow/runner.ts';
 
 /**
  * What a command needs, opened (and imported) lazily: listing pending requests touches
@@ -16,6 +19,7 @@ export class CliContext {
   private appPromise: Promise<AppModule> | undefined;
   private modelPromise: Promise<AnyLanguageModel> | undefined;
   private checkpointsPromise: Promise<CheckpointStore> | undefined;
+  private readonly requests = new Map<string, Promise<ApprovalRequest>>();
   private readonly env: NodeJS.ProcessEnv;
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
@@ -73,14 +77,55 @@ export class CliContext {
     return agent.with({ store: await this.store(), model: await this.model() });
   }
 
+  /** A request of either kind, read once per command. */
+  request(requestId: string): Promise<ApprovalRequest> {
+    let read = this.requests.get(requestId);
+    if (!read) {
+      read = this.store().then(async (store) => {
+        const request = await store.getApproval(requestId);
+        if (!request)
+          throw new NotFoundError(`No request ${requestId}.`, {
+            hint: 'List waiting requests with `countersign pending`.',
+          });
+        return request;
+      });
+      this.requests.set(requestId, read);
+    }
+    return read;
+  }
+
   /** The agent that owns a request, so a decision continues the right session. */
   async agentForRequest(requestId: string): Promise<Agent> {
-    const request = await (await this.store()).getApproval(requestId);
-    if (!request)
-      throw new NotFoundError(`No approval request ${requestId}.`, {
-        hint: 'List waiting requests with `countersign pending`.',
-      });
-    return this.agent(request.agent);
+    return this.agent((await this.request(requestId)).agent);
+  }
+
+  /** The app's workflow runs, their agents bound to this store and model. */
+  async runner(withWorkflows = true): Promise<WorkflowRunner> {
+    const [{ createWorkflowRunner }, checkpoints, app] = await Promise.all([
+      import('../workflow/runner.ts'),
+      this.checkpoints(),
+      withWorkflows ? this.app() : undefined,
+    ]);
+    return createWorkflowRunner({
+      workflows: app?.workflows ?? [],
+      checkpoints,
+      bindAgent: async (agent) => agent.with({ store: await this.store(), model: await this.model() }),
+    });
+  }
+
+  /** The one decide path for both kinds of request (see src/requests/request-desk.ts). */
+  async requestDesk(): Promise<RequestDesk> {
+    const [{ createRequestDesk }, store, app] = await Promise.all([
+      import('../requests/request-desk.ts'),
+      this.store(),
+      this.app(),
+    ]);
+    return createRequestDesk({
+      store,
+      agentFor: (name) => this.agent(name),
+      runner: await this.runner(),
+      workflows: app.workflows ?? [],
+    });
   }
 
   async agentForSession(sessionId: string): Promise<Agent> {

@@ -11,15 +11,20 @@ export function formatRemaining(untilIso: string, now = Date.now()): string {
 
 /** Every argument in full: a person approves what the arguments say, not a summary. */
 export function formatApproval(view: ApprovalView): string {
+  const port = view.kind === 'port';
+  const waiting = view.status === 'pending';
   const lines = [
-    view.status === 'pending' ? `Approval needed: ${view.id}` : `Request ${view.id} (${view.status})`,
-    `  tool:    ${view.tool}`,
-    `  args:    ${readableJson(view.args)}`,
+    waiting
+      ? `${port ? 'Answer needed' : 'Approval needed'}: ${view.id}`
+      : `Request ${view.id} (${view.status})`,
+    port ? `  port:    ${view.tool} of workflow ${view.agent}` : `  tool:    ${view.tool}`,
+    `${port ? '  request: ' : '  args:    '}${readableJson(view.args)}`,
     `  effect:  ${oneLine(view.effect)}`,
-    view.status === 'pending'
-      ? `  session: ${view.session}   expires in ${formatRemaining(view.expiresAt)}`
-      : `  session: ${view.session}`,
+    port
+      ? `  run:     ${view.run ?? '-'}${waiting ? `   expires in ${formatRemaining(view.expiresAt)}` : ''}`
+      : `  session: ${view.session}${waiting ? `   expires in ${formatRemaining(view.expiresAt)}` : ''}`,
   ];
+  if (view.customer) lines.push(`  for:     ${view.customer}`);
   if (view.integrity === 'mismatch') {
     lines.push(
       '  WARNING: the stored arguments no longer match their hash — do not approve; check for tampering.',
@@ -28,6 +33,7 @@ export function formatApproval(view: ApprovalView): string {
   if (view.decision) {
     const d = view.decision;
     lines.push(`  decided: ${d.verdict} by ${d.by} at ${d.at}${d.reason ? ` — ${oneLine(d.reason)}` : ''}`);
+    if (d.response !== undefined) lines.push(`  answer:  ${readableJson(d.response)}`);
   }
   return lines.join('\n');
 }

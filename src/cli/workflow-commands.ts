@@ -1,7 +1,9 @@
 import { readableJson } from '../core/canonical-json.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import { parseJsonText } from '../core/parse-json.ts';
+import type { RequestDecision } from '../requests/request-desk.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import {
@@ -10,19 +12,14 @@ import {
   type WorkflowRunner,
 } from '../workflow/runner.ts';
 import type { Command } from './command-input.ts';
+import type { CliValues } from './command-table.ts';
 import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
 import { type Output, printList } from './output.ts';
 
-async function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
-  const checkpoints = await context.checkpoints();
-  const workflows = withWorkflows ? ((await context.app()).workflows ?? []) : [];
-  return createWorkflowRunner({
-    workflows,
-    checkpoints,
-    bindAgent: async (agent) => agent.with({ store: await context.store(), model: await context.model() }),
-  });
+function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
+  return context.runner(withWorkflows);
 }
 
 /**
@@ -67,7 +64,7 @@ function formatRunView(view: RunView): string {
   return lines.join('\n');
 }
 
-function printRun(out: Output, view: RunView): number {
+export function printRun(out: Output, view: RunView): number {
   if (out.json) out.data(view);
   else out.print(formatRunView(view));
   return view.status === 'failed' ? 1 : 0;
@@ -96,9 +93,38 @@ export const runResume: Command = async ({ args, values, context, out }) => {
 
 export const runRespond: Command = async ({ args, values, context, out }) => {
   const response = parseJsonArg(args.slice(2).join(' '), 'The answer');
-  const runner = await runnerFor(context, true);
-  return printRun(out, await runner.respond(args[0]!, args[1]!, response, { by: decider(values) }));
+  const request = await context.request(args[1]!);
+  if (request.kind !== 'port' || request.run !== args[0])
+    throw new NotFoundError(`Run ${args[0]} has no request ${args[1]}.`, {
+      hint: `See what it waits on with \`countersign pending\`; answer with \`countersign answer ${args[1]} JSON\`.`,
+    });
+  return answer(context, request.id, { response }, values, out);
 };
+
+/** `answer REQUEST JSON`: a workflow request's answer, by the request's id alone. */
+export const answerCommand: Command = async ({ args, values, context, out }) => {
+  const response = parseJsonArg(args.slice(1).join(' '), 'The answer');
+  return answer(context, args[0]!, { response }, values, out);
+};
+
+/**
+ * A decision on a workflow request (an answer, or approve/reject on an approval-shaped port),
+ * through the one decide path; prints the run where it now stands.
+ */
+export async function answer(
+  context: CliContext,
+  id: string,
+  decision: RequestDecision,
+  values: CliValues,
+  out: Output,
+): Promise<number> {
+  const desk = await context.requestDesk();
+  const outcome = await desk.decide(id, decision, { by: decider(values) });
+  if (outcome.run) return printRun(out, outcome.run);
+  if (out.json) out.data(outcome.request);
+  else out.print(`Request ${id}: ${outcome.request.status}.`);
+  return 0;
+}
 
 export const runHistory: Command = async ({ args, context, out }) => {
   const history = await (await runnerFor(context, false)).history(args[0]!);

@@ -1,13 +1,9 @@
-import { z } from 'zod';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
-import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore } from '../../store/checkpoint-store.ts';
 import { restoreRunState } from '../../workflow/compatibility.ts';
 import type { Workflow } from '../../workflow/define-workflow.ts';
-import { portRole } from '../../workflow/port-role.ts';
 import { type RunView, toRunView } from '../../workflow/run-view.ts';
 import type { WorkflowRunner } from '../../workflow/runner.ts';
-import type { Identity } from '../auth/identity.ts';
 
 /** What the server does with workflow runs: the runner, plus reads it does not offer. */
 export interface WorkflowDesk {
