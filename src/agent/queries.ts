@@ -8,7 +8,7 @@ import { type ApprovalView, toApprovalView, toExecutionView } from './views.ts';
 
 /** Waiting requests, oldest first. Requests past their expiry are never listed as waiting. */
 export async function listPending(
-  store: Store,
+  store: Pick<Store, 'listApprovals'>,
   filter: Omit<ApprovalFilter, 'status'> = {},
   now = new Date(),
 ): Promise<ApprovalView[]> {
@@ -17,7 +17,11 @@ export async function listPending(
   return rows.filter((row) => row.expiresAt > at).map((row) => toApprovalView(row, at));
 }
 
-export async function showRequest(store: Store, id: string, now = new Date()): Promise<ApprovalView> {
+export async function showRequest(
+  store: Pick<Store, 'getApproval'>,
+  id: string,
+  now = new Date(),
+): Promise<ApprovalView> {
   const request = await store.getApproval(id);
   if (!request)
     throw new NotFoundError(`No approval request ${id}.`, {

@@ -5,6 +5,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
@@ -77,11 +78,24 @@ export class CliContext {
     return agent.with({ store: await this.store(), model: await this.model() });
   }
 
+  /**
+   * Where requests of both kinds are read: the store, plus a separate checkpoint store's port
+   * requests (COUNTERSIGN_STORE=file:DIR keeps runs apart from the agents).
+   */
+  async requestBook(): Promise<RequestReader> {
+    const [{ isRequestReader, requestBooks }, store, checkpoints] = await Promise.all([
+      import('../requests/request-books.ts'),
+      this.store(),
+      this.checkpoints().catch(() => null),
+    ]);
+    return requestBooks([store, isRequestReader(checkpoints) ? checkpoints : null]);
+  }
+
   /** A request of either kind, read once per command. */
   request(requestId: string): Promise<ApprovalRequest> {
     let read = this.requests.get(requestId);
     if (!read) {
-      read = this.store().then(async (store) => {
+      read = this.requestBook().then(async (store) => {
         const request = await store.getApproval(requestId);
         if (!request)
           throw new NotFoundError(`No request ${requestId}.`, {
@@ -117,7 +131,7 @@ export class CliContext {
   async requestDesk(): Promise<RequestDesk> {
     const [{ createRequestDesk }, store, app] = await Promise.all([
       import('../requests/request-desk.ts'),
-      this.store(),
+      this.requestBook(),
       this.app(),
     ]);
     return createRequestDesk({

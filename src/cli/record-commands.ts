@@ -22,12 +22,12 @@ export const pending: Command = async ({ values, context, out }) => {
     ...(values.session ? { session: values.session } : {}),
     ...(values.tool ? { tool: values.tool } : {}),
   };
-  const list = await listPending(await context.store(), filter);
+  const list = await listPending(await context.requestBook(), filter);
   return printList(out, list, formatApproval, 'No requests are waiting.', '\n\n');
 };
 
 export const show: Command = async ({ args, context, out }) => {
-  const view = await showRequest(await context.store(), args[0]!);
+  const view = await showRequest(await context.requestBook(), args[0]!);
   if (out.json) out.data(view);
   else out.print(`${formatApproval(view)}\n  status:  ${view.status}`);
   return 0;

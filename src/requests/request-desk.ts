@@ -6,11 +6,11 @@ import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
-import type { Store } from '../store/store.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import type { WorkflowRunner } from '../workflow/runner.ts';
 import { approvalAnswer, type ResponseSchema } from './answer-shape.ts';
+import type { RequestReader } from './request-books.ts';
 
 /**
  * A person's word on a request of either kind. A tool call is approved or rejected; a port
@@ -43,7 +43,7 @@ export interface RequestOutcome {
 }
 
 export interface RequestDeskOptions {
-  store: Pick<Store, 'getApproval'>;
+  store: Pick<RequestReader, 'getApproval'>;
   /** The agent that raised a tool call (by the row's `agent`). */
   agentFor: (name: string) => Agent | Promise<Agent>;
   /** The runs, when the app has workflows: port requests are answered through it. */

@@ -2,8 +2,8 @@ import { listPending, showRequest } from '../agent/queries.ts';
 import { type ApprovalView, type TurnResult, toApprovalView } from '../agent/views.ts';
 import type { ApprovalStatus, RequestKind } from '../core/approval.ts';
 import type { ResponseSchema } from '../requests/answer-shape.ts';
+import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
-import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
 
 /**
@@ -72,7 +72,7 @@ export function enrich(sources: ViewSources, views: ApprovalView[]): HttpApprova
  * decision first, which is how the history is read.
  */
 export async function queryApprovals(
-  store: Store,
+  store: RequestReader,
   sources: ViewSources,
   query: ApprovalQuery,
   now: Date,
@@ -105,7 +105,7 @@ export async function queryApprovals(
 }
 
 export async function getApproval(
-  store: Store,
+  store: RequestReader,
   sources: ViewSources,
   id: string,
   now: Date,

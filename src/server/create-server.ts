@@ -5,6 +5,7 @@ import { ConfigError } from '../core/errors/config-error.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
+import { isRequestReader, requestBooks } from '../requests/request-books.ts';
 import { createRequestDesk } from '../requests/request-desk.ts';
 import { type CheckpointStore, isCheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
@@ -161,14 +162,19 @@ export function createServer(options: ServerOptions): CountersignServer {
     csrfSecret: randomBytes(32),
   };
   const desk = options.workflows?.length ? workflowDesk(options, events) : null;
+  const requestBook = requestBooks([
+    options.store,
+    desk && isRequestReader(desk.checkpoints) ? desk.checkpoints : null,
+  ]);
   const requests = createRequestDesk({
-    store: options.store,
+    store: requestBook,
     agentFor: (name) => agents.get(name),
     runner: desk?.runner ?? null,
     workflows: options.workflows ?? [],
   });
   const ctx: ServerContext = {
     requests,
+    requestBook,
     store: options.store,
     agents,
     events,

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { EventBus } from '../events/event-bus.ts';
+import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
 import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
@@ -31,6 +32,8 @@ export interface ServerContext {
   desk: WorkflowDesk | null;
   /** The one way a decision reaches a request of either kind. */
   requests: RequestDesk;
+  /** Where requests of both kinds are read (the store, and a separate checkpoint store's). */
+  requestBook: RequestReader;
 }
 
 export function callerOf(c: Context<ServerEnv>): Caller | null {

@@ -79,7 +79,7 @@ describe('workflow runs over HTTP', () => {
     expect((await server.call('GET', '/v1/runs/nope', { as: 'alice' })).status).toBe(404);
   });
 
-  it('the inbox lists manager-approval requests after tool calls and answers them by form', async () => {
+  it('the inbox lists manager-approval requests beside tool calls, in one list, and answers them by form', async () => {
     const server = refundServer();
     await startRefund(server);
     const signIn = async (token: string) => {
@@ -95,14 +95,16 @@ describe('workflow runs over HTTP', () => {
 
     const alice = await signIn(tokens.alice);
     const asSupport = await page(alice);
-    expect(asSupport).toContain('Workflow requests');
+    // One list and one count for everything that waits: the port request is a card like a tool call's.
+    expect(asSupport).toContain('<span class="count" id="pending-count">1</span>');
+    expect(asSupport).toContain('data-kind="port"');
     expect(asSupport).toContain('manager-approval');
     expect(asSupport).toContain('&quot;orderId&quot;: 1040');
-    expect(asSupport).toContain('needs the manager role');
+    expect(asSupport).toContain('this request needs the manager role; alice has support');
 
     const mia = await signIn(tokens.mia);
     const asManager = await page(mia);
-    const action = /action="(\/runs\/refund-1040\/requests\/[^"]+\/respond)"/.exec(asManager)![1]!;
+    const action = /action="(\/requests\/[^"]+\/decide)"/.exec(asManager)![1]!;
     const csrf = /name="csrf" value="([^"]+)"/.exec(asManager)![1]!;
     expect(asManager).toContain('name="field:note"');
     const posted = await server.app.request(action, {
@@ -115,7 +117,7 @@ describe('workflow runs over HTTP', () => {
     expect(after).toContain(
       'Answered. Run refund-1040 is completed. Output: Refund issued: 35.00 for order 1040.',
     );
-    expect(after).not.toContain('Workflow requests');
+    expect(after).toContain('<span class="count" id="pending-count">0</span>');
   });
 });
 

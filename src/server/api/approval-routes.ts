@@ -25,7 +25,7 @@ export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const session = queryText(c, 'session');
     const tool = queryText(c, 'tool');
     const list = await queryApprovals(
-      ctx.store,
+      ctx.requestBook,
       ctx,
       {
         ...(parsed ? { status: parsed.data } : {}),
@@ -40,7 +40,7 @@ export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
 
   app.get('/v1/approvals/:id', async (c) => {
     requireIdentity(c);
-    return c.json(await getApproval(ctx.store, ctx, c.req.param('id'), ctx.now()));
+    return c.json(await getApproval(ctx.requestBook, ctx, c.req.param('id'), ctx.now()));
   });
 
   app.post('/v1/approvals/:id/decision', async (c) => {

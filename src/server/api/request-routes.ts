@@ -49,7 +49,7 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const tool = queryText(c, 'tool');
     return c.json(
       await queryApprovals(
-        ctx.store,
+        ctx.requestBook,
         ctx,
         {
           ...(status ? { status } : {}),
@@ -66,7 +66,7 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
 
   app.get('/v1/requests/:id', async (c) => {
     requireIdentity(c);
-    return c.json(await getApproval(ctx.store, ctx, c.req.param('id'), ctx.now()));
+    return c.json(await getApproval(ctx.requestBook, ctx, c.req.param('id'), ctx.now()));
   });
 
   app.post('/v1/requests/:id/decision', async (c) => {

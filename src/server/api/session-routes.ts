@@ -39,7 +39,7 @@ export function sessionRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
     const messages = await ctx.store.loadMessages(sessionId);
     const pending = await queryApprovals(
-      ctx.store,
+      ctx.requestBook,
       ctx,
       { status: 'pending', session: sessionId },
       ctx.now(),

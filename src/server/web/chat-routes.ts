@@ -55,7 +55,7 @@ export function chatRoutes(
       ? chatLog([], [])
       : chatLog(
           await ctx.store.loadMessages(session),
-          await queryApprovals(ctx.store, ctx, { status: 'pending', session }, ctx.now()),
+          await queryApprovals(ctx.requestBook, ctx, { status: 'pending', session }, ctx.now()),
         );
   const flashOwner = (signIn: ChatSignIn, session: string | null) =>
     `chat:${signIn.customer}:${session ?? ''}`;

@@ -21,7 +21,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
     const now = ctx.now();
-    const list = await queryApprovals(ctx.store, ctx, { status: 'pending' }, now);
+    const list = await queryApprovals(ctx.requestBook, ctx, { status: 'pending' }, now);
     return c.html(
       page({
         title: list.length ? `(${list.length}) Pending` : 'Pending',
@@ -41,7 +41,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return c.body(null, 401);
     const now = ctx.now();
-    const view = await getApproval(ctx.store, ctx, c.req.param('id'), now);
+    const view = await getApproval(ctx.requestBook, ctx, c.req.param('id'), now);
     if (view.status !== 'pending') return c.body(null, 204);
     c.header('cache-control', 'no-store');
     return c.html(approvalCard(view, viewer, now.getTime()).value);
@@ -51,7 +51,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
     const now = ctx.now();
-    const view = await getApproval(ctx.store, ctx, c.req.param('id') ?? '', now);
+    const view = await getApproval(ctx.requestBook, ctx, c.req.param('id') ?? '', now);
     // A port request's session is its run's audit session: no conversation, no ledger row.
     const messages = view.kind === 'port' ? [] : await ctx.store.loadMessages(view.session);
     const execution = view.kind === 'port' ? null : await ctx.store.getExecution(view.id);
@@ -106,7 +106,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     } catch (error) {
       if (!CountersignError.is(error)) throw error;
       // A decision that won but whose continuation failed (the model is down) still stands.
-      const now = await ctx.store.getApproval(id);
+      const now = await ctx.requestBook.getApproval(id);
       if (error.code !== 'ALREADY_DECIDED' && now?.decision?.by === name && now.decision.kind === 'person') {
         return flash(
           'error',
@@ -130,7 +130,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const tool = queryText(c, 'tool');
     const session = queryText(c, 'session');
     const decided = await queryApprovals(
-      ctx.store,
+      ctx.requestBook,
       ctx,
       { ...(tool ? { tool } : {}), ...(session ? { session } : {}), decided: true, limit: 200 },
       ctx.now(),

@@ -8,6 +8,8 @@ import type { WorkflowRunner } from '../../workflow/runner.ts';
 /** What the server does with workflow runs: the runner, plus reads it does not offer. */
 export interface WorkflowDesk {
   runner: WorkflowRunner;
+  /** Where the runs live (and, when it keeps them, their port requests). */
+  checkpoints: CheckpointStore;
   /** A run where it stands now, without continuing it. */
   view(run: string): Promise<RunView>;
 }
@@ -30,6 +32,7 @@ export function createWorkflowDesk(options: {
 
   return {
     runner,
+    checkpoints,
     async view(run) {
       const found = await latestState(run);
       if (!found) throw new NotFoundError(`There is no run ${run} of a workflow this server runs.`);
