@@ -27,7 +27,7 @@ describe('typed audit events', () => {
     expectTypeOf<keyof AuditEventMap>().toEqualTypeOf<AuditKind>();
     // Narrowing on the kind narrows the data.
     if (decided.kind === 'request.decided')
-      expectTypeOf(decided.data.verdict).toEqualTypeOf<'approved' | 'rejected' | 'expired'>();
+      expectTypeOf(decided.data.verdict).toEqualTypeOf<'approved' | 'rejected' | 'answered' | 'expired'>();
   });
 
   it('refuses a misspelt kind, a missing field, a field of another kind and a wrong field type', () => {
