@@ -3,6 +3,7 @@ import { type AuditEntry, type AuditEvent, verifyAuditChain } from '../../core/a
 import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore, RequestAnswer, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
 import { at } from './fixtures.ts';
+import { storedEvent } from './stored-event.ts';
 
 export type CheckpointStoreFactory = () => Promise<{
   store: CheckpointStore;
@@ -48,18 +49,18 @@ export async function chain(store: CheckpointStore, run: string, count: number):
 
 /** An audit event of a workflow answer, as the runner writes it; `data` marks it apart. */
 export function answerEvent(by: string, mark: JsonValue = by): AuditEvent {
-  return {
+  return storedEvent({
     kind: 'workflow.answered',
     session: 'wf.r',
     requestId: 'req_1',
     actor: by,
     data: { run: 'r', port: 'manager-approval', mark },
-  };
+  });
 }
 
 /** An event no store can write (a BigInt has no JSON form): the write it comes with must roll back. */
 export function unwritableEvent(): AuditEvent {
-  return { ...answerEvent('mallory'), data: { mark: 10n as unknown as JsonValue } };
+  return storedEvent({ ...answerEvent('mallory'), data: { mark: 10n as unknown as JsonValue } });
 }
 
 /**
@@ -389,7 +390,7 @@ export function describeCheckpointStoreConformance(
         });
 
         it('a saved checkpoint appends its entries at its createdAt; a refused save appends none', async () => {
-          const event: AuditEvent = { ...answerEvent('refund'), kind: 'workflow.requested' };
+          const event = storedEvent({ ...answerEvent('refund'), kind: 'workflow.requested' });
           expect((await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [event] })).saved).toBe(
             true,
           );
