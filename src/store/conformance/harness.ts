@@ -84,16 +84,16 @@ function skipMap(skip: readonly SkipEntry[]): Map<string, string> {
  */
 export function describeSuite(title: string, skip: readonly SkipEntry[], body: () => void): void {
   const run: Collecting = { path: [], skips: skipMap(skip), matched: new Set() };
-  vitestDescribe(title, () => {
-    within(run, body);
-    if (run.skips.size === 0) return;
-    vitestIt('every skipped test name names a test of this suite', () => {
-      const unknown = [...run.skips.keys()].filter((test) => !run.matched.has(test));
-      if (unknown.length > 0)
-        throw new Error(
-          `countersign/testing: skip entries name no test of "${title}": ${unknown.map((test) => JSON.stringify(test)).join(', ')}. ` +
-            `Names are the describe blocks and the test joined by "${NAME_SEPARATOR}", as the report prints them below the suite title.`,
-        );
-    });
+  vitestDescribe(title, () => within(run, body));
+  if (run.skips.size === 0) return;
+  // Beside the suite, not in it: it runs after the suite's tests, without the suite's hooks
+  // (no store is opened for it), once every describe body has been collected.
+  vitestIt(`${title}: every skipped test name names a test of the suite`, () => {
+    const unknown = [...run.skips.keys()].filter((test) => !run.matched.has(test));
+    if (unknown.length > 0)
+      throw new Error(
+        `countersign/testing: skip entries name no test of "${title}": ${unknown.map((test) => JSON.stringify(test)).join(', ')}. ` +
+          `Names are the describe blocks and the test joined by "${NAME_SEPARATOR}", as the report prints them below the suite title.`,
+      );
   });
 }
