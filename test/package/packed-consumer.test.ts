@@ -65,61 +65,22 @@ function linkDev(consumer: string, name: string): void {
   symlinkSync(join(root, 'node_modules', name), link);
 }
 
-/** A backend of someone else's: the memory store in a class, counting the writes that must be atomic. */
-const THIRD_PARTY_STORE = `import {
-  createMemoryStore,
-  type DecideResult,
-  type LeaseRequest,
-  type SessionRecord,
-  type StepCommit,
-  type Store,
-} from 'countersign';
-
-// The members not written out below forward to the inner store (bound in the constructor).
-export interface CountingStore extends Store {}
-
-export class CountingStore {
-  readonly counts = { commits: 0, decisions: 0, leases: 0 };
-  readonly #inner: Store;
-
-  constructor(inner: Store = createMemoryStore()) {
-    this.#inner = inner;
-    for (const [name, value] of Object.entries(inner))
-      if (typeof value === 'function' && !(name in this))
-        Object.defineProperty(this, name, { value: value.bind(inner) });
-  }
-
-  commitStep(step: StepCommit): Promise<SessionRecord> {
-    this.counts.commits += 1;
-    return this.#inner.commitStep(step);
-  }
-
-  decide(...args: Parameters<Store['decide']>): Promise<DecideResult> {
-    this.counts.decisions += 1;
-    return this.#inner.decide(...args);
-  }
-
-  acquireLease(request: LeaseRequest): Promise<boolean> {
-    this.counts.leases += 1;
-    return this.#inner.acquireLease(request);
-  }
+/**
+ * docs/api.md's "Testing a backend" example, as printed: a third-party backend (the memory
+ * store in a class) and its test file, each a ts block opening with `// FILENAME`.
+ */
+function docsBackendExample(): { store: string; test: string } {
+  const api = readFileSync(join(root, 'docs/api.md'), 'utf8');
+  const section = api.slice(api.indexOf('## Testing a backend: countersign/testing'));
+  const block = (name: string) => {
+    const found = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].find((match) =>
+      match[1]?.startsWith(`// ${name}\n`),
+    );
+    if (found?.[1] === undefined) throw new Error(`docs/api.md lost its ${name} example.`);
+    return found[1];
+  };
+  return { store: block('counting-store.ts'), test: block('counting-store.test.ts') };
 }
-`;
-
-/** Its test file, as the docs show it: the core suites, with one skip declared. */
-const THIRD_PARTY_TEST = `import { describeCheckpointStoreConformance, describeStoreConformance } from 'countersign/testing';
-import { createMemoryCheckpointStore } from 'countersign';
-import { CountingStore } from './counting-store.ts';
-
-describeStoreConformance(
-  { name: 'counting', create: async () => new CountingStore() },
-  {
-    skip: [{ reason: 'shown skipped on purpose', tests: ['application state > hands out copies'] }],
-  },
-);
-
-describeCheckpointStoreConformance({ name: 'memory, as installed', create: async () => createMemoryCheckpointStore() });
-`;
 
 /** The other entries, imported by name and by type. */
 const OTHER_ENTRIES = `import { createAgent, createDemoModel, createMemoryStore } from 'countersign';
@@ -197,8 +158,9 @@ describe('the published package, as a consumer gets it', () => {
         include: ['*.ts'],
       }),
     );
-    writeFileSync(join(consumer, 'counting-store.ts'), THIRD_PARTY_STORE);
-    writeFileSync(join(consumer, 'counting-store.test.ts'), THIRD_PARTY_TEST);
+    const example = docsBackendExample();
+    writeFileSync(join(consumer, 'counting-store.ts'), example.store);
+    writeFileSync(join(consumer, 'counting-store.test.ts'), example.test);
     writeFileSync(join(consumer, 'entries.ts'), OTHER_ENTRIES);
     installOffline(consumer, file);
     linkDev(consumer, 'vitest');
