@@ -36,7 +36,14 @@ export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agen
 // The workflow authoring surface is the same bindings as countersign/authoring's.
 export * from './authoring.ts';
 export * from './core/approval.ts';
-export type { AuditEntry, AuditEvent, AuditEventMap, AuditKind, AuditVerification } from './core/audit.ts';
+export type {
+  AuditEntry,
+  AuditEvent,
+  AuditEventMap,
+  AuditKind,
+  AuditVerification,
+  RecordedCall,
+} from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
 export * from './core/errors/index.ts';
 export type { ExecutionRecord, ExecutionStatus } from './core/execution.ts';
