@@ -12,7 +12,6 @@ import type { JsonObject, JsonValue } from './json.ts';
  */
 
 /** A tool call's arguments as recorded: canonical JSON and its SHA-256. */
-/** The call an audit entry names: tool, canonical arguments and their hash. */
 export type RecordedCall = { tool: string; args: string; argsHash: string };
 
 export type AuditEventMap = {
