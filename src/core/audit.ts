@@ -12,7 +12,7 @@ import type { JsonObject, JsonValue } from './json.ts';
  */
 
 /** A tool call's arguments as recorded: canonical JSON and its SHA-256. */
-type RecordedCall = { tool: string; args: string; argsHash: string };
+export type RecordedCall = { tool: string; args: string; argsHash: string };
 
 export type AuditEventMap = {
   /** Raised by a run; or re-raised in this store by an import (`imported: true`). */

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { OpenBatch } from '../../core/session.ts';
 import { assistantCalling, at, type ConformanceContext, leasedSession, request, user } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 import { storedEvent } from './stored-event.ts';
 
 const batch: OpenBatch = {
