@@ -70,6 +70,17 @@ export type {
   ContinuationWorkOptions,
 } from './queue/continuation-queue.ts';
 export { createPgBossQueue, type PgBossQueueOptions } from './queue/pg-boss/pg-boss-queue.ts';
+// The one decide path for both kinds of request (tool calls and workflow port requests).
+export { approvalAnswer, approvalFields, type ResponseSchema } from './requests/answer-shape.ts';
+export { isRequestReader, type RequestReader, requestBooks } from './requests/request-books.ts';
+export {
+  createRequestDesk,
+  type RequestDecider,
+  type RequestDecision,
+  type RequestDesk,
+  type RequestDeskOptions,
+  type RequestOutcome,
+} from './requests/request-desk.ts';
 // createServer and startServer moved to countersign/server (they load hono). The webhook
 // signature helpers stay here too: they need node:crypto only.
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
