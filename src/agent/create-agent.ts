@@ -1,13 +1,13 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
+import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { assertMayDecide } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
-import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
@@ -27,7 +27,7 @@ import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
-import { argsIntact, type TurnResult } from './views.ts';
+import type { TurnResult } from './views.ts';
 
 export interface AgentOptions {
   name: string;
@@ -301,7 +301,9 @@ export function createAgent(options: AgentOptions): Agent {
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
       await assertMayAct(rt, request, input, 'decide');
       await auditIgnoredFields(rt, request, input);
-      if (!argsIntact(request)) {
+      const unbound = bindingProblem(toolCallBinding(request));
+      if (unbound !== null) {
+        // Refused before the compare-and-set, and written down: the trail shows the attempt.
         await rt.store.appendAudit(
           [
             {
@@ -309,15 +311,12 @@ export function createAgent(options: AgentOptions): Agent {
               session: request.session,
               requestId,
               actor: input.by?.trim() || 'unknown',
-              data: { problem: 'stored arguments do not match their hash', argsHash: request.argsHash },
+              data: { problem: unbound, argsHash: request.argsHash },
             },
           ],
           rt.now().toISOString(),
         );
-        throw new IntegrityViolationError(
-          `Request ${requestId} cannot be decided: its stored arguments no longer match the hash of what was raised.`,
-          { hint: 'Nothing was decided or run. Inspect the store for tampering.' },
-        );
+        throw bindingError(requestId, unbound, 'deciding');
       }
       const at = rt.now().toISOString();
       if (request.status === 'pending' && request.expiresAt <= at) {
