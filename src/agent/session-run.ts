@@ -54,9 +54,21 @@ export class SessionRun {
   leaseReleased = false;
   /** Who posted the message the model is answering: the raiser of the requests it proposes. */
   private raiser: string | null;
+  /**
+   * The request whose decision started this run, as its compare-and-set wrote it (the run
+   * holds the lease it took): final, so not read again. Its ledger row is still looked up.
+   */
+  private readonly decided: ApprovalRequest | undefined;
 
-  constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
+  constructor(
+    runtime: AgentRuntime,
+    owner: string,
+    session: SessionRecord,
+    messages: Message[],
+    decided?: ApprovalRequest,
+  ) {
     this.runtime = runtime;
+    this.decided = decided;
     this.store = runtime.store;
     this.owner = owner;
     this.session = session;
@@ -543,7 +555,9 @@ export class SessionRun {
     const now = this.runtime.now().toISOString();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
-      const request = await this.store.getApproval(call.disposition.approvalId);
+      const { approvalId } = call.disposition;
+      const request =
+        approvalId === this.decided?.id ? this.decided : await this.store.getApproval(approvalId);
       if (request && !(request.status === 'pending' && request.expiresAt <= now))
         loaded.set(request.id, request);
       if (request?.status === 'pending' && request.expiresAt <= now) {
