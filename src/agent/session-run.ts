@@ -1,6 +1,6 @@
 import { type ApprovalRequest, type Decision, EXPIRED_REASON, MOVED_ON_REASON } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
-import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { bindArgs, canonicalJson } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { ModelCallError } from '../core/errors/model-call-error.ts';
 import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
@@ -28,12 +28,14 @@ import {
   standingRuleApproval,
 } from './match-rule.ts';
 import { planSettlement } from './plan-settlement.ts';
+import { approvedByRule, raisedEvent, toolCallRequest } from './raise-request.ts';
 import {
   type ApprovedCallDeps,
   announceFinished,
   type DeferredFinish,
   runApprovedCall,
 } from './run-approved-call.ts';
+import { runDirectCall } from './run-direct-call.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { type ExecutionView, type TurnResult, toApprovalView, toExecutionView } from './views.ts';
 
@@ -271,47 +273,25 @@ export class SessionRun {
     now: Date,
     auto: AutoApproval | null,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
-    const request = await this.raiseRequest(tool, callId, args, parsedArgs, now);
-    const audit: AuditEvent[] = [
-      {
-        kind: 'request.raised',
-        session: this.session.id,
-        requestId: request.id,
-        actor: this.runtime.agentName,
-        data: {
-          tool: tool.name,
-          toolIdentity: tool.identity,
-          args: request.argsJson,
-          argsHash: request.argsHash,
-          effect: request.effect,
-          expiresAt: request.expiresAt,
-        },
-      },
-    ];
-    if (auto) {
-      request.status = 'approved';
-      request.decision = {
-        verdict: 'approved',
-        by: auto.by,
-        reason: auto.reason,
-        at: request.createdAt,
-        kind: auto.kind,
-      };
-      audit.push({
-        kind: 'request.auto-approved',
-        session: this.session.id,
-        requestId: request.id,
-        actor: auto.by,
-        data: {
-          rule: auto.by,
-          kind: auto.kind,
-          tool: tool.name,
-          args: request.argsJson,
-          argsHash: request.argsHash,
-        },
-      });
-    }
-    return { request, audit };
+    const id = newId('apr');
+    const raised = toolCallRequest({
+      id,
+      session: this.session.id,
+      agent: this.runtime.agentName,
+      callId,
+      tool: tool.name,
+      args,
+      effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
+      now,
+      ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
+      raisedBy: this.raiser,
+      customer: this.session.principal,
+      requiredRole: tool.role ?? null,
+    });
+    const audit = [raisedEvent(raised, tool, this.runtime.agentName)];
+    if (!auto) return { request: raised, audit };
+    const approved = approvedByRule(raised, auto);
+    return { request: approved.request, audit: [...audit, approved.event] };
   }
 
   /**
@@ -343,37 +323,6 @@ export class SessionRun {
     return () => {
       read ??= this.store.listRules({ session: this.session.id });
       return read;
-    };
-  }
-
-  private async raiseRequest(
-    tool: Tool,
-    callId: string,
-    args: JsonValue,
-    parsedArgs: unknown,
-    now: Date,
-  ): Promise<ApprovalRequest> {
-    const id = newId('apr');
-    const effect = await tool.effect(parsedArgs, this.toolContext(callId, id));
-    const ttl = tool.ttlMs ?? this.runtime.approvalTtlMs;
-    return {
-      id,
-      session: this.session.id,
-      agent: this.runtime.agentName,
-      callId,
-      tool: tool.name,
-      args,
-      ...bindArgs(args),
-      effect,
-      createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + ttl).toISOString(),
-      status: 'pending',
-      decision: null,
-      raisedBy: this.raiser,
-      kind: 'tool-call',
-      run: null,
-      customer: this.session.principal,
-      requiredRole: tool.role ?? null,
     };
   }
 
@@ -501,59 +450,14 @@ export class SessionRun {
     return next;
   }
 
-  /** Calls that need no approval run without a ledger: reads and reversible writes. */
   private async runDirect(call: BatchCall): Promise<ToolResult> {
     const tool = this.runtime.toolsByName.get(call.tool);
-    const context = this.toolContext(call.callId, null);
-    // The batch may not be what classify wrote (an imported file, an edited row): a call
-    // that needs approval never runs on a stored "run" alone.
-    const problem = !tool
-      ? `there is no tool "${call.tool}"`
-      : (await tool.needsApproval(call.args, context))
-        ? 'it needs approval but was stored as needing none'
-        : null;
-    if (problem !== null || !tool) {
-      this.pendingAudit.push({
-        kind: 'tamper.refused',
-        session: this.session.id,
-        requestId: null,
-        actor: this.runtime.agentName,
-        data: { tool: call.tool, callId: call.callId, problem: problem ?? 'unknown tool' },
-      });
-      return {
-        callId: call.callId,
-        tool: call.tool,
-        output: `Not done: ${problem}. The call was refused for safety.`,
-        isError: true,
-      };
-    }
-    try {
-      const allowed = await tool.authorize(call.args, context);
-      if (allowed !== true)
-        return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
-      const output = await tool.execute(call.args, context);
-      if (tool.logged) {
-        this.pendingAudit.push({
-          kind: 'call.logged',
-          session: this.session.id,
-          requestId: null,
-          actor: this.runtime.agentName,
-          data: {
-            tool: tool.name,
-            args: canonicalJson(call.args),
-            resultHash: sha256Hex(canonicalJson(output)),
-          },
-        });
-      }
-      return { callId: call.callId, tool: call.tool, output };
-    } catch (error) {
-      return {
-        callId: call.callId,
-        tool: call.tool,
-        output: `The tool failed: ${errorText(error)}`,
-        isError: true,
-      };
-    }
+    const ran = await runDirectCall(call, tool, this.toolContext(call.callId, null), {
+      session: this.session.id,
+      actor: this.runtime.agentName,
+    });
+    this.pendingAudit.push(...ran.audit);
+    return ran.result;
   }
 
   /**
@@ -742,10 +646,6 @@ function lastPoster(messages: readonly Message[]): string | null {
     if (message.role === 'user') return message.by ?? null;
   }
   return null;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Zod output is plain data for JSON-schema'd inputs; this drops undefined and checks that. */
