@@ -121,8 +121,9 @@ export async function answer(
   const desk = await context.requestDesk();
   const outcome = await desk.decide(id, decision, { by: decider(values) });
   if (outcome.run) return printRun(out, outcome.run);
-  if (out.json) out.data(outcome.request);
-  else out.print(`Request ${id}: ${outcome.request.status}.`);
+  const request = await outcome.request();
+  if (out.json) out.data(request);
+  else out.print(`Request ${id}: ${request.status}.`);
   return 0;
 }
 

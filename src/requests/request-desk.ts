@@ -35,7 +35,11 @@ export interface RequestDecider {
 
 /** What deciding led to: the request as it stands now, the session's turn, the run. */
 export interface RequestOutcome {
-  request: ApprovalRequest;
+  /**
+   * The request as it stands now, read when asked: a caller that answers with the turn alone
+   * (the older /v1/approvals route, the CLI) reads the row once per decision.
+   */
+  request(): Promise<ApprovalRequest>;
   /** The agent's turn after a tool call was decided; null for a port request. */
   turn: TurnResult | null;
   /** The run after it continued: a port request's, or the run whose agent made the call. */
@@ -160,7 +164,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
           by: decider.by,
           ...(decider.roles ? { roles: decider.roles } : {}),
         });
-        return { request: await get(id), turn: null, run };
+        return { request: () => get(id), turn: null, run };
       }
       if ('response' in decision) {
         throw new InvalidInputError(`Request ${id} is a tool call: approve or reject it.`, {
@@ -176,9 +180,10 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
         ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
         ...(decision.remember !== undefined ? { remember: decision.remember } : {}),
       } as DecideInput;
-      const turn = await agent.decide(id, input);
+      // The row read here is handed on, so the agent does not read it again.
+      const turn = await agent.decide(id, input, { request });
       const run = request.run === null ? null : await continueRun(request.run);
-      return { request: await get(id), turn, run };
+      return { request: () => get(id), turn, run };
     },
   };
 }

@@ -92,7 +92,7 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       roles: identity.roles,
     });
     return c.json({
-      request: toHttpView(toApprovalView(outcome.request, ctx.now().toISOString()), ctx),
+      request: toHttpView(toApprovalView(await outcome.request(), ctx.now().toISOString()), ctx),
       turn: outcome.turn ? enrichTurn(ctx, outcome.turn) : null,
       run: outcome.run,
     });

@@ -43,16 +43,11 @@ export function decisionFromForm(form: Form): { decision: RequestDecision } | { 
 }
 
 /** The flash after a decision: what it did, and what the agent or the run said. */
-export function outcomeText(outcome: RequestOutcome): string {
-  const { request, turn, run } = outcome;
+export function outcomeText(outcome: RequestOutcome, decision: RequestDecision): string {
+  const { turn, run } = outcome;
+  // A decision that did not win threw: what was asked for is what was recorded.
   const done =
-    request.status === 'answered'
-      ? 'Answered.'
-      : request.status === 'rejected'
-        ? 'Rejected.'
-        : request.status === 'approved'
-          ? 'Approved.'
-          : 'Recorded.';
+    'response' in decision || turn === null ? 'Answered.' : decision.approved ? 'Approved.' : 'Rejected.';
   const reply = turn?.reply ? ` The agent replied: ${turn.reply}` : '';
   const output = run?.outputs.at(-1);
   const runText = run

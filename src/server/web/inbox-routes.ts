@@ -102,7 +102,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         by: name,
         roles: viewer.identity.roles,
       });
-      return flash('ok', outcomeText(outcome));
+      return flash('ok', outcomeText(outcome, parsed.decision));
     } catch (error) {
       if (!CountersignError.is(error)) throw error;
       // A decision that won but whose continuation failed (the model is down) still stands.
