@@ -1,9 +1,12 @@
 import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
-import type { AuditEntry, AuditEvent } from '../core/audit.ts';
+import type { AuditEvent } from '../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, StoredMessage } from '../core/messages.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
+import type { AuditLog } from './ports/audit-log.ts';
+
+export type { AuditLog, AuditQuery } from './ports/audit-log.ts';
 
 /**
  * Everything one step of a run writes, committed in one transaction. The write is
@@ -227,7 +230,7 @@ export interface WebSessionRecord {
  * The one persistence port. Every backend (memory, SQLite, later Postgres) implements it
  * and passes the shared conformance suite in `conformance/`.
  */
-export interface Store {
+export interface Store extends AuditLog {
   readonly kind: string;
 
   // sessions and messages
@@ -284,9 +287,7 @@ export interface Store {
   getExecution(requestId: string): Promise<ExecutionRecord | null>;
   listExecutions(filter?: { session?: string; status?: ExecutionStatus }): Promise<ExecutionRecord[]>;
 
-  // audit trail (hash-chained; the store assigns seq, prevHash and hash inside the write)
-  appendAudit(events: AuditEvent[], at: string): Promise<void>;
-  listAudit(filter?: { session?: string }): Promise<AuditEntry[]>;
+  // the audit trail (appendAudit, listAudit, lastAuditSeq): ports/audit-log.ts
 
   // application state of the tools (e.g. the bookstore's orders), namespaced key/value
   getState(namespace: string, key: string): Promise<JsonValue | undefined>;

@@ -5,6 +5,7 @@ import type { JsonValue } from '../../core/json.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { auditCursor } from '../audit-cursor.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import { stalledLimit } from '../stalled-sessions.ts';
 import type {
@@ -366,10 +367,19 @@ export function createMemoryStore(): Store {
       appendAuditEntries(events, at);
     },
 
-    async listAudit(filter = {}) {
-      return audit
-        .filter((entry) => filter.session === undefined || entry.session === filter.session)
-        .map(copy);
+    async listAudit(query) {
+      const { session, afterSeq, limit } = auditCursor(query);
+      // seq runs 1, 2, 3…: the entry after `afterSeq` is at index `afterSeq`.
+      const page: AuditEntry[] = [];
+      for (let index = afterSeq; index < audit.length && (limit === null || page.length < limit); index++) {
+        const entry = audit[index]!;
+        if (session === undefined || entry.session === session) page.push(copy(entry));
+      }
+      return page;
+    },
+
+    async lastAuditSeq() {
+      return audit.length;
     },
 
     async getState(namespace, key) {

@@ -3,11 +3,13 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
+  AuditQuery,
   DecideResult,
   Delivery,
   DeliveryStatus,
@@ -413,8 +415,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await connection.transaction((q) => appendAudit(q, events, at));
     },
 
-    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
-      return auditOf(query, filter.session);
+    async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {
+      return auditOf(query, auditCursor(filter));
+    },
+
+    async lastAuditSeq(): Promise<number> {
+      // The chain's tail row: one row, read without waiting for a writer's lock (MVCC).
+      const rows = await query(`SELECT seq FROM ${t.auditHead}`);
+      return Number(rows[0]?.seq ?? 0);
     },
 
     async getState(namespace, key) {

@@ -4,11 +4,13 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
+  AuditQuery,
   DecideResult,
   Delivery,
   DeliveryStatus,
@@ -42,6 +44,18 @@ import { createRowWriters } from './row-writers.ts';
 import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+
+/** Exported so a test can ask SQLite for the plan: a range walk of the primary key, no scan. */
+export const AUDIT_PAGE_SQL = auditCursorSql('audit', AUDIT_COLUMNS, false, {
+  session: '',
+  afterSeq: '?1',
+  limit: '?2',
+});
+export const AUDIT_SESSION_PAGE_SQL = auditCursorSql('audit', AUDIT_COLUMNS, true, {
+  session: '?2',
+  afterSeq: '?1',
+  limit: '?3',
+});
 
 export interface SqliteStoreOptions {
   path: string;
@@ -415,12 +429,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       await write(() => appendAuditRows(events, at));
     },
 
-    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
+    async listAudit(query?: AuditQuery): Promise<AuditEntry[]> {
+      const { session, afterSeq, limit } = auditCursor(query);
+      // LIMIT -1 is SQLite's "no limit".
       return run(() =>
-        filtered(AUDIT_COLUMNS, 'audit', [['session', filter.session]], 'seq').map((row) =>
-          toAuditEntry(codec, row),
-        ),
+        (session === undefined
+          ? sql(AUDIT_PAGE_SQL).all(afterSeq, limit ?? -1)
+          : sql(AUDIT_SESSION_PAGE_SQL).all(afterSeq, session, limit ?? -1)
+        ).map((row) => toAuditEntry(codec, row)),
       );
+    },
+
+    async lastAuditSeq(): Promise<number> {
+      return run(() => Number(sql('SELECT max(seq) AS seq FROM audit').get()?.seq ?? 0));
     },
 
     async getState(namespace, key) {
