@@ -240,6 +240,7 @@ export class SessionRun {
     now: Date,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
     const request = await this.raiseRequest(tool, callId, args, parsedArgs, now);
+    const auto = await this.autoDecision(tool, args, request.argsHash);
     const audit: AuditEvent[] = [
       {
         kind: 'request.raised',
@@ -253,10 +254,13 @@ export class SessionRun {
           argsHash: request.argsHash,
           effect: request.effect,
           expiresAt: request.expiresAt,
+          // With the fields above, all a live view of the request needs (src/events/from-audit.ts).
+          createdAt: request.createdAt,
+          raisedBy: request.raisedBy,
+          status: auto ? 'approved' : 'pending',
         },
       },
     ];
-    const auto = await this.autoDecision(tool, args, request.argsHash);
     if (auto) {
       request.status = 'approved';
       request.decision = {
