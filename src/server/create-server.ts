@@ -27,6 +27,8 @@ import { createChatSignIns } from './auth/chat-sign-ins.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
+import { createLiveFeed, type LiveFeed } from './events/live-feed.ts';
+import { onceEach } from './events/once-each.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
 import { allowedMethods } from './http/allowed-methods.ts';
 import { limitBody } from './http/body-limit.ts';
@@ -81,8 +83,13 @@ export interface ServerOptions {
   secureCookies?: boolean;
   /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
   publicOrigin?: string;
-  /** How often to sweep expiries and look for other processes' requests (default 2 s; 0 = never). */
+  /** How often to sweep expiries and continue stalled sessions (default 2 s; 0 = never). */
   watchIntervalMs?: number;
+  /**
+   * How often the live streams and the webhooks read the audit log for what other processes
+   * committed (default 1 s; 0 = only when the bus says something happened, as tests do).
+   */
+  followMs?: number;
   log?: (line: string) => void;
   /** The app's workflows: their runs get /v1/runs and their port requests join the inbox. */
   workflows?: readonly Workflow[];
@@ -95,7 +102,9 @@ export interface ServerOptions {
 export interface CountersignServer {
   app: Hono<ServerEnv>;
   events: EventBus;
-  /** One pass of the store watcher, now. */
+  /** The live events the streams send, read from the audit log (events/live-feed.ts). */
+  feed: LiveFeed;
+  /** One pass of the store watcher, then the live feed catches up with the audit log. */
   watch(): Promise<void>;
   /** Resolves when no webhook delivery is in flight. */
   webhooksIdle(): Promise<void>;
@@ -160,10 +169,18 @@ export function createServer(options: ServerOptions): CountersignServer {
     csrfSecret: randomBytes(32),
   };
   const desk = options.workflows?.length ? workflowDesk(options, events) : null;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const feed = createLiveFeed({
+    log: options.store,
+    bus: events,
+    pollMs: options.followMs ?? 1000,
+    onError: onceEach((message) => log(`countersign: live events could not read the audit log: ${message}`)),
+  });
   const ctx: ServerContext = {
     store: options.store,
     agents,
     events,
+    feed,
     auth,
     flashes: createFlashStore(),
     now: options.now ?? (() => new Date()),
@@ -248,7 +265,6 @@ export function createServer(options: ServerOptions): CountersignServer {
     return errorPage(c, 404, 'There is no page here.');
   });
 
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   app.onError((error, c) => {
     const reply = toErrorReply(error);
     if (reply.body.error.code === 'INTERNAL')
@@ -262,7 +278,11 @@ export function createServer(options: ServerOptions): CountersignServer {
   });
 
   const webhooks: WebhookSender | null = options.webhook
-    ? startWebhooks(events, options.store, { ...options.webhook, log })
+    ? startWebhooks(events, options.store, {
+        ...(options.followMs !== undefined ? { followMs: options.followMs } : {}),
+        ...options.webhook,
+        log,
+      })
     : null;
   const watcher: StoreWatcher = watchStore({
     store: options.store,
@@ -277,11 +297,15 @@ export function createServer(options: ServerOptions): CountersignServer {
   return {
     app,
     events,
-    watch: () => watcher.tick(),
+    feed,
+    async watch() {
+      await watcher.tick();
+      await feed.catchUp();
+    },
     webhooksIdle: async () => webhooks?.idle(),
     async close() {
       for (const end of [...streams]) end();
-      await Promise.all([webhooks?.stop(), watcher.stop()]);
+      await Promise.all([webhooks?.stop(), watcher.stop(), feed.close()]);
     },
   };
 }
