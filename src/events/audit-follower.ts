@@ -15,6 +15,12 @@ export interface AuditFollowerOptions {
   wake?: EventBus;
   /** Read at least this often (default 1000 ms): the bus is a hint, the log the record. 0: only when woken. */
   pollMs?: number;
+  /**
+   * Wake-ups within this many ms are answered by one read (default 5): at a thousand
+   * decisions a second the bus says so several times per decision, and one read picks up
+   * them all. Live streams gather frames for 20 ms anyway.
+   */
+  wakeDelayMs?: number;
   /** Entries per read (default 500). */
   pageSize?: number;
   /** A failed read or delivery (logged once per distinct message by the caller, say). */
@@ -86,7 +92,16 @@ export function createAuditFollower(options: AuditFollowerOptions): AuditFollowe
     return queued;
   }
 
-  const unsubscribe = options.wake?.subscribe(() => void request());
+  const wakeDelayMs = options.wakeDelayMs ?? 5;
+  let wakeTimer: NodeJS.Timeout | null = null;
+  const woken = () => {
+    if (wakeTimer !== null || stopped) return;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = null;
+      void request();
+    }, wakeDelayMs);
+  };
+  const unsubscribe = options.wake?.subscribe(woken);
   const timer = pollMs > 0 ? setInterval(() => void request(), pollMs) : null;
   // A follower must not keep a finished process alive.
   timer?.unref();
@@ -102,6 +117,7 @@ export function createAuditFollower(options: AuditFollowerOptions): AuditFollowe
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      if (wakeTimer) clearTimeout(wakeTimer);
       unsubscribe?.();
       await (queued ?? current);
     },
