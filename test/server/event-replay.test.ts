@@ -204,4 +204,18 @@ describe('SSE ids and replay after Last-Event-ID, over HTTP on loopback', () => 
     expect(garbage.frames).toMatchObject([{ event: 'ready', id: '0' }]);
     await garbage.close();
   });
+
+  it('GET /v1/audit reads by cursor too: afterSeq and limit, a bad cursor is 400', async () => {
+    server = testServer();
+    const id = await raiseCancel(server, 's1');
+    await server.call('POST', `/v1/approvals/${id}/decision`, { as: 'alice', body: { approved: true } });
+    const all = (await server.call('GET', '/v1/audit', { as: 'alice' })).json as Array<{ seq: number }>;
+    expect(all.length).toBeGreaterThan(2);
+    const page = await server.call('GET', '/v1/audit?afterSeq=1&limit=2', { as: 'alice' });
+    expect(page.json.map((entry: { seq: number }) => entry.seq)).toEqual([2, 3]);
+    const bad = await server.call('GET', '/v1/audit?afterSeq=-1', { as: 'alice' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('INVALID_INPUT');
+    expect((await server.call('GET', '/v1/audit?limit=0', { as: 'alice' })).status).toBe(400);
+  });
 });
