@@ -9,7 +9,7 @@ const note = (n: number): AuditEvent => ({
   session: 's1',
   requestId: null,
   actor: 'test',
-  data: { n },
+  data: { tool: 'add_to_cart', args: `{"n":${n}}`, resultHash: 'x' },
 });
 
 describe('the audit follower', () => {

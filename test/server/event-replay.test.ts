@@ -181,7 +181,7 @@ describe('SSE ids and replay after Last-Event-ID, over HTTP on loopback', () => 
       session: 'busy',
       requestId: null,
       actor: 'test',
-      data: {},
+      data: { tool: 'add_to_cart', args: '{}', resultHash: 'x' },
     }));
     await server.store.appendAudit(filler, new Date().toISOString());
     const back = await open('/v1/events', left);
