@@ -1,3 +1,6 @@
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kitchenAgent } from '../../examples/kitchen/app.ts';
 import { bookstore } from '../../test/helpers/bookstore-agent.ts';
@@ -5,6 +8,7 @@ import { createAgent } from '../agent/create-agent.ts';
 import { expireRequest } from '../agent/session-run.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { createDemoModel } from '../model/demo-model.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { CountersignEvent } from './event-bus.ts';
 import { eventsOf, loggedEventsOf } from './from-audit.ts';
 import { createMemoryEventBus } from './memory/memory-event-bus.ts';
@@ -146,5 +150,43 @@ describe('events derived from audit entries', () => {
     expect(eventsOf(entry({ kind: 'execution.started', data: { tool: 'x' } }))).toEqual([]);
     expect(eventsOf(entry({ kind: 'request.expired', requestId: null, data: {} }))).toEqual([]);
     expect(eventsOf(entry({ kind: 'request.raised', data: { args: 'not json' } }))).toEqual([]);
+  });
+
+  it('the entries of a store written by 0.1.0 still derive their events', async () => {
+    const fixtures = join(import.meta.dirname, '../../test/fixtures/stores/v0-1');
+    const manifest = JSON.parse(readFileSync(join(fixtures, 'manifest.json'), 'utf8')).sqlite as {
+      pendingRequests: Record<string, string>;
+      decidedRequests: Record<string, { id: string; status: string; verdictBy: string | null }>;
+    };
+    const path = join(mkdtempSync(join(tmpdir(), 'countersign-v01-')), 'countersign.db');
+    copyFileSync(join(fixtures, 'countersign.db'), path);
+    const store = createSqliteStore({ path });
+    try {
+      const events = loggedEventsOf(await store.listAudit()).map((logged) => logged.event);
+      const requested = new Map(
+        events.flatMap((event) =>
+          event.type === 'approval.requested' ? [[event.approval.id, event.approval]] : [],
+        ),
+      );
+      for (const id of Object.values(manifest.pendingRequests)) {
+        const request = await store.getApproval(id);
+        if (request?.kind === 'port') continue;
+        expect(requested.get(id), id).toMatchObject({
+          id,
+          status: 'pending',
+          raisedBy: null,
+          integrity: 'ok',
+        });
+      }
+      const decided = new Map(
+        events.flatMap((event) => (event.type === 'approval.decided' ? [[event.requestId, event]] : [])),
+      );
+      for (const [name, { id, status, verdictBy }] of Object.entries(manifest.decidedRequests)) {
+        if (name === 'autoApproved' || name === 'ruleSource') continue;
+        expect(decided.get(id), name).toMatchObject({ verdict: status, by: verdictBy });
+      }
+    } finally {
+      await store.close();
+    }
   });
 });

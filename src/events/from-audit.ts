@@ -29,7 +29,9 @@ const finishedStatuses = new Set(['succeeded', 'failed', 'unknown']);
  *
  * Entries written before `request.raised` carried `createdAt`, `raisedBy` and `status` still
  * read: the entry's time stands for the creation, the raiser is unknown (null), and the
- * request is taken as pending (an auto-approved one of that age is announced, then decided).
+ * request is taken as pending. (An auto-approved request of that age is announced too, and no
+ * decision follows; a reader that fetches it finds it not pending — the inbox's card route
+ * answers 204 — and webhooks never send history from before they were configured.)
  */
 export function eventsOf(entry: AuditEntry): CountersignEvent[] {
   const { data, requestId, session } = entry;
