@@ -1,0 +1,105 @@
+import type { ApprovalRequest } from '../core/approval.ts';
+import type { AuditEvent } from '../core/audit.ts';
+import { bindArgs } from '../core/canonical-json.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { AutoApproval } from './match-rule.ts';
+
+/** A new tool-call request, bound to its canonical arguments, waiting until now + ttl. */
+export function toolCallRequest(input: {
+  id: string;
+  session: string;
+  agent: string;
+  callId: string;
+  tool: string;
+  args: JsonValue;
+  effect: string;
+  now: Date;
+  ttlMs: number;
+  raisedBy: string | null;
+  /** The session's principal, recorded so who may decide is known from the row alone. */
+  customer: string | null;
+  requiredRole: string | null;
+}): ApprovalRequest {
+  return {
+    id: input.id,
+    session: input.session,
+    agent: input.agent,
+    callId: input.callId,
+    tool: input.tool,
+    args: input.args,
+    ...bindArgs(input.args),
+    effect: input.effect,
+    createdAt: input.now.toISOString(),
+    expiresAt: new Date(input.now.getTime() + input.ttlMs).toISOString(),
+    status: 'pending',
+    decision: null,
+    raisedBy: input.raisedBy,
+    kind: 'tool-call',
+    run: null,
+    customer: input.customer,
+    requiredRole: input.requiredRole,
+  };
+}
+
+/**
+ * The audit entry of a raised request: what was asked, bound by its hash, and its effect;
+ * with when, by whom and whether a rule approved it on the spot (`status`), all a live view of
+ * the request needs (src/events/from-audit.ts).
+ */
+export function raisedEvent(
+  request: ApprovalRequest,
+  tool: { name: string; identity: string },
+  actor: string,
+  status: 'pending' | 'approved' = 'pending',
+): AuditEvent {
+  return {
+    kind: 'request.raised',
+    session: request.session,
+    requestId: request.id,
+    actor,
+    data: {
+      tool: tool.name,
+      toolIdentity: tool.identity,
+      args: request.argsJson,
+      argsHash: request.argsHash,
+      effect: request.effect,
+      expiresAt: request.expiresAt,
+      createdAt: request.createdAt,
+      raisedBy: request.raisedBy,
+      status,
+    },
+  };
+}
+
+/** The request approved on the spot by a rule, and the audit entry naming the rule. */
+export function approvedByRule(
+  request: ApprovalRequest,
+  auto: AutoApproval,
+): { request: ApprovalRequest; event: AuditEvent } {
+  return {
+    request: {
+      ...request,
+      status: 'approved',
+      decision: {
+        verdict: 'approved',
+        by: auto.by,
+        reason: auto.reason,
+        at: request.createdAt,
+        kind: auto.kind,
+      },
+    },
+    event: {
+      kind: 'request.auto-approved',
+      session: request.session,
+      requestId: request.id,
+      actor: auto.by,
+      data: {
+        rule: auto.by,
+        kind: auto.kind,
+        tool: request.tool,
+        args: request.argsJson,
+        argsHash: request.argsHash,
+      },
+    },
+  };
+}
