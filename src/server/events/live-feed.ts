@@ -67,30 +67,38 @@ export function createLiveFeed(options: {
   };
 
   function start(): Promise<void> {
-    starting ??= (async () => {
-      const head = await log.lastAuditSeq();
-      if (closed) return;
-      position = head;
-      follower = createAuditFollower({
-        log,
-        from: async () => head,
-        deliver: (entries) => {
-          // Fanned out and moved past in one turn of the event loop, so a stream that
-          // subscribes and reads `position` in between sees each event exactly once.
-          for (const logged of loggedEventsOf(entries)) fanOut(logged);
-          position = entries.at(-1)!.seq;
-        },
-        wake: bus,
-        ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
-        ...(options.onError ? { onError: options.onError } : {}),
+    if (starting === null) {
+      starting = begin();
+      // A store that was down at the first stream: the next stream tries again.
+      starting.catch(() => {
+        starting = null;
       });
-      unsubscribeBus = bus.subscribe((event: CountersignEvent) => {
-        if (event.type !== 'turn.finished') return;
-        const after = follower?.catchUp() ?? Promise.resolve();
-        void after.then(() => fanOut({ seq: position ?? 0, event }));
-      });
-    })();
+    }
     return starting;
+  }
+
+  async function begin(): Promise<void> {
+    const head = await log.lastAuditSeq();
+    if (closed) return;
+    position = head;
+    follower = createAuditFollower({
+      log,
+      from: async () => head,
+      deliver: (entries) => {
+        // Fanned out and moved past in one turn of the event loop, so a stream that
+        // subscribes and reads `position` in between sees each event exactly once.
+        for (const logged of loggedEventsOf(entries)) fanOut(logged);
+        position = entries.at(-1)!.seq;
+      },
+      wake: bus,
+      ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+    unsubscribeBus = bus.subscribe((event: CountersignEvent) => {
+      if (event.type !== 'turn.finished') return;
+      const after = follower?.catchUp() ?? Promise.resolve();
+      void after.then(() => fanOut({ seq: position ?? 0, event }));
+    });
   }
 
   return {
