@@ -67,11 +67,7 @@ describe('the live feed', () => {
       Array.from({ length: REPLAY_LIMIT }, (_, i) => expired(`n${i}`)),
       '2030-01-01T00:00:01.000Z',
     );
-    expect(await feed.replay(1)).toEqual({
-      kind: 'events',
-      events: expect.any(Array),
-      upTo: REPLAY_LIMIT + 1,
-    });
+    expect(await feed.replay(2)).toMatchObject({ kind: 'events', upTo: REPLAY_LIMIT + 2 });
     expect(await feed.replay(1)).toEqual({ kind: 'reload', head: REPLAY_LIMIT + 2 });
     await feed.close();
   });
