@@ -83,12 +83,11 @@ export function createMemoryStore(): Store {
   function takeLease(request: LeaseRequest): boolean {
     const entry = sessions.get(request.session);
     if (entry === undefined) return false;
-    const free = request.renew
-      ? entry.leaseOwner === request.owner
-      : entry.leaseOwner === null ||
-        entry.leaseUntil < request.nowMs ||
-        entry.leaseOwner === request.owner ||
-        entry.leaseOwner === request.takeOverFrom;
+    const free =
+      entry.leaseOwner === null ||
+      entry.leaseUntil < request.nowMs ||
+      entry.leaseOwner === request.owner ||
+      entry.leaseOwner === request.takeOverFrom;
     if (!free) return false;
     entry.leaseOwner = request.owner;
     entry.leaseUntil = request.untilMs;
@@ -238,6 +237,13 @@ export function createMemoryStore(): Store {
 
     async acquireLease(request) {
       return takeLease(request);
+    },
+
+    async renewLease(renewal) {
+      const entry = sessions.get(renewal.session);
+      if (entry === undefined || entry.leaseOwner !== renewal.owner) return false;
+      entry.leaseUntil = renewal.untilMs;
+      return true;
     },
 
     async releaseLease(session, owner) {

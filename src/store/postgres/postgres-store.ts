@@ -176,19 +176,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   async function takeLease(q: Query, request: LeaseRequest): Promise<boolean> {
-    const rows = request.renew
-      ? await q(
-          `UPDATE ${t.sessions} SET lease_until = $1::bigint
-           WHERE id = $2::text AND lease_owner = $3::text RETURNING 1 AS ok`,
-          [request.untilMs, request.session, request.owner],
-        )
-      : await q(
-          `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
-           WHERE id = $3::text
-             AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
-           RETURNING 1 AS ok`,
-          [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
-        );
+    const rows = await q(
+      `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
+       WHERE id = $3::text
+         AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
+       RETURNING 1 AS ok`,
+      [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
+    );
     return rows.length > 0;
   }
 
@@ -277,6 +271,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async acquireLease(request: LeaseRequest) {
       return takeLease(query, request);
+    },
+
+    async renewLease(renewal) {
+      const rows = await query(
+        `UPDATE ${t.sessions} SET lease_until = $1::bigint
+         WHERE id = $2::text AND lease_owner = $3::text RETURNING 1 AS ok`,
+        [renewal.untilMs, renewal.session, renewal.owner],
+      );
+      return rows.length > 0;
     },
 
     async releaseLease(session, owner) {

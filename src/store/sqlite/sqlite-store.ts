@@ -138,23 +138,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   } = createRowWriters(sql, codec);
 
   function takeLease(request: LeaseRequest): boolean {
-    const result = request.renew
-      ? sql('UPDATE sessions SET lease_until = ? WHERE id = ? AND lease_owner = ?').run(
-          request.untilMs,
-          request.session,
-          request.owner,
-        )
-      : sql(
-          `UPDATE sessions SET lease_owner = ?, lease_until = ?
-           WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
-        ).run(
-          request.owner,
-          request.untilMs,
-          request.session,
-          request.nowMs,
-          request.owner,
-          request.takeOverFrom ?? null,
-        );
+    const result = sql(
+      `UPDATE sessions SET lease_owner = ?, lease_until = ?
+       WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
+    ).run(
+      request.owner,
+      request.untilMs,
+      request.session,
+      request.nowMs,
+      request.owner,
+      request.takeOverFrom ?? null,
+    );
     return result.changes > 0;
   }
 
@@ -281,6 +275,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async acquireLease(request: LeaseRequest) {
       return write(() => takeLease(request));
+    },
+
+    async renewLease(renewal) {
+      return write(
+        () =>
+          sql('UPDATE sessions SET lease_until = ? WHERE id = ? AND lease_owner = ?').run(
+            renewal.untilMs,
+            renewal.session,
+            renewal.owner,
+          ).changes > 0,
+      );
     },
 
     async releaseLease(session, owner) {
