@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JsonValue } from '../../core/json.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
-import type { Delivery, Store } from '../../store/store.ts';
+import type { Delivery, DeliveryOutcome, Outbox } from '../../store/ports/server/outbox.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
 import { standardWebhookHeaders, standardWebhookKey } from './standard-webhooks.ts';
 
@@ -72,7 +72,7 @@ const retryable = (status: number) => status >= 500 || status === 408 || status 
  * given up on other 4xx. Rows left by a process that stopped are picked up by the next pass
  * of any process sharing the store.
  */
-export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptions): WebhookSender {
+export function startWebhooks(bus: EventBus, store: Outbox, options: WebhookOptions): WebhookSender {
   const delays = options.retryDelaysMs ?? DEFAULT_DELAYS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const send = options.fetch ?? fetch;
@@ -162,7 +162,7 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   }
 
   /** Records an outcome; false when the claim was lost (it lapsed and another process took the row). */
-  async function finish(row: Delivery, outcome: Parameters<Store['finishDelivery']>[2]): Promise<boolean> {
+  async function finish(row: Delivery, outcome: DeliveryOutcome): Promise<boolean> {
     try {
       return await store.finishDelivery(row.id, owner, outcome);
     } catch (error) {

@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../store.ts';
 import { approvalCases } from './approval-cases.ts';
 import { auditCases } from './audit-cases.ts';
-import { deliveryCases } from './delivery-cases.ts';
 import type { ConformanceContext, StoreFactory } from './fixtures.ts';
 import { leaseCases } from './lease-cases.ts';
 import { ledgerCases } from './ledger-cases.ts';
@@ -11,13 +10,13 @@ import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
 import { transferCases } from './transfer-cases.ts';
-import { webSessionCases } from './web-session-cases.ts';
 
 export type { StoreFactory } from './fixtures.ts';
 
 /**
  * The behaviour every Store backend must share. A backend's test file calls this with a
- * factory for empty stores; each case gets its own store and the factory's cleanup.
+ * factory for empty stores; each case gets its own store and the factory's cleanup. The
+ * server ports (outbox, sign-ins) have their own suite: server-port-conformance.ts.
  */
 export function describeStoreConformance(name: string, factory: StoreFactory): void {
   describe(`Store conformance: ${name}`, () => {
@@ -60,7 +59,5 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     auditCases(ctx);
     stateCases(ctx);
     transferCases(ctx);
-    deliveryCases(ctx);
-    webSessionCases(ctx);
   });
 }

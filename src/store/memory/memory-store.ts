@@ -5,17 +5,11 @@ import type { JsonValue } from '../../core/json.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import { stalledLimit } from '../stalled-sessions.ts';
-import type {
-  Delivery,
-  ExecutionFinish,
-  LeaseRequest,
-  StalledSession,
-  StandingRule,
-  Store,
-  WebSessionRecord,
-} from '../store.ts';
+import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
@@ -29,6 +23,16 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { createMemoryOutbox } from './memory-outbox.ts';
+import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
+
+/**
+ * The memory Store, with the server's outbox and sign-ins beside it (as the SQL stores keep
+ * theirs): servers sharing one memory store share those too, as they would a database.
+ */
+export interface MemoryStore extends Store, Outbox, WebSessionStore {
+  readonly kind: 'memory';
+}
 
 interface SessionEntry {
   record: SessionRecord;
@@ -57,22 +61,19 @@ const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record
 const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
 const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id]);
 const byUpdated = orderBy((session: StalledSession) => [session.updatedAt, session.id]);
-const byDeliveryCreated = orderBy((delivery: Delivery) => [delivery.createdAt, delivery.id]);
 
 /**
  * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
  * everything before changing anything, which makes it as all-or-nothing as a transaction
  * (JavaScript runs it without interleaving).
  */
-export function createMemoryStore(): Store {
+export function createMemoryStore(): MemoryStore {
   const sessions = new Map<string, SessionEntry>();
   const approvals = new Map<string, ApprovalRequest>();
   const executions = new Map<string, ExecutionRecord>();
   const rules = new Map<string, StandingRule>();
   const audit: AuditEntry[] = [];
   const state = new Map<string, Map<string, JsonValue>>();
-  const deliveries = new Map<string, Delivery>();
-  const webSessions = new Map<string, WebSessionRecord>();
 
   function requireSession(id: string): SessionEntry {
     const entry = sessions.get(id);
@@ -135,6 +136,8 @@ export function createMemoryStore(): Store {
 
   return {
     kind: 'memory',
+    ...createMemoryOutbox(),
+    ...createMemoryWebSessionStore(),
 
     async ensureSession(input) {
       let entry = sessions.get(input.id);
@@ -390,84 +393,6 @@ export function createMemoryStore(): Store {
         state.set(namespace, space);
       }
       space.set(key, copy(value));
-    },
-
-    async enqueueDelivery(delivery) {
-      if (deliveries.has(delivery.id)) return false;
-      deliveries.set(delivery.id, {
-        id: delivery.id,
-        kind: delivery.kind,
-        payload: copy(delivery.payload),
-        createdAt: delivery.createdAt,
-        status: 'pending',
-        attempts: 0,
-        nextAtMs: delivery.nextAtMs,
-        claimedBy: null,
-        lastError: null,
-        finishedAt: null,
-      });
-      return true;
-    },
-
-    async claimDeliveries(claim) {
-      const due = [...deliveries.values()]
-        .filter((row) => row.status === 'pending' && row.nextAtMs <= claim.nowMs)
-        .sort(byDeliveryCreated)
-        .slice(0, Math.max(0, claim.limit));
-      return due.map((row) => {
-        const claimed: Delivery = {
-          ...row,
-          attempts: row.attempts + 1,
-          nextAtMs: claim.nowMs + claim.leaseMs,
-          claimedBy: claim.owner,
-        };
-        deliveries.set(row.id, claimed);
-        return copy(claimed);
-      });
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      const row = deliveries.get(id);
-      if (row === undefined || row.status !== 'pending' || row.claimedBy !== owner) return false;
-      deliveries.set(
-        id,
-        outcome.status === 'retry'
-          ? { ...row, nextAtMs: outcome.nextAtMs, claimedBy: null, lastError: outcome.error }
-          : {
-              ...row,
-              status: outcome.status,
-              claimedBy: null,
-              lastError: outcome.status === 'failed' ? outcome.error : row.lastError,
-              finishedAt: outcome.at,
-            },
-      );
-      return true;
-    },
-
-    async getDelivery(id) {
-      const row = deliveries.get(id);
-      return row === undefined ? null : copy(row);
-    },
-
-    async createWebSession(session, nowMs) {
-      for (const [hash, row] of webSessions) if (row.expiresAtMs <= nowMs) webSessions.delete(hash);
-      webSessions.set(session.idHash, { ...session });
-    },
-
-    async getWebSession(idHash, nowMs) {
-      const row = webSessions.get(idHash);
-      return row === undefined || row.expiresAtMs <= nowMs ? null : { ...row };
-    },
-
-    async touchWebSession(idHash, update) {
-      const row = webSessions.get(idHash);
-      if (row === undefined || row.expiresAtMs <= update.nowMs) return null;
-      row.expiresAtMs = Math.max(row.expiresAtMs, update.expiresAtMs);
-      return { ...row };
-    },
-
-    async deleteWebSession(idHash) {
-      return webSessions.delete(idHash);
     },
 
     async exportSession(id) {

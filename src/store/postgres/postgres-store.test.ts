@@ -13,6 +13,7 @@ import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
+import { describeServerPortConformance } from '../conformance/server-port-conformance.ts';
 import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
@@ -38,14 +39,17 @@ const startSoon = () => String(Date.now() + 1500);
 describe.skipIf(url === null)('PostgreSQL store', () => {
   const connectionString = url ?? TEST_PG_URL;
 
-  describeStoreConformance('postgres', async () => {
+  async function postgresFactory() {
     const schema = freshSchema('conf');
     return {
       store: await createPostgresStore({ connectionString, schema }),
       cleanup: () => dropSchema(schema),
       sibling: () => createPostgresStore({ connectionString, schema }),
     };
-  });
+  }
+
+  describeStoreConformance('postgres', postgresFactory);
+  describeServerPortConformance('postgres', postgresFactory);
 
   describe('on a real server', () => {
     let schema: string;

@@ -7,6 +7,7 @@ import { verifyAuditChain } from '../../core/audit.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
+import { describeServerPortConformance } from '../conformance/server-port-conformance.ts';
 import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { migrations } from './migrations.ts';
 import { STALLED_SESSIONS_SQL } from './row-queries.ts';
@@ -17,14 +18,17 @@ async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'countersign-sqlite-'));
 }
 
-describeStoreConformance('sqlite', async () => {
+async function sqliteFactory() {
   const dir = await tempDir();
   return {
     store: createSqliteStore({ path: join(dir, 'store.db') }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
     sibling: async () => createSqliteStore({ path: join(dir, 'store.db') }),
   };
-});
+}
+
+describeStoreConformance('sqlite', sqliteFactory);
+describeServerPortConformance('sqlite', sqliteFactory);
 
 describe('SQLite store', () => {
   let dir: string;

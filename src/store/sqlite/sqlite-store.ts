@@ -6,12 +6,12 @@ import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import type { Delivery, DeliveryStatus, Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
   DecideResult,
-  Delivery,
-  DeliveryStatus,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -21,7 +21,6 @@ import type {
   StandingRule,
   StepCommit,
   Store,
-  WebSessionRecord,
 } from '../store.ts';
 import {
   approvalOutsideSession,
@@ -60,7 +59,11 @@ export interface SqliteStoreOptions {
   onCommit?: (writes: number) => void;
 }
 
-export interface SqliteStore extends Store, CheckpointStore {
+/**
+ * Also the server's outbox and sign-in store (`deliveries`, `web_sessions`): `createServer`
+ * uses them when given this store.
+ */
+export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionStore {
   readonly kind: 'sqlite';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
