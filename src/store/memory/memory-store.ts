@@ -1,7 +1,6 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
-import type { JsonValue } from '../../core/json.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
@@ -23,6 +22,7 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { createMemoryAppState } from './memory-app-state.ts';
 import { createMemoryOutbox } from './memory-outbox.ts';
 import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
 
@@ -73,7 +73,6 @@ export function createMemoryStore(): MemoryStore {
   const executions = new Map<string, ExecutionRecord>();
   const rules = new Map<string, StandingRule>();
   const audit: AuditEntry[] = [];
-  const state = new Map<string, Map<string, JsonValue>>();
 
   function requireSession(id: string): SessionEntry {
     const entry = sessions.get(id);
@@ -136,6 +135,7 @@ export function createMemoryStore(): MemoryStore {
 
   return {
     kind: 'memory',
+    ...createMemoryAppState(),
     ...createMemoryOutbox(),
     ...createMemoryWebSessionStore(),
 
@@ -379,20 +379,6 @@ export function createMemoryStore(): MemoryStore {
       return audit
         .filter((entry) => filter.session === undefined || entry.session === filter.session)
         .map(copy);
-    },
-
-    async getState(namespace, key) {
-      const value = state.get(namespace)?.get(key);
-      return value === undefined ? undefined : copy(value);
-    },
-
-    async setState(namespace, key, value) {
-      let space = state.get(namespace);
-      if (space === undefined) {
-        space = new Map();
-        state.set(namespace, space);
-      }
-      space.set(key, copy(value));
     },
 
     async exportSession(id) {

@@ -35,10 +35,11 @@ import { createConnection, openPool, type Query } from './connection.ts';
 import { migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
+import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toExecution, toFence, toLease, toRule, toSession, toStateValue } from './rows.ts';
+import { toApproval, toExecution, toFence, toLease, toRule, toSession } from './rows.ts';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
 import {
   APPROVAL_COLUMNS,
@@ -211,6 +212,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit),
+    ...createPostgresAppState(query, t.state, codec),
 
     async ensureSession(input) {
       const inserted = first(
@@ -421,21 +423,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
       return auditOf(query, filter.session);
-    },
-
-    async getState(namespace, key) {
-      const row = first(
-        await query(`SELECT value FROM ${t.state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
-      );
-      return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
-    },
-
-    async setState(namespace, key, value: JsonValue) {
-      await query(
-        `INSERT INTO ${t.state} (namespace, key, value) VALUES ($1, $2, $3)
-         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        [namespace, key, codec.encode(value)],
-      );
     },
 
     async enqueueDelivery(delivery) {

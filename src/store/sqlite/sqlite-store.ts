@@ -38,7 +38,8 @@ import { createConnection } from './connection.ts';
 import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
+import { toApproval, toAuditEntry, toExecution, toSession } from './rows.ts';
+import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
 
@@ -196,6 +197,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // Workflow runs share the file (and the `state` table) with the agents' sessions, and
     // their audit entries join the agents' chain.
     ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
+    ...createSqliteAppState({ sql, run, write }, codec),
 
     async ensureSession(input) {
       return write(() => {
@@ -429,22 +431,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           toAuditEntry(codec, row),
         ),
       );
-    },
-
-    async getState(namespace, key) {
-      return run(() => {
-        const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
-        return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
-      });
-    },
-
-    async setState(namespace, key, value: JsonValue) {
-      await write(() => {
-        sql(
-          `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
-           ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        ).run(namespace, key, codec.encode(value));
-      });
     },
 
     async enqueueDelivery(delivery) {
