@@ -4,14 +4,13 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import { stalledLimit } from '../stalled-sessions.ts';
+import { DEFAULT_STALLED_LIMIT } from '../stalled-sessions.ts';
 import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
@@ -63,9 +62,9 @@ const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id])
 const byUpdated = orderBy((session: StalledSession) => [session.updatedAt, session.id]);
 
 /**
- * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
- * everything before changing anything, which makes it as all-or-nothing as a transaction
- * (JavaScript runs it without interleaving).
+ * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`, guarded (guard.ts).
+ * Each method checks everything before changing anything, which makes it as all-or-nothing as
+ * a transaction (JavaScript runs it without interleaving).
  */
 export function createMemoryStore(): MemoryStore {
   const sessions = new Map<string, SessionEntry>();
@@ -133,7 +132,7 @@ export function createMemoryStore(): MemoryStore {
     }
   }
 
-  return {
+  return guardStore<MemoryStore>({
     kind: 'memory',
     ...createMemoryAppState(),
     ...createMemoryOutbox(),
@@ -195,7 +194,7 @@ export function createMemoryStore(): MemoryStore {
           lease: { owner: entry.leaseOwner, untilMs: entry.leaseUntil },
         }))
         .sort(byUpdated)
-        .slice(0, stalledLimit(query));
+        .slice(0, query.limit ?? DEFAULT_STALLED_LIMIT);
     },
 
     async commitStep(step) {
@@ -207,14 +206,9 @@ export function createMemoryStore(): MemoryStore {
         throw staleStep(step.session, entry.record.messageCount, step.expectedMessageCount);
       }
       const newApprovals = step.approvals ?? [];
-      const seen = new Set<string>();
       for (const request of newApprovals) {
-        if (request.session !== step.session) {
-          throw approvalOutsideSession(request.id, request.session, step.session);
-        }
-        if (approvals.has(request.id) || seen.has(request.id)) throw approvalExists(request.id);
+        if (approvals.has(request.id)) throw approvalExists(request.id);
         assertArgsBound(request);
-        seen.add(request.id);
       }
       for (const finish of step.finishes ?? []) checkFinishable(finish.requestId);
       let seq = entry.record.messageCount;
@@ -394,21 +388,14 @@ export function createMemoryStore(): MemoryStore {
     },
 
     async importSession(snapshot, events) {
-      assertSnapshotConsistent(snapshot);
       const id = snapshot.session.id;
       if (sessions.has(id)) throw sessionExists(id);
-      const seenApprovals = new Set<string>();
       for (const request of snapshot.approvals) {
-        if (approvals.has(request.id) || seenApprovals.has(request.id)) throw approvalExists(request.id);
+        if (approvals.has(request.id)) throw approvalExists(request.id);
         assertArgsBound(request);
-        seenApprovals.add(request.id);
       }
-      const seenExecutions = new Set<string>();
       for (const record of snapshot.executions) {
-        if (executions.has(record.requestId) || seenExecutions.has(record.requestId)) {
-          throw executionExists(record.requestId);
-        }
-        seenExecutions.add(record.requestId);
+        if (executions.has(record.requestId)) throw executionExists(record.requestId);
       }
       const imported = copy(snapshot);
       sessions.set(id, {
@@ -423,5 +410,5 @@ export function createMemoryStore(): MemoryStore {
     },
 
     async close() {},
-  };
+  });
 }

@@ -5,9 +5,9 @@ import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { guardStore } from '../guard.ts';
 import type { Delivery, DeliveryStatus, Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
   DecideResult,
@@ -22,7 +22,6 @@ import type {
   Store,
 } from '../store.ts';
 import {
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionNotFound,
   leaseLost,
@@ -263,12 +262,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           ]),
         );
         if (row === undefined) throw await refusal(q, step);
-        for (const request of approvals) {
-          if (request.session !== step.session) {
-            throw approvalOutsideSession(request.id, request.session, step.session);
-          }
-          await insertApproval(q, request);
-        }
+        for (const request of approvals) await insertApproval(q, request);
         await appendAudit(q, step.audit, step.at);
         return toSession(codec, row);
       });
@@ -535,7 +529,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async importSession(snapshot: SessionSnapshot, audit) {
-      assertSnapshotConsistent(snapshot);
       const { session } = snapshot;
       await connection.transaction(async (q) => {
         const inserted = await q(
@@ -563,5 +556,5 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await connection.close();
     },
   };
-  return store;
+  return guardStore(store);
 }

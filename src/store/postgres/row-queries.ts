@@ -4,7 +4,7 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
 import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
 import type { Query, Row } from './connection.ts';
 import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from './rows.ts';
@@ -130,7 +130,7 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
       query.includeHeld === true,
       query.nowMs,
       query.agents === undefined ? null : [...query.agents],
-      stalledLimit(query),
+      query.limit ?? DEFAULT_STALLED_LIMIT,
     ]);
     return rows.map(toStalledSession);
   }

@@ -6,9 +6,9 @@ import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { guardStore } from '../guard.ts';
 import type { Delivery, DeliveryStatus, Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import type {
   ApprovalFilter,
   DecideResult,
@@ -23,7 +23,6 @@ import type {
   Store,
 } from '../store.ts';
 import {
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
@@ -248,12 +247,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           insertMessage(step.session, { seq, at: step.at, message });
           seq += 1;
         }
-        for (const request of step.approvals ?? []) {
-          if (request.session !== step.session) {
-            throw approvalOutsideSession(request.id, request.session, step.session);
-          }
-          insertApproval(request);
-        }
+        for (const request of step.approvals ?? []) insertApproval(request);
         // `batch` ends up as the text now stored, new or kept, so the returned record decodes
         // exactly what a later read would.
         let batch = row.batch;
@@ -563,7 +557,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async importSession(snapshot: SessionSnapshot, audit) {
-      assertSnapshotConsistent(snapshot);
       await write(() => {
         const { session } = snapshot;
         if (sessionById(session.id) !== null) throw sessionExists(session.id);
@@ -594,5 +587,5 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       close();
     },
   };
-  return store;
+  return guardStore(store);
 }
