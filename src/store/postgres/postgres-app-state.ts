@@ -1,9 +1,9 @@
 import type { JsonValue } from '../../core/json.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import { toStateValue } from '../sql/rows.ts';
 import type { Query } from './connection.ts';
 import { first } from './row-queries.ts';
-import { toStateValue } from './rows.ts';
 
 /** The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors alike. */
 export function createPostgresAppState(query: Query, state: string, codec: PayloadCodec): AppState {

@@ -16,9 +16,9 @@ import type {
 } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import { text } from '../sql/rows.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
-import { text } from './rows.ts';
 import { quoteIdentifier } from './schema-name.ts';
 
 /** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */

@@ -1,13 +1,32 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
-import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
-import type { Delivery, DeliveryStatus, Outbox } from '../ports/server/outbox.ts';
-import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import {
+  APPROVAL_COLUMNS,
+  DELIVERY_COLUMNS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+  SESSION_COLUMNS,
+  WEB_SESSION_COLUMNS,
+} from '../sql/columns.ts';
+import {
+  byCreatedThenId,
+  toApproval,
+  toDelivery,
+  toExecution,
+  toFence,
+  toLease,
+  toRule,
+  toSession,
+  toWebSession,
+} from '../sql/rows.ts';
+import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
   DecideResult,
@@ -38,17 +57,7 @@ import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toExecution, toFence, toLease, toRule, toSession } from './rows.ts';
-import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import {
-  APPROVAL_COLUMNS,
-  DELIVERY_COLUMNS,
-  EXECUTION_COLUMNS,
-  RULE_COLUMNS,
-  SESSION_COLUMNS,
-  tablesIn,
-  WEB_SESSION_COLUMNS,
-} from './tables.ts';
+import { assertSchemaName, DEFAULT_SCHEMA, tablesIn } from './schema-name.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -69,35 +78,6 @@ export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessio
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
   readonly schema: string;
-}
-
-function textOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function toWebSession(row: Record<string, unknown>): WebSessionRecord {
-  return {
-    idHash: String(row.id_hash),
-    approver: String(row.approver),
-    createdAt: String(row.created_at),
-    expiresAtMs: Number(row.expires_at),
-  };
-}
-
-function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
-  const id = String(row.id);
-  return {
-    id,
-    kind: String(row.kind),
-    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
-    createdAt: String(row.created_at),
-    status: String(row.status) as DeliveryStatus,
-    attempts: Number(row.attempts),
-    nextAtMs: Number(row.next_at),
-    claimedBy: textOrNull(row.claimed_by),
-    lastError: textOrNull(row.last_error),
-    finishedAt: textOrNull(row.finished_at),
-  };
 }
 
 /**
@@ -448,11 +428,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
            .join(', ')}`,
         [claim.nowMs, claim.limit, claim.owner, claim.leaseMs],
       );
-      return rows
-        .map((row) => toDelivery(codec, row))
-        .sort((a, b) =>
-          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-        );
+      return rows.map((row) => toDelivery(codec, row)).sort(byCreatedThenId);
     },
 
     async finishDelivery(id, owner, outcome) {
@@ -534,15 +510,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         const inserted = await q(
           `INSERT INTO ${t.sessions} (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (id) DO NOTHING RETURNING id`,
-          [
-            session.id,
-            session.agent,
-            session.principal,
-            session.createdAt,
-            session.updatedAt,
-            session.messageCount,
-            session.batch === null ? null : codec.encode(session.batch),
-          ],
+          sessionValues(codec, session),
         );
         if (inserted.length === 0) throw sessionExists(session.id);
         await insertMessages(q, session.id, snapshot.messages);

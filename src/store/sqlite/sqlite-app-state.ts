@@ -1,8 +1,8 @@
 import type { JsonValue } from '../../core/json.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import { toStateValue } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
-import { toStateValue } from './rows.ts';
 
 /** The `state` table: the one AppState of the SQLite store, for tools and workflow executors alike. */
 export function createSqliteAppState(

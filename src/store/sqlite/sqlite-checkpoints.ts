@@ -16,8 +16,8 @@ import type {
 } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
-import { text } from './rows.ts';
 
 /** The AppState part (`state` table) is the store's own: sqlite-app-state.ts. */
 type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'keepsAudit' | 'close' | keyof AppState>;

@@ -7,8 +7,28 @@ import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
-import type { Delivery, DeliveryStatus, Outbox } from '../ports/server/outbox.ts';
-import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import {
+  APPROVAL_COLUMNS,
+  AUDIT_COLUMNS,
+  DELIVERY_COLUMNS,
+  EXECUTION_COLUMNS,
+  SESSION_COLUMNS,
+  WEB_SESSION_COLUMNS,
+} from '../sql/columns.ts';
+import {
+  byCreatedThenId,
+  toApproval,
+  toAuditEntry,
+  toDelivery,
+  toExecution,
+  toFence,
+  toLease,
+  toSession,
+  toWebSession,
+} from '../sql/rows.ts';
+import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
   DecideResult,
@@ -32,12 +52,10 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import { createConnection } from './connection.ts';
 import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toAuditEntry, toExecution, toSession } from './rows.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
@@ -74,40 +92,6 @@ export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionS
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-const DELIVERY_COLUMNS =
-  'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
-
-function textOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-const WEB_SESSION_COLUMNS = 'id_hash, approver, created_at, expires_at';
-
-function toWebSession(row: Record<string, unknown>): WebSessionRecord {
-  return {
-    idHash: String(row.id_hash),
-    approver: String(row.approver),
-    createdAt: String(row.created_at),
-    expiresAtMs: Number(row.expires_at),
-  };
-}
-
-function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
-  const id = String(row.id);
-  return {
-    id,
-    kind: String(row.kind),
-    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
-    createdAt: String(row.created_at),
-    status: String(row.status) as DeliveryStatus,
-    attempts: Number(row.attempts),
-    nextAtMs: Number(row.next_at),
-    claimedBy: textOrNull(row.claimed_by),
-    lastError: textOrNull(row.last_error),
-    finishedAt: textOrNull(row.finished_at),
-  };
-}
 
 /**
  * The Store on one SQLite file shared by any number of processes: each method is one
@@ -236,10 +220,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           step.session,
         );
         if (row === undefined) throw sessionNotFound(step.session);
-        const holder = typeof row.lease_owner === 'string' ? row.lease_owner : null;
+        const { owner: holder, messageCount } = toFence(row, step.session);
         if (holder !== step.leaseOwner) throw leaseLost(step.session, holder, step.leaseOwner);
-        if (row.message_count !== step.expectedMessageCount) {
-          throw staleStep(step.session, Number(row.message_count), step.expectedMessageCount);
+        if (messageCount !== step.expectedMessageCount) {
+          throw staleStep(step.session, messageCount, step.expectedMessageCount);
         }
         for (const finish of step.finishes ?? []) finishRow(finish.requestId, finish);
         let seq = step.expectedMessageCount;
@@ -294,11 +278,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async getLease(session): Promise<LeaseInfo | null> {
       return run(() => {
         const row = sql('SELECT lease_owner, lease_until FROM sessions WHERE id = ?').get(session);
-        if (row === undefined) return null;
-        return {
-          owner: typeof row.lease_owner === 'string' ? row.lease_owner : null,
-          untilMs: Number(row.lease_until),
-        };
+        return row === undefined ? null : toLease(row, session);
       });
     },
 
@@ -463,12 +443,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
            ) RETURNING ${DELIVERY_COLUMNS}`,
         ).all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit),
       );
-      // RETURNING comes in no particular order.
-      return rows
-        .map((row) => toDelivery(codec, row))
-        .sort((a, b) =>
-          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-        );
+      return rows.map((row) => toDelivery(codec, row)).sort(byCreatedThenId);
     },
 
     async finishDelivery(id, owner, outcome) {
@@ -561,13 +536,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         const { session } = snapshot;
         if (sessionById(session.id) !== null) throw sessionExists(session.id);
         sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
-          session.id,
-          session.agent,
-          session.principal,
-          session.createdAt,
-          session.updatedAt,
-          session.messageCount,
-          session.batch === null ? null : codec.encode(session.batch),
+          ...sessionValues(codec, session),
         );
         for (const message of snapshot.messages) insertMessage(session.id, message);
         for (const request of snapshot.approvals) insertApproval(request);
