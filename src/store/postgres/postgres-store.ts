@@ -7,25 +7,8 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
-import {
-  APPROVAL_COLUMNS,
-  DELIVERY_COLUMNS,
-  EXECUTION_COLUMNS,
-  RULE_COLUMNS,
-  SESSION_COLUMNS,
-  WEB_SESSION_COLUMNS,
-} from '../sql/columns.ts';
-import {
-  byCreatedThenId,
-  toApproval,
-  toDelivery,
-  toExecution,
-  toFence,
-  toLease,
-  toRule,
-  toSession,
-  toWebSession,
-} from '../sql/rows.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
@@ -55,6 +38,8 @@ import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
+import { createPostgresOutbox } from './postgres-outbox.ts';
+import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { assertSchemaName, DEFAULT_SCHEMA, tablesIn } from './schema-name.ts';
@@ -192,6 +177,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit),
     ...createPostgresAppState(query, t.state, codec),
+    ...createPostgresOutbox(query, t, codec),
+    ...createPostgresWebSessions(query, t),
 
     async ensureSession(input) {
       const inserted = first(
@@ -397,97 +384,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
       return auditOf(query, filter.session);
-    },
-
-    async enqueueDelivery(delivery) {
-      const rows = await query(
-        `INSERT INTO ${t.deliveries} (id, kind, payload, created_at, next_at)
-         VALUES ($1, $2, $3, $4, $5::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1 AS ok`,
-        [delivery.id, delivery.kind, codec.encode(delivery.payload), delivery.createdAt, delivery.nextAtMs],
-      );
-      return rows.length > 0;
-    },
-
-    async claimDeliveries(claim) {
-      if (claim.limit < 1) return [];
-      // SKIP LOCKED: a row another claimer is taking right now is passed over, not waited for.
-      // A row it already took is re-checked against the WHERE after its commit, and its new
-      // next_at no longer matches.
-      const rows = await query(
-        `WITH due AS (
-           SELECT id FROM ${t.deliveries}
-           WHERE status = 'pending' AND next_at <= $1::bigint
-           ORDER BY created_at, id LIMIT $2::integer
-           FOR UPDATE SKIP LOCKED
-         )
-         UPDATE ${t.deliveries} AS d
-         SET claimed_by = $3::text, next_at = $1::bigint + $4::bigint, attempts = d.attempts + 1
-         FROM due WHERE d.id = due.id
-         RETURNING ${DELIVERY_COLUMNS.split(', ')
-           .map((column) => `d.${column}`)
-           .join(', ')}`,
-        [claim.nowMs, claim.limit, claim.owner, claim.leaseMs],
-      );
-      return rows.map((row) => toDelivery(codec, row)).sort(byCreatedThenId);
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      const rows =
-        outcome.status === 'retry'
-          ? await query(
-              `UPDATE ${t.deliveries} SET next_at = $3::bigint, claimed_by = NULL, last_error = $4
-               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
-              [id, owner, outcome.nextAtMs, outcome.error],
-            )
-          : await query(
-              `UPDATE ${t.deliveries}
-               SET status = $3, claimed_by = NULL, finished_at = $4, last_error = COALESCE($5, last_error)
-               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
-              [id, owner, outcome.status, outcome.at, outcome.status === 'failed' ? outcome.error : null],
-            );
-      return rows.length > 0;
-    },
-
-    async getDelivery(id) {
-      const row = first(await query(`SELECT ${DELIVERY_COLUMNS} FROM ${t.deliveries} WHERE id = $1`, [id]));
-      return row === undefined ? null : toDelivery(codec, row);
-    },
-
-    async createWebSession(session, nowMs) {
-      // One statement: the prune and the insert commit together, with no BEGIN/COMMIT.
-      await query(
-        `WITH pruned AS (DELETE FROM ${t.webSessions} WHERE expires_at <= $5::bigint)
-         INSERT INTO ${t.webSessions} (${WEB_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4::bigint)
-         ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
-           created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        [session.idHash, session.approver, session.createdAt, session.expiresAtMs, nowMs],
-      );
-    },
-
-    async getWebSession(idHash, nowMs) {
-      const row = first(
-        await query(
-          `SELECT ${WEB_SESSION_COLUMNS} FROM ${t.webSessions} WHERE id_hash = $1 AND expires_at > $2::bigint`,
-          [idHash, nowMs],
-        ),
-      );
-      return row === undefined ? null : toWebSession(row);
-    },
-
-    async touchWebSession(idHash, update) {
-      const row = first(
-        await query(
-          `UPDATE ${t.webSessions} SET expires_at = GREATEST(expires_at, $2::bigint)
-           WHERE id_hash = $1 AND expires_at > $3::bigint RETURNING ${WEB_SESSION_COLUMNS}`,
-          [idHash, update.expiresAtMs, update.nowMs],
-        ),
-      );
-      return row === undefined ? null : toWebSession(row);
-    },
-
-    async deleteWebSession(idHash) {
-      const rows = await query(`DELETE FROM ${t.webSessions} WHERE id_hash = $1 RETURNING 1 AS ok`, [idHash]);
-      return rows.length > 0;
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {

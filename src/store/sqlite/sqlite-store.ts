@@ -9,25 +9,8 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
-import {
-  APPROVAL_COLUMNS,
-  AUDIT_COLUMNS,
-  DELIVERY_COLUMNS,
-  EXECUTION_COLUMNS,
-  SESSION_COLUMNS,
-  WEB_SESSION_COLUMNS,
-} from '../sql/columns.ts';
-import {
-  byCreatedThenId,
-  toApproval,
-  toAuditEntry,
-  toDelivery,
-  toExecution,
-  toFence,
-  toLease,
-  toSession,
-  toWebSession,
-} from '../sql/rows.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } from '../sql/rows.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
@@ -59,6 +42,8 @@ import { createRowWriters } from './row-writers.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { createSqliteOutbox } from './sqlite-outbox.ts';
+import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -181,6 +166,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // their audit entries join the agents' chain.
     ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
     ...createSqliteAppState({ sql, run, write }, codec),
+    ...createSqliteOutbox({ sql, run, write }, codec),
+    ...createSqliteWebSessions({ sql, run, write }),
 
     async ensureSession(input) {
       return write(() => {
@@ -405,109 +392,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           toAuditEntry(codec, row),
         ),
       );
-    },
-
-    async enqueueDelivery(delivery) {
-      return write(
-        () =>
-          sql(
-            `INSERT INTO deliveries (id, kind, payload, created_at, next_at) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (id) DO NOTHING`,
-          ).run(
-            delivery.id,
-            delivery.kind,
-            codec.encode(delivery.payload),
-            delivery.createdAt,
-            delivery.nextAtMs,
-          ).changes > 0,
-      );
-    },
-
-    async claimDeliveries(claim) {
-      if (claim.limit < 1) return [];
-      // Pollers call this every second: when nothing is due, a read answers without taking
-      // the write lock. The claim itself re-checks inside its transaction.
-      const due = run(() =>
-        sql(`SELECT 1 AS due FROM deliveries WHERE status = 'pending' AND next_at <= ? LIMIT 1`).get(
-          claim.nowMs,
-        ),
-      );
-      if (due === undefined) return [];
-      // One write transaction (BEGIN IMMEDIATE): no other connection can claim in between.
-      const rows = await write(() =>
-        sql(
-          `UPDATE deliveries SET claimed_by = ?, next_at = ?, attempts = attempts + 1
-           WHERE id IN (
-             SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= ?
-             ORDER BY created_at, id LIMIT ?
-           ) RETURNING ${DELIVERY_COLUMNS}`,
-        ).all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit),
-      );
-      return rows.map((row) => toDelivery(codec, row)).sort(byCreatedThenId);
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      return write(() => {
-        const result =
-          outcome.status === 'retry'
-            ? sql(
-                `UPDATE deliveries SET next_at = ?, claimed_by = NULL, last_error = ?
-                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
-              ).run(outcome.nextAtMs, outcome.error, id, owner)
-            : sql(
-                `UPDATE deliveries SET status = ?, claimed_by = NULL, finished_at = ?,
-                   last_error = COALESCE(?, last_error)
-                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
-              ).run(
-                outcome.status,
-                outcome.at,
-                outcome.status === 'failed' ? outcome.error : null,
-                id,
-                owner,
-              );
-        return result.changes > 0;
-      });
-    },
-
-    async getDelivery(id) {
-      return run(() => {
-        const row = sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id);
-        return row === undefined ? null : toDelivery(codec, row);
-      });
-    },
-
-    async createWebSession(session, nowMs) {
-      await write(() => {
-        sql('DELETE FROM web_sessions WHERE expires_at <= ?').run(nowMs);
-        sql(
-          `INSERT INTO web_sessions (${WEB_SESSION_COLUMNS}) VALUES (?, ?, ?, ?)
-           ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
-             created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        ).run(session.idHash, session.approver, session.createdAt, session.expiresAtMs);
-      });
-    },
-
-    async getWebSession(idHash, nowMs) {
-      return run(() => {
-        const row = sql(
-          `SELECT ${WEB_SESSION_COLUMNS} FROM web_sessions WHERE id_hash = ? AND expires_at > ?`,
-        ).get(idHash, nowMs);
-        return row === undefined ? null : toWebSession(row);
-      });
-    },
-
-    async touchWebSession(idHash, update) {
-      return write(() => {
-        const row = sql(
-          `UPDATE web_sessions SET expires_at = MAX(expires_at, ?)
-           WHERE id_hash = ? AND expires_at > ? RETURNING ${WEB_SESSION_COLUMNS}`,
-        ).get(update.expiresAtMs, idHash, update.nowMs);
-        return row === undefined ? null : toWebSession(row);
-      });
-    },
-
-    async deleteWebSession(idHash) {
-      return write(() => sql('DELETE FROM web_sessions WHERE id_hash = ?').run(idHash).changes > 0);
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {
