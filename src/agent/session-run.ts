@@ -338,6 +338,10 @@ export class SessionRun {
       status: 'pending',
       decision: null,
       raisedBy: this.raiser,
+      kind: 'tool-call',
+      run: null,
+      customer: this.session.principal,
+      requiredRole: tool.role ?? null,
     };
   }
 

@@ -121,7 +121,16 @@ export async function exportSession(
       batch: session.batch,
     },
     messages: snapshot.messages.map((stored) => ({ at: stored.at, message: stored.message })),
-    approvals: snapshot.approvals.map(({ args: _a, session: _s, agent: _g, ...rest }) => rest),
+    // Only tool calls move between stores; the export format names none of the fields a
+    // port request adds, and the importing store's own rule fills them in.
+    approvals: snapshot.approvals.map(
+      ({ args: _a, session: _s, agent: _g, kind: _k, run: _r, customer: _c, requiredRole: _q, ...rest }) => {
+        const { status, decision } = rest;
+        if (status === 'answered' || decision?.verdict === 'answered')
+          throw new Error(`request ${rest.id} of a session is answered like a port request`);
+        return { ...rest, status, decision: decision && { ...decision, verdict: decision.verdict } };
+      },
+    ),
     executions: snapshot.executions.map(({ args: _a, session: _s, ...rest }) => rest),
   };
   const canonical = canonicalJson(exported);
@@ -180,6 +189,10 @@ export function parseSessionExport(
     return {
       ...approval,
       raisedBy: approval.raisedBy ?? null,
+      kind: 'tool-call' as const,
+      run: null,
+      customer: data.session.principal,
+      requiredRole: null,
       session: data.session.id,
       agent: data.session.agent,
       args: JSON.parse(approval.argsJson) as JsonValue,

@@ -1,6 +1,14 @@
 import type { JsonValue } from './json.ts';
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+/**
+ * What waits for a person: a model's tool call (approve or reject), or a workflow's port
+ * request (answered with data that fits the port). Both are one kind of row, decided by one
+ * compare-and-set, bound by one hash, and judged by one separation-of-duties rule.
+ */
+export type RequestKind = 'tool-call' | 'port';
+
+/** `answered` is a port request's decision; tool calls end approved, rejected or expired. */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired';
 export type Verdict = Exclude<ApprovalStatus, 'pending'>;
 
 /** Who or what took the decision: a person, or one of the system's own answers. */
@@ -12,15 +20,25 @@ export interface Decision {
   reason: string | null;
   at: string;
   kind: DecisionKind;
+  /** A port request's answer, as recorded once; what the run consumes. Absent for tool calls. */
+  response?: JsonValue;
 }
 
 /** The stored call a person is asked about. What runs is this record, never client input. */
 export interface ApprovalRequest {
   id: string;
+  kind: RequestKind;
+  /** The agent session it belongs to; for a port request, the run's audit session `wf.<run>`. */
   session: string;
+  /** The workflow run waiting on it: a port request's run, or the run whose agent made the call. */
+  run: string | null;
+  /** The agent's name; for a port request, the workflow's. */
   agent: string;
+  /** The model's tool-call id; for a port request, the executor that asked (the port id along an edge). */
   callId: string;
+  /** The tool's name; for a port request, the port's id. */
   tool: string;
+  /** The payload: the call's arguments, or the port request's data. */
   args: JsonValue;
   /** Canonical JSON of `args`: the exact text that was shown and hashed. */
   argsJson: string;
@@ -36,6 +54,10 @@ export interface ApprovalRequest {
    * before it was recorded. They may not decide it (see decision-rights.ts).
    */
   raisedBy: string | null;
+  /** The customer it acts for (the session's or run's principal); null when none. */
+  customer: string | null;
+  /** The role a decider needs; null when any approver may decide. */
+  requiredRole: string | null;
 }
 
 export const DEFAULT_REJECTION_REASON =

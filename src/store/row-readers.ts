@@ -1,5 +1,5 @@
 import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
-import type { AuditEntry, AuditKind } from '../core/audit.ts';
+import type { AuditEntry } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
@@ -63,7 +63,13 @@ function payloadOrNull(codec: PayloadCodec, row: Row, column: string, where: str
   return raw === null ? null : codec.decode(raw, `${where}.${column}`);
 }
 
-const approvalStatuses: readonly ApprovalStatus[] = ['pending', 'approved', 'rejected', 'expired'];
+const approvalStatuses: readonly ApprovalStatus[] = [
+  'pending',
+  'approved',
+  'rejected',
+  'answered',
+  'expired',
+];
 const executionStatuses: readonly ExecutionStatus[] = ['started', 'succeeded', 'failed', 'unknown'];
 
 export function toSession(codec: PayloadCodec, row: Row): SessionRecord {
@@ -106,6 +112,11 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     status: oneOf(row, 'status', where, approvalStatuses),
     decision: payloadOrNull(codec, row, 'decision', where) as Decision | null,
     raisedBy: textOrNull(row, 'raised_by', where),
+    // Columns of the one request model; until they are stored, every row is a tool call.
+    kind: 'tool-call',
+    run: null,
+    customer: null,
+    requiredRole: null,
   };
 }
 
@@ -132,7 +143,7 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
     seq: int(row, 'seq', where),
     at: text(row, 'at', where),
     // Not checked against the list of kinds: an unknown kind is for verifyAuditChain to judge.
-    kind: text(row, 'kind', where) as AuditKind,
+    kind: text(row, 'kind', where),
     session: textOrNull(row, 'session', where),
     requestId: textOrNull(row, 'request_id', where),
     actor: text(row, 'actor', where),

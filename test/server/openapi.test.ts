@@ -123,7 +123,7 @@ export async function approveFirst(): Promise<string | null> {
   if (!first) return null;
   const role: string | null = first.requiredRole;
   const integrity: 'ok' | 'mismatch' = first.integrity;
-  const verdict: 'approved' | 'rejected' | 'expired' | undefined = first.decision?.verdict;
+  const verdict: 'approved' | 'rejected' | 'answered' | 'expired' | undefined = first.decision?.verdict;
   // @ts-expect-error the decision may be null
   first.decision.verdict;
   // @ts-expect-error no such field

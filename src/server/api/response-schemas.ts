@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AUDIT_KINDS } from '../../core/audit.ts';
 import { AUDIT_REQUIREMENTS } from '../../core/audit-coverage.ts';
 import { jsonValue } from '../../core/json-schema.ts';
 import { type HttpErrorCode, statusOfCode } from '../http/error-status.ts';
@@ -24,11 +25,12 @@ export const errorBody = z.object({
 });
 
 export const decision = z.object({
-  verdict: z.enum(['approved', 'rejected', 'expired']),
+  verdict: z.enum(['approved', 'rejected', 'answered', 'expired']),
   by: z.string().describe('Who decided: the approver, or the system for expiry and moved-on'),
   reason: z.string().nullable(),
   at: timestamp,
   kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
+  response: jsonValue.optional().describe("A port request's answer, as recorded"),
 });
 
 export const approval = z.object({
@@ -124,25 +126,12 @@ export type SessionView = z.output<typeof session>;
 export const auditEntry = z.object({
   seq: z.number().int(),
   at: timestamp,
-  kind: z.enum([
-    'request.raised',
-    'request.decided',
-    'request.auto-approved',
-    'request.expired',
-    'request.moved-on',
-    'execution.started',
-    'execution.finished',
-    'execution.retried',
-    'execution.reconciled',
-    'tamper.ignored',
-    'tamper.refused',
-    'session.imported',
-    'rule.revoked',
-    'call.logged',
-    'workflow.requested',
-    'workflow.answered',
-    'workflow.expired',
-  ]),
+  // Any string: entries written by other versions keep their kinds (AUDIT_KINDS lists this one's).
+  kind: z
+    .string()
+    .describe(
+      `What happened: ${AUDIT_KINDS.join(', ')}; entries written by other versions may carry other kinds.`,
+    ),
   session: z.string().nullable(),
   requestId: z.string().nullable(),
   actor: z.string(),

@@ -33,5 +33,5 @@ export const reconcileBody = z.strictObject({
   result: z.string().max(20_000).optional(),
 });
 
-export const approvalStatus = z.enum(['pending', 'approved', 'rejected', 'expired']);
+export const approvalStatus = z.enum(['pending', 'approved', 'rejected', 'answered', 'expired']);
 export const executionStatus = z.enum(['started', 'succeeded', 'failed', 'unknown']);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { Decision } from '../../core/approval.ts';
 import {
   at,
@@ -10,6 +10,7 @@ import {
   raise,
   request,
 } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 export function approvalCases(ctx: ConformanceContext): void {
   describe('decide', () => {

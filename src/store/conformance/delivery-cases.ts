@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { DeliveryEnqueue, Outbox } from '../ports/server/outbox.ts';
 import { at, atMs, type PortContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 function delivery(
   id: string,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
 import { at, atMs, type PortContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 const hashOf = (cookie: string) => createHash('sha256').update(cookie).digest('hex');
 
