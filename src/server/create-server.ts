@@ -6,6 +6,10 @@ import type { EventBus } from '../events/event-bus.ts';
 import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import { type CheckpointStore, isCheckpointStore } from '../store/checkpoint-store.ts';
+import { createMemoryOutbox } from '../store/memory/memory-outbox.ts';
+import { createMemoryWebSessionStore } from '../store/memory/memory-web-session-store.ts';
+import { isOutbox, type Outbox } from '../store/ports/server/outbox.ts';
+import { isWebSessionStore, type WebSessionStore } from '../store/ports/server/web-session-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import { createWorkflowRunner } from '../workflow/runner.ts';
@@ -66,10 +70,20 @@ export interface ServerOptions {
    */
   chat?: { secret: string };
   /**
-   * Signed notices of new requests and decisions, delivered through the store's outbox
-   * (at least once, surviving restarts, one delivery across instances sharing the store).
+   * Signed notices of new requests and decisions, delivered through `outbox` (with the
+   * store's: at least once, surviving restarts, one delivery across instances sharing it).
    */
   webhook?: Omit<WebhookOptions, 'log'>;
+  /**
+   * Where webhook deliveries wait (default: `store`, when it keeps an outbox, as SQLite and
+   * PostgreSQL do; else a process-local one that a restart empties).
+   */
+  outbox?: Outbox;
+  /**
+   * Where inbox sign-ins live (default: `store`, when it keeps them, as SQLite and PostgreSQL
+   * do; else a process-local one: a restart signs everyone out, other instances do not share it).
+   */
+  webSessions?: WebSessionStore;
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
@@ -109,6 +123,17 @@ export interface CountersignServer {
   /** Resolves when no webhook delivery is in flight. */
   webhooksIdle(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The server ports: given, else the store's own (SQLite, PostgreSQL), else process-local ones. */
+export function outboxOf(options: Pick<ServerOptions, 'store' | 'outbox'>): Outbox {
+  return options.outbox ?? (isOutbox(options.store) ? options.store : createMemoryOutbox());
+}
+
+export function webSessionStoreOf(options: Pick<ServerOptions, 'store' | 'webSessions'>): WebSessionStore {
+  return (
+    options.webSessions ?? (isWebSessionStore(options.store) ? options.store : createMemoryWebSessionStore())
+  );
 }
 
 /** Runs of the app's workflows, their agents bound like the server's own. */
@@ -155,7 +180,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     rolesHeader: options.rolesHeader?.toLowerCase(),
     // In the store: sign-ins survive restarts and work on every instance sharing it.
     webSessions: createWebSessions({
-      store: options.store,
+      store: webSessionStoreOf(options),
       approvers,
       ttlMs: WEB_SESSION_TTL_MS,
       now: () => (options.now ?? (() => new Date()))().getTime(),
@@ -278,7 +303,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   });
 
   const webhooks: WebhookSender | null = options.webhook
-    ? startWebhooks(events, options.store, {
+    ? startWebhooks(events, options.store, outboxOf(options), {
         ...(options.followMs !== undefined ? { followMs: options.followMs } : {}),
         ...options.webhook,
         log,

@@ -98,7 +98,7 @@ describe('webhooks', () => {
     const deliveries = new Set(hook.received.map((r) => r.headers['countersign-delivery']));
     // Derived from the event, so every instance (and every restart) computes the same id.
     expect([...deliveries]).toEqual([deliveryId('approval.requested', id)]);
-    expect(await server.store.getDelivery(deliveryId('approval.requested', id))).toMatchObject({
+    expect(await server.outbox.getDelivery(deliveryId('approval.requested', id))).toMatchObject({
       status: 'delivered',
       attempts: 3,
     });
@@ -134,7 +134,7 @@ describe('webhooks', () => {
     const id = await raiseCancel(server);
     await server.webhooksIdle();
     const delivery = deliveryId('approval.requested', id);
-    expect(await server.store.getDelivery(delivery)).toMatchObject({
+    expect(await server.outbox.getDelivery(delivery)).toMatchObject({
       status: 'failed',
       attempts: 1,
       lastError: 'HTTP 422',

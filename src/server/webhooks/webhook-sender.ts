@@ -4,7 +4,8 @@ import type { JsonValue } from '../../core/json.ts';
 import { createAuditFollower } from '../../events/audit-follower.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
 import { loggedEventsOf } from '../../events/from-audit.ts';
-import type { Delivery, Store } from '../../store/store.ts';
+import type { Delivery, DeliveryOutcome, Outbox } from '../../store/ports/server/outbox.ts';
+import type { Store } from '../../store/store.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
 import { standardWebhookHeaders, standardWebhookKey } from './standard-webhooks.ts';
 
@@ -95,7 +96,13 @@ const retryable = (status: number) => status >= 500 || status === 408 || status 
  * given up on other 4xx. Rows left by a process that stopped are picked up by the next pass
  * of any process sharing the store.
  */
-export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptions): WebhookSender {
+export function startWebhooks(
+  bus: EventBus,
+  /** The audit log the notices come from, and the key/value state that keeps the cursor. */
+  store: Pick<Store, 'listAudit' | 'lastAuditSeq' | 'getState' | 'setState'>,
+  outbox: Outbox,
+  options: WebhookOptions,
+): WebhookSender {
   const delays = options.retryDelaysMs ?? DEFAULT_DELAYS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const send = options.fetch ?? fetch;
@@ -180,9 +187,9 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   }
 
   /** Records an outcome; false when the claim was lost (it lapsed and another process took the row). */
-  async function finish(row: Delivery, outcome: Parameters<Store['finishDelivery']>[2]): Promise<boolean> {
+  async function finish(row: Delivery, outcome: DeliveryOutcome): Promise<boolean> {
     try {
-      return await store.finishDelivery(row.id, owner, outcome);
+      return await outbox.finishDelivery(row.id, owner, outcome);
     } catch (error) {
       // The claim lapses and the row is retried later: at least once, under the same id.
       log(`countersign: webhook ${row.id}: could not record its outcome (${(error as Error).message}).`);
@@ -198,7 +205,7 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
       if (stopped.signal.aborted || room <= 0) return;
       let rows: Delivery[];
       try {
-        rows = await store.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
+        rows = await outbox.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
         lastClaimError = '';
       } catch (error) {
         const message = (error as Error).message;
@@ -266,7 +273,7 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
       for (const { event } of loggedEventsOf(entries)) {
         const payload = webhookPayload(event);
         if (payload === null) continue;
-        const created = await store.enqueueDelivery({
+        const created = await outbox.enqueueDelivery({
           id: payload.id,
           kind: payload.type,
           // An event is plain JSON: it is what /v1/events streams as `data`.

@@ -18,7 +18,7 @@ import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.ts';
 import { auditPageText, stalledSessionsText } from './row-queries.ts';
-import { tablesIn } from './tables.ts';
+import { tablesIn } from './schema-name.ts';
 
 const url = await postgresForTests();
 

@@ -5,18 +5,18 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { type AuditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
-import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
-import type { Query, Row } from './connection.ts';
-import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from './rows.ts';
 import {
   APPROVAL_COLUMNS,
   AUDIT_COLUMNS,
   EXECUTION_COLUMNS,
   RULE_COLUMNS,
   SESSION_COLUMNS,
-  type Tables,
-} from './tables.ts';
+} from '../sql/columns.ts';
+import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from '../sql/rows.ts';
+import type { Tables } from '../sql/tables.ts';
+import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
+import type { Query, Row } from './connection.ts';
 
 export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
 
@@ -146,7 +146,7 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
       query.includeHeld === true,
       query.nowMs,
       query.agents === undefined ? null : [...query.agents],
-      stalledLimit(query),
+      query.limit ?? DEFAULT_STALLED_LIMIT,
     ]);
     return rows.map(toStalledSession);
   }

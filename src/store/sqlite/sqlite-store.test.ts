@@ -332,6 +332,16 @@ describe('SQLite store', () => {
     await expect(read).rejects.toThrow('approvals(id=r1)');
   });
 
+  it('reports an outbox row with an impossible status as CORRUPT_DATA naming the row', async () => {
+    const store = open();
+    const delivery = { id: 'evt_1', kind: 'approval.requested', payload: {}, createdAt: at(1), nextAtMs: 0 };
+    await store.enqueueDelivery(delivery);
+    raw((db) => db.prepare("UPDATE deliveries SET status = 'sent' WHERE id = 'evt_1'").run());
+    const read = store.getDelivery('evt_1');
+    await expect(read).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    await expect(read).rejects.toThrow('deliveries(id=evt_1)');
+  });
+
   it('an audit row edited in the file breaks the chain at that entry', async () => {
     const store = open();
     await store.appendAudit(
