@@ -105,6 +105,8 @@ export {
   type FileCheckpointStore,
   type FileCheckpointStoreOptions,
 } from './store/fs/file-checkpoint-store.ts';
+// A backend of yours returns guardStore(raw): the input checks every backend shares.
+export { guardStore } from './store/guard.ts';
 export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-store.ts';
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
@@ -118,6 +120,9 @@ export { createSqliteStore } from './store/sqlite/sqlite-store.ts';
 // Every type a backend implements (test/backend-types.test.ts walks Store and CheckpointStore).
 export type {
   ApprovalFilter,
+  AppState,
+  AuditLog,
+  AuditQuery,
   DecideOptions,
   DecideResult,
   Delivery,
@@ -129,14 +134,22 @@ export type {
   ExecutionStart,
   ExecutionStartResult,
   LeaseInfo,
+  LeaseRenewal,
   LeaseRequest,
+  Leases,
+  Ledger,
+  Outbox,
+  RequestBook,
+  SessionLog,
   SessionSnapshot,
+  SessionTransfer,
   StalledSession,
   StalledSessionQuery,
   StandingRule,
   StepCommit,
   Store,
   WebSessionRecord,
+  WebSessionStore,
 } from './store/store.ts';
 export {
   type AiSdkApprovalOptions,

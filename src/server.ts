@@ -24,3 +24,6 @@ export {
   type WebhookOptions,
   type WebhookPayload,
 } from './server/webhooks/webhook-sender.ts';
+// The process-local server ports createServer uses for a store that keeps none of its own.
+export { createMemoryOutbox } from './store/memory/memory-outbox.ts';
+export { createMemoryWebSessionStore } from './store/memory/memory-web-session-store.ts';

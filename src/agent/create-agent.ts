@@ -20,6 +20,7 @@ import type { AnyLanguageModel } from '../model/language-model.ts';
 import { type RetryOptions, retryPolicy } from '../model/retry-policy.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
+import type { AppState } from '../store/ports/app-state.ts';
 import type { StandingRule, Store } from '../store/store.ts';
 import type { Tool, ToolState } from '../tools/define-tool.ts';
 import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
@@ -573,7 +574,8 @@ function expiredError(requestId: string, expiresAt: string): ExpiredError {
   });
 }
 
-function stateOf(store: Store, namespace: string): ToolState {
+/** Tools see the AppState port, the same one workflow executors use (through CheckpointStore). */
+function stateOf(store: AppState, namespace: string): ToolState {
   return {
     get: async <T extends JsonValue = JsonValue>(key: string) =>
       (await store.getState(namespace, key)) as T | undefined,

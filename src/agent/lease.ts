@@ -38,9 +38,7 @@ export function keepLease(store: Store, session: string, owner: string, leaseMs:
       const now = Date.now();
       // A failed renewal is not fatal here: the next commit is fenced and will say so. It only
       // extends: one that lands after the run released the lease must not take it back.
-      store
-        .acquireLease({ session, owner, untilMs: now + leaseMs, nowMs: now, renew: true })
-        .catch(() => undefined);
+      store.renewLease({ session, owner, untilMs: now + leaseMs }).catch(() => undefined);
     },
     Math.max(50, Math.floor(leaseMs / 3)),
   );

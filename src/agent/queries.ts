@@ -2,7 +2,7 @@ import { type AuditVerification, verifyAuditChain } from '../core/audit.ts';
 import { auditGaps, describeGaps, indexAudit } from '../core/audit-coverage.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
-import type { ApprovalFilter, Store } from '../store/store.ts';
+import type { ApprovalFilter, AuditQuery, Store } from '../store/store.ts';
 import { expireRequest } from './session-run.ts';
 import { type ApprovalView, toApprovalView, toExecutionView } from './views.ts';
 
@@ -47,7 +47,7 @@ export async function sweepExpired(store: Store, now = new Date()): Promise<stri
   return expired;
 }
 
-export async function auditTrail(store: Store, filter: { session?: string } = {}) {
+export async function auditTrail(store: Store, filter: AuditQuery = {}) {
   return store.listAudit(filter);
 }
 

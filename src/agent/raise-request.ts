@@ -41,11 +41,16 @@ export function toolCallRequest(input: {
   };
 }
 
-/** The audit entry of a raised request: what was asked, bound by its hash, and its effect. */
+/**
+ * The audit entry of a raised request: what was asked, bound by its hash, and its effect;
+ * with when, by whom and whether a rule approved it on the spot (`status`), all a live view of
+ * the request needs (src/events/from-audit.ts).
+ */
 export function raisedEvent(
   request: ApprovalRequest,
   tool: { name: string; identity: string },
   actor: string,
+  status: 'pending' | 'approved' = 'pending',
 ): AuditEvent {
   return {
     kind: 'request.raised',
@@ -59,6 +64,9 @@ export function raisedEvent(
       argsHash: request.argsHash,
       effect: request.effect,
       expiresAt: request.expiresAt,
+      createdAt: request.createdAt,
+      raisedBy: request.raisedBy,
+      status,
     },
   };
 }

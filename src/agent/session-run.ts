@@ -288,7 +288,7 @@ export class SessionRun {
       customer: this.session.principal,
       requiredRole: tool.role ?? null,
     });
-    const audit = [raisedEvent(raised, tool, this.runtime.agentName)];
+    const audit = [raisedEvent(raised, tool, this.runtime.agentName, auto ? 'approved' : 'pending')];
     if (!auto) return { request: raised, audit };
     const approved = approvedByRule(raised, auto);
     return { request: approved.request, audit: [...audit, approved.event] };

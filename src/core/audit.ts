@@ -17,7 +17,20 @@ export type RecordedCall = { tool: string; args: string; argsHash: string };
 export type AuditEventMap = {
   /** Raised by a run; or re-raised in this store by an import (`imported: true`). */
   'request.raised':
-    | (RecordedCall & { toolIdentity: string; effect: string; expiresAt: string })
+    | (RecordedCall & {
+        toolIdentity: string;
+        effect: string;
+        expiresAt: string;
+        /**
+         * With the fields above, what a live view of the request needs (src/events/from-audit.ts).
+         * Entries written before these existed lack them; readers fall back to the entry's time,
+         * an unknown raiser and `pending`.
+         */
+        createdAt: string;
+        raisedBy: string | null;
+        /** `approved` when a standing or auto rule approved it on the spot: nobody is asked. */
+        status: 'pending' | 'approved';
+      })
     | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean });
   /** `remember` and `rule` are there when the approval created a standing rule. */
   'request.decided': RecordedCall & {

@@ -5,7 +5,8 @@ import type { ExecutionStatus } from '../core/execution.ts';
 /**
  * What happened, for whoever is watching: an inbox, a webhook bridge, a chat page. Events
  * are notifications, never the record — every one of them can be re-read from the store —
- * so a missed event costs a refresh, not a decision.
+ * so a missed event costs a refresh, not a decision. All but `turn.finished` are derived from
+ * audit entries (`eventsOf`, from-audit.ts): the audit log is the durable event log.
  */
 export type CountersignEvent =
   | { type: 'approval.requested'; at: string; approval: ApprovalView }
@@ -19,7 +20,29 @@ export type CountersignEvent =
       kind: DecisionKind;
     }
   | { type: 'execution.finished'; at: string; requestId: string; session: string; status: ExecutionStatus }
-  | { type: 'turn.finished'; at: string; session: string; status: TurnStatus; reply: string | null };
+  | { type: 'turn.finished'; at: string; session: string; status: TurnStatus; reply: string | null }
+  /** A workflow run waits at a request port; `session` is the run's audit session (`wf.<run>`). */
+  | {
+      type: 'workflow.requested';
+      at: string;
+      requestId: string;
+      session: string;
+      run: string;
+      workflow: string;
+      port: string;
+      expiresAt: string | null;
+    }
+  /** A port request was answered by `by`, or (`workflow.expired`) expired unanswered. */
+  | {
+      type: 'workflow.answered' | 'workflow.expired';
+      at: string;
+      requestId: string;
+      session: string;
+      run: string;
+      workflow: string;
+      port: string;
+      by: string;
+    };
 
 export type EventListener = (event: CountersignEvent) => void;
 

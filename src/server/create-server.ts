@@ -8,6 +8,10 @@ import type { AnyLanguageModel } from '../model/language-model.ts';
 import { isRequestReader, requestBooks } from '../requests/request-books.ts';
 import { createRequestDesk } from '../requests/request-desk.ts';
 import { type CheckpointStore, isCheckpointStore } from '../store/checkpoint-store.ts';
+import { createMemoryOutbox } from '../store/memory/memory-outbox.ts';
+import { createMemoryWebSessionStore } from '../store/memory/memory-web-session-store.ts';
+import { isOutbox, type Outbox } from '../store/ports/server/outbox.ts';
+import { isWebSessionStore, type WebSessionStore } from '../store/ports/server/web-session-store.ts';
 import type { Store } from '../store/store.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import { createWorkflowRunner } from '../workflow/runner.ts';
@@ -30,6 +34,8 @@ import { createChatSignIns } from './auth/chat-sign-ins.ts';
 import { createRateLimiter } from './auth/rate-limiter.ts';
 import { createWebSessions } from './auth/web-sessions.ts';
 import type { StreamRegistry } from './events/event-stream.ts';
+import { createLiveFeed, type LiveFeed } from './events/live-feed.ts';
+import { onceEach } from './events/once-each.ts';
 import { type StoreWatcher, watchStore } from './events/store-watcher.ts';
 import { allowedMethods } from './http/allowed-methods.ts';
 import { limitBody } from './http/body-limit.ts';
@@ -66,10 +72,20 @@ export interface ServerOptions {
    */
   chat?: { secret: string };
   /**
-   * Signed notices of new requests and decisions, delivered through the store's outbox
-   * (at least once, surviving restarts, one delivery across instances sharing the store).
+   * Signed notices of new requests and decisions, delivered through `outbox` (with the
+   * store's: at least once, surviving restarts, one delivery across instances sharing it).
    */
   webhook?: Omit<WebhookOptions, 'log'>;
+  /**
+   * Where webhook deliveries wait (default: `store`, when it keeps an outbox, as SQLite and
+   * PostgreSQL do; else a process-local one that a restart empties).
+   */
+  outbox?: Outbox;
+  /**
+   * Where inbox sign-ins live (default: `store`, when it keeps them, as SQLite and PostgreSQL
+   * do; else a process-local one: a restart signs everyone out, other instances do not share it).
+   */
+  webSessions?: WebSessionStore;
   now?: () => Date;
   /** Largest request body accepted (default 64 KiB); larger gets 413. */
   maxBodyBytes?: number;
@@ -83,8 +99,13 @@ export interface ServerOptions {
   secureCookies?: boolean;
   /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
   publicOrigin?: string;
-  /** How often to sweep expiries and look for other processes' requests (default 2 s; 0 = never). */
+  /** How often to sweep expiries and continue stalled sessions (default 2 s; 0 = never). */
   watchIntervalMs?: number;
+  /**
+   * How often the live streams and the webhooks read the audit log for what other processes
+   * committed (default 1 s; 0 = only when the bus says something happened, as tests do).
+   */
+  followMs?: number;
   log?: (line: string) => void;
   /** The app's workflows: their runs get /v1/runs and their port requests join the inbox. */
   workflows?: readonly Workflow[];
@@ -97,11 +118,24 @@ export interface ServerOptions {
 export interface CountersignServer {
   app: Hono<ServerEnv>;
   events: EventBus;
-  /** One pass of the store watcher, now. */
+  /** The live events the streams send, read from the audit log (events/live-feed.ts). */
+  feed: LiveFeed;
+  /** One pass of the store watcher, then the live feed catches up with the audit log. */
   watch(): Promise<void>;
   /** Resolves when no webhook delivery is in flight. */
   webhooksIdle(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The server ports: given, else the store's own (SQLite, PostgreSQL), else process-local ones. */
+export function outboxOf(options: Pick<ServerOptions, 'store' | 'outbox'>): Outbox {
+  return options.outbox ?? (isOutbox(options.store) ? options.store : createMemoryOutbox());
+}
+
+export function webSessionStoreOf(options: Pick<ServerOptions, 'store' | 'webSessions'>): WebSessionStore {
+  return (
+    options.webSessions ?? (isWebSessionStore(options.store) ? options.store : createMemoryWebSessionStore())
+  );
 }
 
 /** Runs of the app's workflows, their agents bound like the server's own. */
@@ -148,7 +182,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     rolesHeader: options.rolesHeader?.toLowerCase(),
     // In the store: sign-ins survive restarts and work on every instance sharing it.
     webSessions: createWebSessions({
-      store: options.store,
+      store: webSessionStoreOf(options),
       approvers,
       ttlMs: WEB_SESSION_TTL_MS,
       now: () => (options.now ?? (() => new Date()))().getTime(),
@@ -172,12 +206,20 @@ export function createServer(options: ServerOptions): CountersignServer {
     runner: desk?.runner ?? null,
     workflows: options.workflows ?? [],
   });
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const feed = createLiveFeed({
+    log: options.store,
+    bus: events,
+    pollMs: options.followMs ?? 1000,
+    onError: onceEach((message) => log(`countersign: live events could not read the audit log: ${message}`)),
+  });
   const ctx: ServerContext = {
     requests,
     requestBook,
     store: options.store,
     agents,
     events,
+    feed,
     auth,
     flashes: createFlashStore(),
     now: options.now ?? (() => new Date()),
@@ -262,7 +304,6 @@ export function createServer(options: ServerOptions): CountersignServer {
     return errorPage(c, 404, 'There is no page here.');
   });
 
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   app.onError((error, c) => {
     const reply = toErrorReply(error);
     if (reply.body.error.code === 'INTERNAL')
@@ -276,7 +317,11 @@ export function createServer(options: ServerOptions): CountersignServer {
   });
 
   const webhooks: WebhookSender | null = options.webhook
-    ? startWebhooks(events, options.store, { ...options.webhook, log })
+    ? startWebhooks(events, options.store, outboxOf(options), {
+        ...(options.followMs !== undefined ? { followMs: options.followMs } : {}),
+        ...options.webhook,
+        log,
+      })
     : null;
   const watcher: StoreWatcher = watchStore({
     store: options.store,
@@ -291,11 +336,15 @@ export function createServer(options: ServerOptions): CountersignServer {
   return {
     app,
     events,
-    watch: () => watcher.tick(),
+    feed,
+    async watch() {
+      await watcher.tick();
+      await feed.catchUp();
+    },
     webhooksIdle: async () => webhooks?.idle(),
     async close() {
       for (const end of [...streams]) end();
-      await Promise.all([webhooks?.stop(), watcher.stop()]);
+      await Promise.all([webhooks?.stop(), watcher.stop(), feed.close()]);
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
 import type { AuthConfig, Caller } from './auth/caller.ts';
 import type { Identity } from './auth/identity.ts';
+import type { LiveFeed } from './events/live-feed.ts';
 import { ServerError } from './http/server-error.ts';
 import type { FlashStore } from './web/flash-store.ts';
 import type { WorkflowDesk } from './workflows/workflow-desk.ts';
@@ -20,6 +21,8 @@ export interface ServerContext {
   store: Store;
   agents: AgentRegistry;
   events: EventBus;
+  /** Live events from the audit log, for the SSE streams (events/live-feed.ts). */
+  feed: LiveFeed;
   auth: AuthConfig;
   flashes: FlashStore;
   now: () => Date;

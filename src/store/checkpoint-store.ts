@@ -1,5 +1,8 @@
 import type { AuditEvent } from '../core/audit.ts';
 import type { JsonValue } from '../core/json.ts';
+import type { AppState } from './ports/app-state.ts';
+
+export type { ClaimResult } from './ports/app-state.ts';
 
 /**
  * `expired`: the run ended (nothing pending, nothing waiting) and at least one request on
@@ -88,14 +91,14 @@ export interface CheckpointWriteOptions {
 
 export type AnswerResult = { won: true; answer: RequestAnswer } | { won: false; answer: RequestAnswer };
 
-export type ClaimResult = { won: true; value: JsonValue } | { won: false; value: JsonValue };
-
 /**
  * Where workflow runs live. A run is a chain (a tree, once forked) of checkpoints, each
  * linked to its parent; "latest" is the last one committed. Every backend (memory, SQLite,
  * the file store) passes the shared suite in `conformance/checkpoint-store-conformance.ts`.
+ * Application state that workflow executors read and change (e.g. the bookstore's refunds)
+ * is the `AppState` port, the same one tools use through `Store`.
  */
-export interface CheckpointStore {
+export interface CheckpointStore extends AppState {
   readonly kind: string;
   /**
    * True when this store is also the agents' `Store` with its hash-chained audit trail (SQLite,
@@ -131,12 +134,6 @@ export interface CheckpointStore {
    */
   answerRequest(answer: RequestAnswer, options?: CheckpointWriteOptions): Promise<AnswerResult>;
   getAnswer(run: string, requestId: string): Promise<RequestAnswer | null>;
-
-  // application state that workflow executors read and change (e.g. the bookstore's refunds)
-  getState(namespace: string, key: string): Promise<JsonValue | undefined>;
-  setState(namespace: string, key: string, value: JsonValue): Promise<void>;
-  /** Stores `value` only if the key is absent; the loser gets what is there. */
-  claimState(namespace: string, key: string, value: JsonValue): Promise<ClaimResult>;
 
   close(): Promise<void>;
 }

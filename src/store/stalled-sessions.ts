@@ -2,14 +2,16 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { int, type Row, text, textOrNull } from './row-readers.ts';
 import type { StalledSession, StalledSessionQuery } from './store.ts';
 
-const DEFAULT_LIMIT = 100;
+/** The cap when a query names none; the guard (guard.ts) fills it in and checks a given one. */
+export const DEFAULT_STALLED_LIMIT = 100;
 
 /**
- * The row cap every backend applies, so a sweep's work per pass is bounded the same way
- * whatever the store; a nonsensical limit is a caller's bug, refused rather than clamped.
+ * The row cap every store applies (checked once, by the guard), so a sweep's work per pass is
+ * bounded the same way whatever the store; a nonsensical limit is a caller's bug, refused
+ * rather than clamped.
  */
 export function stalledLimit(query: StalledSessionQuery): number {
-  const limit = query.limit ?? DEFAULT_LIMIT;
+  const limit = query.limit ?? DEFAULT_STALLED_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) {
     throw new InvalidInputError(`listStalledSessions: limit must be a whole number >= 1, not ${limit}.`);
   }

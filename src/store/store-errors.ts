@@ -70,3 +70,19 @@ export function sessionExists(id: string): InvalidInputError {
     hint: 'Import into a store that does not have it, or delete it there first.',
   });
 }
+
+export function finishedTwice(requestId: string): InvalidInputError {
+  return new InvalidInputError(
+    `The step finishes the execution of request ${requestId} twice; nothing was saved.`,
+    {
+      hint: 'Give each ledger result once per step.',
+    },
+  );
+}
+
+export function finishStatusInvalid(requestId: string, status: unknown): InvalidInputError {
+  return new InvalidInputError(
+    `The execution of request ${requestId} cannot finish as ${String(status)}; nothing was changed.`,
+    { hint: 'A finished execution is succeeded, failed or unknown.' },
+  );
+}

@@ -49,8 +49,8 @@ describeCheckpointStoreConformance(
 
 // Runs after the suites above (vitest keeps the order of definition).
 it('creates a store per test that runs, none for a skipped one, and destroys each once', () => {
-  // 'leases' has 10 cases and 'state' 4; one of each is skipped.
-  expect(created).toHaveLength(12);
-  expect(new Set(created).size).toBe(12);
+  // 'leases' has 10 cases and 'state' 5; one of each is skipped.
+  expect(created).toHaveLength(13);
+  expect(new Set(created).size).toBe(13);
   expect(destroyed).toEqual(created);
 });

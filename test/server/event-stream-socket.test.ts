@@ -1,7 +1,5 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventBus } from '../../src/events/event-bus.ts';
-import { createMemoryEventBus } from '../../src/events/memory/memory-event-bus.ts';
 import { type RunningServer, startServer } from '../../src/server/start-server.ts';
 import { raiseCancel, type TestServer, testServer, tokens } from './helpers.ts';
 
@@ -107,27 +105,13 @@ describe('live events over HTTP on loopback', () => {
     await expect(stream.ended).resolves.toBeUndefined();
   });
 
-  it('a client that went away is unsubscribed from the bus', async () => {
-    const bus = createMemoryEventBus();
-    let listening = 0;
-    const counted: EventBus = {
-      ...bus,
-      subscribe(listener) {
-        listening += 1;
-        const off = bus.subscribe(listener);
-        return () => {
-          listening -= 1;
-          return off();
-        };
-      },
-    };
-    server = testServer({ events: counted });
-    running = await startServer(server, { host: '127.0.0.1', port: 0 });
-    const base = listening;
+  it('a client that went away is unsubscribed from the live feed', async () => {
+    await listen();
+    const base = server.feed.listeners;
     const stream = await open('/v1/events');
-    expect(listening).toBe(base + 1);
+    expect(server.feed.listeners).toBe(base + 1);
     stream.close();
     await stream.ended;
-    await until(() => listening === base, 'the subscription to end');
+    await until(() => server.feed.listeners === base, 'the subscription to end');
   });
 });

@@ -3,8 +3,14 @@ import { bookstoreAgent } from '../../examples/bookstore/app.ts';
 import { kitchenAgent } from '../../examples/kitchen/app.ts';
 import { type Agent, createAgent } from '../../src/agent/create-agent.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
-import { type CountersignServer, createServer, type ServerOptions } from '../../src/server/create-server.ts';
+import {
+  type CountersignServer,
+  createServer,
+  outboxOf,
+  type ServerOptions,
+} from '../../src/server/create-server.ts';
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
+import type { Outbox } from '../../src/store/ports/server/outbox.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
 import { type ContractCheck, contractChecker, parseBody } from '../helpers/openapi-contract.ts';
@@ -46,6 +52,8 @@ export function refundDesk(): Agent {
 
 export interface TestServer extends CountersignServer {
   store: Store;
+  /** Where the server's webhook deliveries wait (the store's own for SQLite and PostgreSQL). */
+  outbox: Outbox;
   /**
    * JSON request with a bearer token (by approver name) or none. Every /v1 response is checked
    * against the server's own /v1/openapi.json (test/helpers/openapi-contract.ts).
@@ -60,6 +68,7 @@ export interface TestServer extends CountersignServer {
 
 export function testServer(overrides: Partial<ServerOptions> & { agents?: Agent[] } = {}): TestServer {
   const store = overrides.store ?? createMemoryStore();
+  const outbox = outboxOf({ store, outbox: overrides.outbox });
   const server = createServer({
     agents: [
       bookstoreAgent.with({ model: createDemoModel() }),
@@ -71,6 +80,7 @@ export function testServer(overrides: Partial<ServerOptions> & { agents?: Agent[
     log: () => undefined,
     ...overrides,
     store,
+    outbox,
   });
   let contract: ContractCheck | undefined;
   const checkContract = async (response: Parameters<ContractCheck>[0]) => {
@@ -82,6 +92,7 @@ export function testServer(overrides: Partial<ServerOptions> & { agents?: Agent[
   return {
     ...server,
     store,
+    outbox,
     async call(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.as) headers.authorization = `Bearer ${tokens[options.as]}`;

@@ -12,11 +12,12 @@ import { scriptModel } from '../helpers/script-model.ts';
 import { testServer } from './helpers.ts';
 
 describe('the store watcher', () => {
-  it("announces requests raised and decided by another process, which never reach this server's bus", async () => {
+  it("announces requests raised and decided by another process, which never reach this server's bus: from the audit log", async () => {
     const store = createMemoryStore();
     const server = testServer({ store });
     const seen: CountersignEvent[] = [];
-    server.events.subscribe((event) => seen.push(event));
+    await server.feed.start();
+    server.feed.subscribe(({ event }) => seen.push(event));
     await server.watch();
     // Another process: the same store, its own agent, no connection to this server's bus.
     const { agent: other } = bookstore({ store });
@@ -32,9 +33,37 @@ describe('the store watcher', () => {
       verdict: 'approved',
       by: 'cli-user',
     });
+    expect(seen[2]).toMatchObject({ type: 'execution.finished', requestId: id, status: 'succeeded' });
     await server.watch();
-    expect(seen).toHaveLength(2);
+    expect(seen).toHaveLength(3);
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
+  });
+
+  it('no longer reads the pending requests to announce them: a pass lists them once, for expiry only', async () => {
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    const counted = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(name));
+          return value.apply(target, args);
+        };
+      },
+    });
+    const { agent: other } = bookstore({ store });
+    for (const session of ['a', 'b', 'c'])
+      await other.chat(session, 'Please cancel my order 1044.', { principal: 'c-100' });
+    const decided = (await store.listApprovals({ status: 'pending' }))[0]!;
+    const server = testServer({ store: counted });
+    await server.watch();
+    await other.approve(decided.id, { by: 'cli-user' });
+    calls.length = 0;
+    await server.watch();
+    // The old announcement read every request that left the pending list (getApproval).
+    expect(calls.filter((name) => name === 'getApproval')).toEqual([]);
+    expect(calls.filter((name) => name === 'listApprovals')).toEqual(['listApprovals']);
   });
 
   it('answers overdue requests as expired and lets the session continue, so the customer hears it', async () => {

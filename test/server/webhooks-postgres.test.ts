@@ -70,7 +70,7 @@ describe.skipIf(pg === null)('webhooks: two instances on one PostgreSQL schema',
     await vi.waitFor(
       async () => {
         for (const delivery of [requested, decision])
-          expect(await a.server.store.getDelivery(delivery)).toMatchObject({ status: 'delivered' });
+          expect(await a.server.outbox.getDelivery(delivery)).toMatchObject({ status: 'delivered' });
       },
       { timeout: 5_000, interval: 20 },
     );

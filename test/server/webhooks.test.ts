@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifySignature } from '../../src/index.ts';
 import { signPayload } from '../../src/server/webhooks/signature.ts';
 import { standardWebhookHeaders, standardWebhookKey } from '../../src/server/webhooks/standard-webhooks.ts';
-import { deliveryId } from '../../src/server/webhooks/webhook-sender.ts';
+import { CURSOR_KEY, CURSOR_NAMESPACE, deliveryId } from '../../src/server/webhooks/webhook-sender.ts';
+import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { raiseCancel, testServer } from './helpers.ts';
 import { type Received, receiver, verifyStandard } from './webhook-receiver.ts';
@@ -97,7 +98,7 @@ describe('webhooks', () => {
     const deliveries = new Set(hook.received.map((r) => r.headers['countersign-delivery']));
     // Derived from the event, so every instance (and every restart) computes the same id.
     expect([...deliveries]).toEqual([deliveryId('approval.requested', id)]);
-    expect(await server.store.getDelivery(deliveryId('approval.requested', id))).toMatchObject({
+    expect(await server.outbox.getDelivery(deliveryId('approval.requested', id))).toMatchObject({
       status: 'delivered',
       attempts: 3,
     });
@@ -133,7 +134,7 @@ describe('webhooks', () => {
     const id = await raiseCancel(server);
     await server.webhooksIdle();
     const delivery = deliveryId('approval.requested', id);
-    expect(await server.store.getDelivery(delivery)).toMatchObject({
+    expect(await server.outbox.getDelivery(delivery)).toMatchObject({
       status: 'failed',
       attempts: 1,
       lastError: 'HTTP 422',
@@ -226,6 +227,24 @@ describe('webhooks', () => {
       data: { approval: { id, tool: 'cancel_order', args: { orderId: 1044 } } },
     });
     expect(await secondStore.getDelivery(delivery)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('webhooks configured on a store with history start from its head; the cursor is kept in the store', async () => {
+    const store = createMemoryStore();
+    const before = testServer({ store });
+    const old = await raiseCancel(before, 'old');
+    await before.close();
+    const hook = await receiver(0);
+    closers.push(hook.close);
+    const server = testServer({ store, webhook: { url: hook.url, secret: 'whsec-test' } });
+    closers.push(() => server.close());
+    const fresh = await raiseCancel(server, 'new');
+    await server.webhooksIdle();
+    expect(hook.received.map((r) => r.headers['webhook-id'])).toEqual([
+      deliveryId('approval.requested', fresh),
+    ]);
+    expect(await store.getDelivery(deliveryId('approval.requested', old))).toBeNull();
+    expect(await store.getState(CURSOR_NAMESPACE, CURSOR_KEY)).toBe(await store.lastAuditSeq());
   });
 
   it('gives up after the last retry and says so', async () => {

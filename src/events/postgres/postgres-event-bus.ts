@@ -35,6 +35,9 @@ const eventTypes = new Set<string>([
   'approval.decided',
   'execution.finished',
   'turn.finished',
+  'workflow.requested',
+  'workflow.answered',
+  'workflow.expired',
 ]);
 
 const fits = (payload: string) => Buffer.byteLength(payload, 'utf8') < NOTIFY_PAYLOAD_LIMIT;

@@ -9,7 +9,7 @@ export function eventRoutes(app: Hono<ServerEnv>, ctx: ServerContext, streams: S
     const session = queryText(c, 'session');
     return eventStream(
       c,
-      ctx.events,
+      ctx.feed,
       streams,
       session ? { filter: (event) => sessionOf(event) === session } : {},
     );

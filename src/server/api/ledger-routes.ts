@@ -3,7 +3,7 @@ import { auditTrail, listExecutions, revokeRule, verifyAudit } from '../../agent
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import { enrichTurn } from '../approval-views.ts';
-import { queryText, readJson } from '../http/read-json.ts';
+import { queryText, queryWholeNumber, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import { executionStatus, reconcileBody } from './schemas.ts';
 
@@ -45,7 +45,15 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.get('/v1/audit', async (c) => {
     requireIdentity(c);
     const session = queryText(c, 'session');
-    return c.json(await auditTrail(ctx.store, session ? { session } : {}));
+    const afterSeq = queryWholeNumber(c, 'afterSeq');
+    const limit = queryWholeNumber(c, 'limit');
+    return c.json(
+      await auditTrail(ctx.store, {
+        ...(session ? { session } : {}),
+        ...(afterSeq !== undefined ? { afterSeq } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      }),
+    );
   });
 
   app.get('/v1/audit/verify', async (c) => {

@@ -205,8 +205,16 @@ export const operations: Operation[] = [
     method: 'get',
     path: '/v1/audit',
     operationId: 'listAudit',
-    summary: 'The hash-chained audit trail, oldest first',
-    parameters: [onlySession],
+    summary: 'The hash-chained audit trail, oldest first; read by cursor with afterSeq and limit',
+    parameters: [
+      onlySession,
+      queryParam(
+        'afterSeq',
+        'Only entries after this seq (exclusive): the last seq the reader has',
+        z.string().regex(/^\d+$/),
+      ),
+      queryParam('limit', 'At most this many entries (1 or more)', z.string().regex(/^\d+$/)),
+    ],
     response: z.array(auditEntry),
   },
   {
@@ -239,11 +247,21 @@ export const operations: Operation[] = [
     method: 'get',
     path: '/v1/events',
     operationId: 'streamEvents',
-    summary: 'Server-Sent Events: approval.requested, approval.decided, execution.finished, turn.finished',
+    summary:
+      'Server-Sent Events: approval.requested, approval.decided, execution.finished, workflow.requested, workflow.answered, workflow.expired, turn.finished',
     description:
-      'Each event is `event: <type>` with the JSON event as data; a `ready` event opens the stream. Events ' +
-      'are notifications, not the record: after a reconnect, re-read the lists.',
-    parameters: [queryParam('session', 'Only events of this session')],
+      'Each event is `event: <type>` with the JSON event as data and `id: <seq>`, the seq of the audit entry it ' +
+      'comes from; a `ready` event opens the stream. A client reconnecting with `Last-Event-ID` (or `?after=`) is ' +
+      'sent every event after that seq, in order, then live ones, up to 1000 entries back; further behind it gets ' +
+      'one `reload` event and should re-read the lists. turn.finished is live only.',
+    parameters: [
+      queryParam('session', 'Only events of this session'),
+      queryParam(
+        'after',
+        'Replay the events after this audit seq (what Last-Event-ID does on a reconnect)',
+        z.string().regex(/^\d+$/),
+      ),
+    ],
     response: 'event-stream',
   },
 ];

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Store } from '../../store/store.ts';
+import type { WebSessionStore } from '../../store/ports/server/web-session-store.ts';
 import type { ApproverDirectory } from './approver-tokens.ts';
 import type { Identity } from './identity.ts';
 
@@ -52,7 +52,7 @@ const cookiePattern = /^[A-Za-z0-9_-]{43}$/;
  * configuration, so removing an approver or a role takes effect at once.
  */
 export function createWebSessions(options: {
-  store: Store;
+  store: WebSessionStore;
   approvers: ApproverDirectory;
   ttlMs: number;
   now?: () => number;

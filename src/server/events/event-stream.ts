@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
-import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
+import { stream as honoStream } from 'hono/streaming';
+import type { CountersignEvent } from '../../events/event-bus.ts';
+import type { LoggedEvent } from '../../events/from-audit.ts';
 import { securityHeaders } from '../http/security-headers.ts';
+import type { LiveFeed } from './live-feed.ts';
 import { createSseWriter, sseFrame } from './sse-writer.ts';
 
 export function sessionOf(event: CountersignEvent): string {
@@ -20,7 +22,7 @@ export interface EventStreamOptions {
   keepAliveMs?: number;
 }
 
-/** Every open inbox gets the same event object from the bus: serialize it once for all of them. */
+/** Every open inbox gets the same event object from the feed: serialize it once for all of them. */
 const serialized = new WeakMap<CountersignEvent, string>();
 
 function payload(event: CountersignEvent, shape: EventStreamOptions['shape']): string {
@@ -34,62 +36,68 @@ function payload(event: CountersignEvent, shape: EventStreamOptions['shape']): s
 }
 
 /**
- * Server-Sent Events from the bus. Events are notifications, not the record: a client that
- * missed some (it was offline, the stream dropped) re-reads the store on reconnect.
- * On @hono/node-server the frames go straight to the socket; elsewhere (`app.request()`)
- * through Hono's streamSSE.
+ * Where a reconnecting client left off: the `Last-Event-ID` header its EventSource sends by
+ * itself, or `?after=` for a first connection that knows where it stands (a page rendered at
+ * a known seq). Anything but a whole number is no cursor: the stream starts from now.
  */
-export function eventStream(
+export function resumeCursor(c: Context): number | null {
+  const raw = c.req.header('last-event-id') ?? c.req.query('after');
+  if (raw === undefined || !/^\d{1,15}$/.test(raw.trim())) return null;
+  return Number(raw.trim());
+}
+
+/**
+ * Server-Sent Events from the audit log (live-feed.ts). Every frame carries `id: <seq>`, the
+ * seq of the audit entry it comes from, so a client that reconnects with `Last-Event-ID` is
+ * sent every event after it, in order, then live ones; a client more than REPLAY_LIMIT
+ * entries behind gets one `reload` event instead and re-reads the store. Keep-alives carry
+ * the id too (`id:` with no data moves the client's cursor without an event), so a filtered
+ * stream's cursor keeps up with entries it does not show.
+ * On @hono/node-server the frames go straight to the socket; elsewhere (`app.request()`)
+ * through Hono's stream helper.
+ */
+export async function eventStream(
   c: Context,
-  bus: EventBus,
+  feed: LiveFeed,
   streams: StreamRegistry,
   options: EventStreamOptions = {},
-): Response {
+): Promise<Response> {
+  await feed.start();
+  const after = resumeCursor(c);
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (outgoing !== undefined) return directStream(c, outgoing, bus, streams, options);
+  if (outgoing !== undefined) return directStream(c, outgoing, feed, streams, after, options);
+  c.header('content-type', 'text/event-stream');
   c.header('cache-control', 'no-store');
   c.header('x-accel-buffering', 'no');
-  return streamSSE(c, async (stream) => {
+  return honoStream(c, async (stream) => {
     let queue: Promise<void> = Promise.resolve();
-    const send = (write: () => Promise<void>) => {
-      queue = queue.then(write).catch(() => undefined);
+    const send = (frame: string) => {
+      queue = queue.then(() => stream.write(frame).then(() => undefined)).catch(() => undefined);
     };
-    const unsubscribe = bus.subscribe((event) => {
-      if (options.filter && !options.filter(event)) return;
-      const data = payload(event, options.shape);
-      send(() => stream.writeSSE({ event: event.type, data }));
-    });
-    const ping = setInterval(
-      () =>
-        send(async () => {
-          await stream.write(': keep-alive\n\n');
-        }),
-      options.keepAliveMs ?? 15_000,
-    );
     let end: () => void = () => undefined;
     const ended = new Promise<void>((resolve) => {
       end = resolve;
     });
     streams.add(end);
     stream.onAbort(end);
+    const leave = await follow(feed, after, send, options);
     try {
-      await stream.writeSSE({ event: 'ready', data: '{}', retry: 3000 });
       await ended;
     } finally {
-      clearInterval(ping);
-      unsubscribe();
+      leave();
       streams.delete(end);
     }
   });
 }
 
-function directStream(
+async function directStream(
   c: Context,
   outgoing: ServerResponse,
-  bus: EventBus,
+  feed: LiveFeed,
   streams: StreamRegistry,
+  after: number | null,
   options: EventStreamOptions,
-): Response {
+): Promise<Response> {
   // Not read back from `c.res`: touching it would make Hono wrap the already-sent marker
   // in a response of its own, which @hono/node-server then tries to send.
   outgoing.writeHead(200, {
@@ -98,23 +106,87 @@ function directStream(
     'cache-control': 'no-store',
     'x-accel-buffering': 'no',
   });
-  let unsubscribe: () => void = () => undefined;
-  let ping: NodeJS.Timeout | undefined;
+  // A client that stops reading is cut off rather than buffered without bound.
+  const writer = createSseWriter(outgoing, () => outgoing.destroy());
+  let leave: () => void = () => undefined;
+  let gone = false;
   const end = () => {
-    clearInterval(ping);
-    unsubscribe();
+    gone = true;
+    leave();
     streams.delete(end);
     writer.close();
   };
-  // A client that stops reading is cut off rather than buffered without bound.
-  const writer = createSseWriter(outgoing, () => outgoing.destroy());
-  writer.send(`event: ready\ndata: {}\nretry: 3000\n\n`);
-  unsubscribe = bus.subscribe((event) => {
-    if (options.filter && !options.filter(event)) return;
-    writer.send(sseFrame(event.type, payload(event, options.shape)));
-  });
-  ping = setInterval(() => writer.send(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
   streams.add(end);
   outgoing.once('close', end);
+  const left = await follow(feed, after, (frame) => writer.send(frame), options);
+  if (gone) left();
+  else leave = left;
   return RESPONSE_ALREADY_SENT;
+}
+
+/**
+ * Joins the feed: `ready`, then the replay after `after` (if any), then live events, each
+ * sent once in seq order. Live events arriving during the replay wait in a buffer; those the
+ * replay already covered are dropped. Returns the function that leaves.
+ */
+async function follow(
+  feed: LiveFeed,
+  after: number | null,
+  send: (frame: string) => void,
+  options: EventStreamOptions,
+): Promise<() => void> {
+  let buffer: LoggedEvent[] | null = [];
+  // The seq up to which this client has every event it is shown: what its id says.
+  let cursor = after ?? feed.position ?? 0;
+  const pass = (logged: LoggedEvent) => {
+    const { seq, event } = logged;
+    // turn.finished is not in the log: it is never replayed, so never a duplicate.
+    if (event.type !== 'turn.finished') {
+      if (seq <= cursor) return;
+      cursor = seq;
+    } else cursor = Math.max(cursor, seq);
+    if (options.filter && !options.filter(event)) return;
+    send(sseFrame(event.type, payload(event, options.shape), cursor));
+  };
+  const unsubscribe = feed.subscribe((logged) => {
+    if (buffer !== null) buffer.push(logged);
+    else pass(logged);
+  });
+  send(sseFrame('ready', '{}', cursor, 3000));
+  if (after !== null) {
+    try {
+      const replay = await feed.replay(after);
+      if (replay.kind === 'reload') {
+        cursor = Math.max(replay.head, feed.position ?? 0);
+        send(
+          sseFrame(
+            'reload',
+            JSON.stringify({
+              reason: 'More happened since this stream was last connected than it replays; re-read.',
+            }),
+            cursor,
+          ),
+        );
+      } else for (const logged of replay.events) pass(logged);
+    } catch {
+      // The store could not be read: the client re-reads on its own when it sees `reload`.
+      cursor = feed.position ?? cursor;
+      send(
+        sseFrame(
+          'reload',
+          JSON.stringify({ reason: 'The missed events could not be read; re-read.' }),
+          cursor,
+        ),
+      );
+    }
+  }
+  const waiting = buffer;
+  buffer = null;
+  for (const logged of waiting) pass(logged);
+  const ping = setInterval(() => send(`: keep-alive\nid: ${cursor}\n\n`), options.keepAliveMs ?? 15_000);
+  ping.unref();
+  return () => {
+    clearInterval(ping);
+    unsubscribe();
+  };
 }

@@ -49,7 +49,12 @@ export function createSseWriter(
   };
 }
 
-/** One SSE frame; `data` is JSON, so it holds no newline. */
-export function sseFrame(event: string, data: string): string {
-  return `event: ${event}\ndata: ${data}\n\n`;
+/**
+ * One SSE frame; `data` is JSON, so it holds no newline. `id` is the audit seq the client has
+ * every event up to (it comes back as `Last-Event-ID`); `retry` the reconnect delay in ms.
+ */
+export function sseFrame(event: string, data: string, id?: number, retry?: number): string {
+  const idLine = id === undefined ? '' : `id: ${id}\n`;
+  const retryLine = retry === undefined ? '' : `retry: ${retry}\n`;
+  return `event: ${event}\n${idLine}data: ${data}\n${retryLine}\n`;
 }

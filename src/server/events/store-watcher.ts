@@ -1,6 +1,4 @@
 import { expireRequest } from '../../agent/session-run.ts';
-import { toApprovalView } from '../../agent/views.ts';
-import type { ApprovalRequest } from '../../core/approval.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { emit } from '../../events/emit.ts';
 import type { EventBus } from '../../events/event-bus.ts';
@@ -16,12 +14,12 @@ export interface StoreWatcher {
 }
 
 /**
- * Keeps the live views honest beyond this process. Every `intervalMs` it answers overdue
+ * Keeps the store moving beyond this process. Every `intervalMs` it answers overdue
  * requests as expired (and lets their sessions continue, so the customer hears it), does
  * the same for workflow requests (`runs`: the expiry is recorded, then the run continues),
- * announces requests raised or decided by other processes sharing the store — the console
- * chat, `countersign approve` — which never reach this process's event bus, and continues
- * sessions whose decider died before continuing them (stalled-sweep.ts).
+ * and continues sessions whose decider died before continuing them (stalled-sweep.ts).
+ * What other processes raise and decide reaches the live views from the audit log
+ * (live-feed.ts), not from here.
  */
 export function watchStore(options: {
   store: Store;
@@ -38,28 +36,16 @@ export function watchStore(options: {
   const { store, events, agents, now } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const sweepStalled = createStalledSweep({ store, agents, log, ...options.stalled });
-  const known = new Set<string>();
-  let seeded = false;
   let running: Promise<void> | null = null;
-  const unsubscribe = events.subscribe((event) => {
-    if (event.type === 'approval.requested') known.add(event.approval.id);
-    if (event.type === 'approval.decided') known.delete(event.requestId);
-  });
 
   const pass = async () => {
     const at = now();
     const iso = at.toISOString();
-    // One scan per pass: overdue requests are expired from it, the rest are what waits.
     const listed = await store.listApprovals({ status: 'pending' });
     const resumeSessions = new Set<string>();
-    const pending: ApprovalRequest[] = [];
     for (const request of listed) {
-      if (request.expiresAt > iso) {
-        pending.push(request);
-        continue;
-      }
+      if (request.expiresAt > iso) continue;
       if (!(await expireRequest(store, request, iso))) continue;
-      known.delete(request.id);
       emit(events, {
         type: 'approval.decided',
         at: iso,
@@ -71,33 +57,6 @@ export function watchStore(options: {
       });
       resumeSessions.add(`${request.agent}\n${request.session}`);
     }
-    const ids = new Set(pending.map((request) => request.id));
-    for (const request of pending) {
-      if (known.has(request.id)) continue;
-      known.add(request.id);
-      if (seeded)
-        emit(events, {
-          type: 'approval.requested',
-          at: iso,
-          approval: toApprovalView(request, iso),
-        });
-    }
-    for (const id of [...known]) {
-      if (ids.has(id)) continue;
-      known.delete(id);
-      const request = await store.getApproval(id);
-      if (!request?.decision) continue;
-      emit(events, {
-        type: 'approval.decided',
-        at: iso,
-        requestId: id,
-        session: request.session,
-        verdict: request.decision.verdict,
-        by: request.decision.by,
-        kind: request.decision.kind,
-      });
-    }
-    seeded = true;
     for (const key of resumeSessions) {
       const [agentName, session] = key.split('\n') as [string, string];
       try {
@@ -149,7 +108,6 @@ export function watchStore(options: {
     tick,
     async stop() {
       if (timer) clearInterval(timer);
-      unsubscribe();
       await running;
     },
   };

@@ -30,3 +30,12 @@ export function queryText(c: Context, name: string): string | undefined {
   const value = c.req.query(name);
   return value === undefined || value === '' ? undefined : value;
 }
+
+/** A whole-number query parameter (a cursor, a page size); absent is undefined, anything else 400. */
+export function queryWholeNumber(c: Context, name: string): number | undefined {
+  const value = queryText(c, name);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(value))
+    throw new InvalidInputError(`?${name}= must be a whole number, not "${value}".`);
+  return Number(value);
+}

@@ -118,7 +118,7 @@ export function chatRoutes(
     if (!signIn) return c.body(null, 401);
     const session = await ownSession(signIn, c.req.query('session') ?? '');
     if (!session) return c.body(null, 404);
-    return eventStream(c, ctx.events, streams, {
+    return eventStream(c, ctx.feed, streams, {
       filter: (event) => sessionOf(event) === session.id,
       shape: (event) => ({ type: event.type, session: session.id }),
     });

@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JsonValue } from '../../core/json.ts';
+import { createAuditFollower } from '../../events/audit-follower.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
-import type { Delivery, Store } from '../../store/store.ts';
+import { loggedEventsOf } from '../../events/from-audit.ts';
+import type { Delivery, DeliveryOutcome, Outbox } from '../../store/ports/server/outbox.ts';
+import type { Store } from '../../store/store.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
 import { standardWebhookHeaders, standardWebhookKey } from './standard-webhooks.ts';
 
@@ -15,6 +18,11 @@ export interface WebhookOptions {
   timeoutMs?: number;
   /** How often to look for due deliveries, e.g. ones other processes enqueued (default 1 s). */
   pollMs?: number;
+  /**
+   * How often to read the audit log for new requests and decisions when the bus has not
+   * said so (default 1 s; 0: only when the bus wakes it).
+   */
+  followMs?: number;
   /** How long a claimed delivery is held before another process may retry it (default timeout + 30 s). */
   leaseMs?: number;
   log?: (line: string) => void;
@@ -46,6 +54,12 @@ export interface WebhookPayload {
   data: CountersignEvent;
 }
 
+/** Where the webhooks' place in the audit log is kept, in the store's key/value state. */
+export const CURSOR_NAMESPACE = 'countersign';
+export const CURSOR_KEY = 'webhooks.cursor';
+const CURSOR_SAVE_EVERY = 500;
+const DEFAULT_FOLLOW_MS = 1_000;
+
 const DEFAULT_DELAYS = [1_000, 5_000, 30_000, 120_000, 600_000];
 const DEFAULT_POLL_MS = 1_000;
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -61,18 +75,34 @@ export function deliveryId(type: WebhookEventType, requestId: string): string {
   return `evt_${createHash('sha256').update(`${type}:${requestId}`).digest('hex').slice(0, 24)}`;
 }
 
+/** The notice for an event, or null for events that are not sent as webhooks. */
+export function webhookPayload(event: CountersignEvent): WebhookPayload | null {
+  if (event.type !== 'approval.requested' && event.type !== 'approval.decided') return null;
+  const requestId = event.type === 'approval.requested' ? event.approval.id : event.requestId;
+  return { id: deliveryId(event.type, requestId), type: event.type, createdAt: event.at, data: event };
+}
+
 const retryable = (status: number) => status >= 500 || status === 408 || status === 429;
 
 /**
  * Posts a signed JSON notice for every new request and every decision, through the store's
- * delivery outbox. Each event is enqueued (one insert-if-absent write under its deterministic
- * id); a loop claims due rows (every `pollMs`, and at once after an enqueue or when a retry
+ * delivery outbox. The notices come from the audit log: a follower reads it from a cursor
+ * kept in the store (`countersign` / `webhooks.cursor` in the key/value state), queues each
+ * notice (one insert-if-absent write under its deterministic id), then moves the cursor, so
+ * a restart resumes where the last process left off and an entry committed just before a
+ * crash still becomes a notice. The bus only wakes the follower early. A loop claims due rows (every `pollMs`, and at once after an enqueue or when a retry
  * this process scheduled comes due), posts them, and records the outcome. Failures are
  * retried with growing waits while the receiver fails (network, timeout, 5xx, 408, 429) and
  * given up on other 4xx. Rows left by a process that stopped are picked up by the next pass
  * of any process sharing the store.
  */
-export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptions): WebhookSender {
+export function startWebhooks(
+  bus: EventBus,
+  /** The audit log the notices come from, and the key/value state that keeps the cursor. */
+  store: Pick<Store, 'listAudit' | 'lastAuditSeq' | 'getState' | 'setState'>,
+  outbox: Outbox,
+  options: WebhookOptions,
+): WebhookSender {
   const delays = options.retryDelaysMs ?? DEFAULT_DELAYS;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const send = options.fetch ?? fetch;
@@ -84,8 +114,6 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   const owner = `webhooks:${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
   const stopped = new AbortController();
 
-  /** Enqueue writes not yet settled. */
-  const enqueuing = new Set<Promise<void>>();
   /** Posts in flight (each ends with its outcome recorded). */
   const inFlight = new Set<Promise<void>>();
   /** Retries this process scheduled, by id: what `idle()` still waits for. */
@@ -93,9 +121,6 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   let passing: Promise<void> | null = null;
   let passAgain = false;
   let lastClaimError = '';
-  // The same event can reach the bus twice (the store watcher and the run that raised it):
-  // skip the second write. The outbox's insert-if-absent is what makes it exactly one row.
-  const seen = new Set<string>();
 
   async function deliver(row: Delivery): Promise<void> {
     const type = row.kind;
@@ -162,9 +187,9 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   }
 
   /** Records an outcome; false when the claim was lost (it lapsed and another process took the row). */
-  async function finish(row: Delivery, outcome: Parameters<Store['finishDelivery']>[2]): Promise<boolean> {
+  async function finish(row: Delivery, outcome: DeliveryOutcome): Promise<boolean> {
     try {
-      return await store.finishDelivery(row.id, owner, outcome);
+      return await outbox.finishDelivery(row.id, owner, outcome);
     } catch (error) {
       // The claim lapses and the row is retried later: at least once, under the same id.
       log(`countersign: webhook ${row.id}: could not record its outcome (${(error as Error).message}).`);
@@ -180,7 +205,7 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
       if (stopped.signal.aborted || room <= 0) return;
       let rows: Delivery[];
       try {
-        rows = await store.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
+        rows = await outbox.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
         lastClaimError = '';
       } catch (error) {
         const message = (error as Error).message;
@@ -219,46 +244,71 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
   // Rows a previous process left undelivered.
   kick();
 
-  const unsubscribe = bus.subscribe((event) => {
-    if (event.type !== 'approval.requested' && event.type !== 'approval.decided') return;
-    const requestId = event.type === 'approval.requested' ? event.approval.id : event.requestId;
-    const key = `${event.type}:${requestId}`;
-    if (seen.has(key)) return;
-    if (seen.size > 10_000) seen.clear();
-    seen.add(key);
-    const payload: WebhookPayload = {
-      id: deliveryId(event.type, requestId),
-      type: event.type,
-      createdAt: event.at,
-      data: event,
-    };
-    const write = store
-      .enqueueDelivery({
-        id: payload.id,
-        kind: payload.type,
-        // An event is plain JSON: it is what /v1/events streams as `data`.
-        payload: payload as unknown as JsonValue,
-        createdAt: payload.createdAt,
-        nextAtMs: Date.now(),
-      })
-      .then(
-        (created) => {
-          if (created) kick();
-        },
-        (error: unknown) => {
-          seen.delete(key);
-          log(`countersign: webhook for ${key} could not be queued: ${(error as Error).message}`);
-        },
-      )
-      .finally(() => enqueuing.delete(write));
-    enqueuing.add(write);
+  // The outbox is filled from the audit log, not from the bus: a decision's entry commits
+  // with the decision, and the cursor below only moves past it once its notice is queued, so
+  // a process that dies in between leaves the entry to the next one (at least once; the
+  // outbox's insert-if-absent on the deterministic id makes it one row).
+  let savedAt: number | null = null;
+  let lastFollowError = '';
+  const readStartingPoint = () =>
+    Promise.all([store.getState(CURSOR_NAMESPACE, CURSOR_KEY), store.lastAuditSeq()] as const);
+  // Read as the sender starts, not at the follower's first pass: "from now" is the moment
+  // the server was started with webhooks (memory and SQLite read it synchronously here).
+  let startingPoint: ReturnType<typeof readStartingPoint> | null = readStartingPoint();
+  startingPoint.catch(() => undefined);
+  const follower = createAuditFollower({
+    log: store,
+    from: async () => {
+      const read = startingPoint ?? readStartingPoint();
+      startingPoint = null;
+      const [stored, head] = await read;
+      // Webhooks newly configured: notices start from now, not from the whole history.
+      const valid = typeof stored === 'number' && Number.isSafeInteger(stored) && stored >= 0;
+      if (!valid) await store.setState(CURSOR_NAMESPACE, CURSOR_KEY, head);
+      savedAt = valid ? stored : head;
+      return savedAt;
+    },
+    deliver: async (entries) => {
+      let queued = 0;
+      for (const { event } of loggedEventsOf(entries)) {
+        const payload = webhookPayload(event);
+        if (payload === null) continue;
+        const created = await outbox.enqueueDelivery({
+          id: payload.id,
+          kind: payload.type,
+          // An event is plain JSON: it is what /v1/events streams as `data`.
+          payload: payload as unknown as JsonValue,
+          createdAt: payload.createdAt,
+          nextAtMs: Date.now(),
+        });
+        if (created) queued += 1;
+      }
+      if (queued > 0) kick();
+      const last = entries.at(-1)!.seq;
+      // Saved after every page that queued something; otherwise now and then, since reading
+      // a few hundred entries again after a restart costs less than a write per page.
+      if (queued > 0 || savedAt === null || last - savedAt >= CURSOR_SAVE_EVERY) {
+        await store.setState(CURSOR_NAMESPACE, CURSOR_KEY, last);
+        savedAt = last;
+      }
+    },
+    wake: bus,
+    pollMs: options.followMs ?? DEFAULT_FOLLOW_MS,
+    onError: (error) => {
+      const message = (error as Error).message;
+      if (message !== lastFollowError)
+        log(`countersign: webhooks could not follow the audit log: ${message}`);
+      lastFollowError = message;
+    },
   });
+  follower.poke();
 
   return {
     async idle() {
+      // Everything committed so far is in the outbox first.
+      await follower.catchUp();
       for (;;) {
-        if (enqueuing.size > 0) await Promise.all([...enqueuing]);
-        else if (passing !== null) await passing;
+        if (passing !== null) await passing;
         else if (inFlight.size > 0) await Promise.all([...inFlight]);
         else if (retrying.size > 0 && !stopped.signal.aborted)
           await new Promise((resolve) => setTimeout(resolve, 5));
@@ -266,12 +316,11 @@ export function startWebhooks(bus: EventBus, store: Store, options: WebhookOptio
       }
     },
     async stop() {
-      unsubscribe();
+      await follower.stop();
       clearInterval(poll);
       stopped.abort();
       for (const timer of retrying.values()) clearTimeout(timer);
       retrying.clear();
-      await Promise.allSettled([...enqueuing]);
       if (passing !== null) await passing;
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },

@@ -146,4 +146,84 @@ export function auditCases(ctx: ConformanceContext): void {
       expect(await gaps(store)).toEqual([]);
     });
   });
+
+  describe('audit log cursor', () => {
+    /** Five entries in three writes: s1, s2, s1 | s2 | s1. */
+    async function five(store: Store): Promise<void> {
+      await store.appendAudit(
+        [event('request.raised', 's1'), event('request.raised', 's2'), event('request.decided', 's1')],
+        at(1),
+      );
+      await store.appendAudit([event('request.decided', 's2')], at(2));
+      await store.appendAudit([event('execution.started', 's1')], at(3));
+    }
+    const seqs = (entries: readonly { seq: number }[]) => entries.map((entry) => entry.seq);
+
+    it('afterSeq is exclusive, limit caps the page, entries come in ascending seq', async () => {
+      const store = ctx.store();
+      await five(store);
+      expect(seqs(await store.listAudit({ afterSeq: 0 }))).toEqual([1, 2, 3, 4, 5]);
+      expect(seqs(await store.listAudit({ afterSeq: 2 }))).toEqual([3, 4, 5]);
+      expect(seqs(await store.listAudit({ afterSeq: 2, limit: 2 }))).toEqual([3, 4]);
+      expect(seqs(await store.listAudit({ limit: 1 }))).toEqual([1]);
+      expect(await store.listAudit({ afterSeq: 5 })).toEqual([]);
+      expect(await store.listAudit({ afterSeq: 99, limit: 10 })).toEqual([]);
+      // A page is the same entries as the whole read, hashes and all.
+      const all = await store.listAudit();
+      expect(await store.listAudit({ afterSeq: 3, limit: 1 })).toEqual([all[3]]);
+    });
+
+    it('a follower paging by cursor reads every entry exactly once, in order', async () => {
+      const store = ctx.store();
+      await five(store);
+      const read: number[] = [];
+      let cursor = 0;
+      for (;;) {
+        const page = await store.listAudit({ afterSeq: cursor, limit: 2 });
+        if (page.length === 0) break;
+        read.push(...seqs(page));
+        cursor = page.at(-1)!.seq;
+      }
+      expect(read).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it('with a session, the cursor and the limit apply to that session’s entries', async () => {
+      const store = ctx.store();
+      await five(store);
+      expect(seqs(await store.listAudit({ session: 's1' }))).toEqual([1, 3, 5]);
+      expect(seqs(await store.listAudit({ session: 's1', afterSeq: 1 }))).toEqual([3, 5]);
+      expect(seqs(await store.listAudit({ session: 's1', afterSeq: 1, limit: 1 }))).toEqual([3]);
+      expect(seqs(await store.listAudit({ session: 's2', afterSeq: 2 }))).toEqual([4]);
+    });
+
+    it('lastAuditSeq is the newest seq, 0 when the log is empty', async () => {
+      const store = ctx.store();
+      expect(await store.lastAuditSeq()).toBe(0);
+      await five(store);
+      expect(await store.lastAuditSeq()).toBe(5);
+    });
+
+    it('entries appended through a sibling connection are visible to the cursor', async () => {
+      const store = ctx.store();
+      const sibling = await ctx.sibling();
+      await store.appendAudit([event('request.raised', 's1')], at(1));
+      const cursor = (await store.listAudit({ afterSeq: 0 })).at(-1)!.seq;
+      await sibling.appendAudit([event('request.decided', 's1'), event('execution.started', 's1')], at(2));
+      const page = await store.listAudit({ afterSeq: cursor });
+      expect(page.map((entry) => [entry.seq, entry.kind])).toEqual([
+        [2, 'request.decided'],
+        [3, 'execution.started'],
+      ]);
+      expect(page[0]?.prevHash).toBe((await store.listAudit({ limit: 1 }))[0]?.hash);
+      expect(await store.lastAuditSeq()).toBe(3);
+    });
+
+    it('refuses a cursor that is not a whole number, or a limit below 1', async () => {
+      const store = ctx.store();
+      for (const query of [{ afterSeq: -1 }, { afterSeq: 1.5 }, { limit: 0 }, { limit: 2.5 }])
+        await expect(store.listAudit(query), JSON.stringify(query)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+    });
+  });
 }

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { DeliveryEnqueue, Store } from '../store.ts';
-import { at, atMs, type ConformanceContext } from './fixtures.ts';
+import type { DeliveryEnqueue, Outbox } from '../ports/server/outbox.ts';
+import { at, atMs, type PortContext } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
 function delivery(
@@ -18,10 +18,10 @@ function delivery(
   };
 }
 
-const claim = (store: Store, owner: string, nowSeconds: number, limit = 10, leaseSeconds = 30) =>
+const claim = (store: Outbox, owner: string, nowSeconds: number, limit = 10, leaseSeconds = 30) =>
   store.claimDeliveries({ nowMs: atMs(nowSeconds), limit, leaseMs: leaseSeconds * 1000, owner });
 
-export function deliveryCases(ctx: ConformanceContext): void {
+export function deliveryCases(ctx: PortContext<Outbox>): void {
   describe('delivery outbox', () => {
     it('enqueues once per id: a second enqueue under the same id changes nothing', async () => {
       const store = ctx.store();

@@ -16,14 +16,18 @@ export type StoreFactory = () => Promise<{
   sibling?: () => Promise<Store>;
 }>;
 
-export interface ConformanceContext {
-  /** The store of the current test, fresh for every `it`. */
-  store(): Store;
+/** What the cases of one port get: the port under test, fresh for every `it`. */
+export interface PortContext<P> {
+  /** The port of the current test, fresh for every `it`. */
+  store(): P;
   /**
-   * A second store on the current test's database, closed after the test; the same store
-   * where the backend has no second connection (memory).
+   * A second one on the current test's database, closed after the test; the same one where
+   * the backend has no second connection (memory).
    */
-  sibling(): Promise<Store>;
+  sibling(): Promise<P>;
+}
+
+export interface ConformanceContext extends PortContext<Store> {
   /** Another empty store of the same backend (for export/import); cleaned up by the caller. */
   fresh: StoreFactory;
 }

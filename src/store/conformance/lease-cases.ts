@@ -71,16 +71,16 @@ export function leaseCases(ctx: ConformanceContext): void {
 
     it('a renewal extends only a lease its owner still holds', async () => {
       const store = await session();
-      const renew = { session: 's1', owner: 'a', untilMs: atMs(60), nowMs: atMs(10), renew: true };
-      expect(await store.acquireLease(renew)).toBe(false);
+      const renew = { session: 's1', owner: 'a', untilMs: atMs(60) };
+      expect(await store.renewLease(renew)).toBe(false);
       expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
       await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
-      expect(await store.acquireLease(renew)).toBe(true);
+      expect(await store.renewLease(renew)).toBe(true);
       expect(await store.getLease('s1')).toEqual({ owner: 'a', untilMs: atMs(60) });
-      expect(await store.acquireLease({ ...renew, owner: 'b' })).toBe(false);
+      expect(await store.renewLease({ ...renew, owner: 'b' })).toBe(false);
       await store.releaseLease('s1', 'a');
       // A renewal that lands after the release must not take the lease back.
-      expect(await store.acquireLease(renew)).toBe(false);
+      expect(await store.renewLease(renew)).toBe(false);
       expect(await store.getLease('s1')).toEqual({ owner: null, untilMs: 0 });
     });
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { ExecutionStart } from '../store.ts';
+import type { ExecutionFinish, ExecutionStart } from '../store.ts';
 import { at, type ConformanceContext, event, leasedSession } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
@@ -100,6 +100,35 @@ export function ledgerCases(ctx: ConformanceContext): void {
         code: 'INVALID_INPUT',
       });
       expect((await store.getSession('s1'))?.updatedAt).toBe(at(12));
+    });
+
+    it('a step that finishes the same request twice is refused whole', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r1'));
+      const finish = { requestId: 'r1', status: 'succeeded' as const, result: 'refunded', at: at(11) };
+      await expect(
+        store.commitStep({
+          session: 's1',
+          leaseOwner: 'run-1',
+          expectedMessageCount: 0,
+          append: [],
+          finishes: [finish, { ...finish, status: 'failed', result: 'declined' }],
+          at: at(12),
+        }),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.getExecution('r1')).toMatchObject({ status: 'started', result: null });
+      expect((await store.getSession('s1'))?.updatedAt).toBe(at(0));
+    });
+
+    it('refuses to finish an execution as started, changing nothing', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r1'));
+      // Only a JavaScript caller can get here: the type leaves `started` out.
+      const started = { status: 'started', result: null, at: at(11) } as unknown as ExecutionFinish;
+      await expect(store.finishExecution('r1', started)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.getExecution('r1')).toMatchObject({ status: 'started', finishedAt: null });
     });
 
     it('an unknown outcome can be settled later, but a finished one is final', async () => {

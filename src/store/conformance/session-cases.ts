@@ -283,6 +283,25 @@ export function sessionCases(ctx: ConformanceContext): void {
       expect((await store.getApproval('r1'))?.tool).toBe('place_order');
     });
 
+    it('rejects a step that raises the same request id twice, without writing any of it', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const twice = store.commitStep({
+        session: 's1',
+        leaseOwner: 'run-1',
+        expectedMessageCount: 0,
+        append: [user('a')],
+        approvals: [
+          request({ id: 'r1', session: 's1' }),
+          request({ id: 'r1', session: 's1', tool: 'other' }),
+        ],
+        at: at(1),
+      });
+      await expect(twice).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.loadMessages('s1')).toEqual([]);
+      expect(await store.getApproval('r1')).toBeNull();
+    });
+
     it('rejects a request whose argsJson is not the canonical JSON of its args', async () => {
       const store = ctx.store();
       await leasedSession(store, 's1');

@@ -24,6 +24,25 @@ export function stateCases(ctx: ConformanceContext): void {
       expect(await store.getState('ns', 'k')).toBeNull();
     });
 
+    it('claims a key once: the first claim wins, a later one gets what is there and writes nothing', async () => {
+      const store = ctx.store();
+      expect(await store.claimState('bookstore', 'refund:1040', { amount: 35 })).toEqual({
+        won: true,
+        value: { amount: 35 },
+      });
+      expect(await store.claimState('bookstore', 'refund:1040', { amount: 99 })).toEqual({
+        won: false,
+        value: { amount: 35 },
+      });
+      expect(await store.getState('bookstore', 'refund:1040')).toEqual({ amount: 35 });
+      // A claim is on the same key/value as setState: a key already set is not claimed.
+      await store.setState('bookstore', 'order:1040', 'Delivered');
+      expect(await store.claimState('bookstore', 'order:1040', 'Cancelled')).toEqual({
+        won: false,
+        value: 'Delivered',
+      });
+    });
+
     it('hands out copies', async () => {
       const store = ctx.store();
       const value = { list: [1, 2] };

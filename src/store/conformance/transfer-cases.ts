@@ -146,6 +146,28 @@ export function transferCases(ctx: ConformanceContext): void {
       }
     });
 
+    it('refuses a snapshot that holds a request or a ledger row twice, writing nothing', async () => {
+      const store = ctx.store();
+      await fullSession(store);
+      const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('no snapshot');
+      const { cleanup, store: target } = await ctx.fresh();
+      try {
+        const doubledRequest = structuredClone(snapshot);
+        doubledRequest.approvals.push(structuredClone(doubledRequest.approvals[0]!));
+        await expect(target.importSession(doubledRequest)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        const doubledLedger = structuredClone(snapshot);
+        doubledLedger.executions.push(structuredClone(doubledLedger.executions[0]!));
+        await expect(target.importSession(doubledLedger)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        expect(await target.getSession('s1')).toBeNull();
+        expect(await target.getApproval('r1')).toBeNull();
+        expect(await target.listAudit()).toEqual([]);
+      } finally {
+        await target.close();
+        await cleanup();
+      }
+    });
+
     it('refuses a snapshot whose request ids are already taken, writing nothing', async () => {
       const store = ctx.store();
       await fullSession(store);

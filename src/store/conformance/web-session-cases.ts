@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
-import type { WebSessionRecord } from '../store.ts';
-import { at, atMs, type ConformanceContext } from './fixtures.ts';
+import type { WebSessionRecord, WebSessionStore } from '../ports/server/web-session-store.ts';
+import { at, atMs, type PortContext } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
 const hashOf = (cookie: string) => createHash('sha256').update(cookie).digest('hex');
@@ -10,7 +10,7 @@ function signIn(cookie: string, approver: string, expiresSeconds: number): WebSe
   return { idHash: hashOf(cookie), approver, createdAt: at(0), expiresAtMs: atMs(expiresSeconds) };
 }
 
-export function webSessionCases(ctx: ConformanceContext): void {
+export function webSessionCases(ctx: PortContext<WebSessionStore>): void {
   describe('inbox sign-ins (web sessions)', () => {
     it('round-trips a sign-in by its hash; an unknown hash is null', async () => {
       const store = ctx.store();

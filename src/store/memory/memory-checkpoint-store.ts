@@ -1,5 +1,4 @@
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
-import type { JsonValue } from '../../core/json.ts';
 import {
   assertCheckpointHeader,
   assertStoreId,
@@ -14,6 +13,7 @@ import type {
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
+import { createMemoryAppState } from './memory-app-state.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -30,13 +30,12 @@ interface RunEntry {
 export function createMemoryCheckpointStore(): CheckpointStore {
   const runs = new Map<string, RunEntry>();
   const answers = new Map<string, RequestAnswer>();
-  const state = new Map<string, JsonValue>();
-  const stateKey = (namespace: string, key: string) => JSON.stringify([namespace, key]);
 
   return {
     kind: 'memory',
     // No audit trail here: `options.audit` of a write is ignored (see CheckpointStore.keepsAudit).
     keepsAudit: false,
+    ...createMemoryAppState(),
 
     async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
@@ -107,21 +106,6 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       assertStoreId('run', run);
       assertStoreId('request', requestId);
       return copy(answers.get(`${run}\n${requestId}`) ?? null);
-    },
-
-    async getState(namespace, key) {
-      return copy(state.get(stateKey(namespace, key)));
-    },
-
-    async setState(namespace, key, value) {
-      state.set(stateKey(namespace, key), copy(value));
-    },
-
-    async claimState(namespace, key, value) {
-      const existing = state.get(stateKey(namespace, key));
-      if (existing !== undefined) return { won: false, value: copy(existing) };
-      state.set(stateKey(namespace, key), copy(value));
-      return { won: true, value: copy(value) };
     },
 
     async close() {},

@@ -1,24 +1,17 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
-import type { JsonValue } from '../../core/json.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
-import { stalledLimit } from '../stalled-sessions.ts';
-import type {
-  Delivery,
-  ExecutionFinish,
-  LeaseRequest,
-  StalledSession,
-  StandingRule,
-  Store,
-  WebSessionRecord,
-} from '../store.ts';
+import { auditCursor } from '../audit-cursor.ts';
+import { guardStore } from '../guard.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { DEFAULT_STALLED_LIMIT } from '../stalled-sessions.ts';
+import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
 import {
   approvalExists,
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
@@ -29,6 +22,17 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { createMemoryAppState } from './memory-app-state.ts';
+import { createMemoryOutbox } from './memory-outbox.ts';
+import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
+
+/**
+ * The memory Store, with the server's outbox and sign-ins beside it (as the SQL stores keep
+ * theirs): servers sharing one memory store share those too, as they would a database.
+ */
+export interface MemoryStore extends Store, Outbox, WebSessionStore {
+  readonly kind: 'memory';
+}
 
 interface SessionEntry {
   record: SessionRecord;
@@ -57,22 +61,18 @@ const byStarted = orderBy((record: ExecutionRecord) => [record.startedAt, record
 const bySessionCreated = orderBy((record: SessionRecord) => [record.createdAt, record.id]);
 const byRuleCreated = orderBy((rule: StandingRule) => [rule.createdAt, rule.id]);
 const byUpdated = orderBy((session: StalledSession) => [session.updatedAt, session.id]);
-const byDeliveryCreated = orderBy((delivery: Delivery) => [delivery.createdAt, delivery.id]);
 
 /**
- * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`. Each method checks
- * everything before changing anything, which makes it as all-or-nothing as a transaction
- * (JavaScript runs it without interleaving).
+ * A process-local Store for tests, demos and `COUNTERSIGN_STORE=memory:`, guarded (guard.ts).
+ * Each method checks everything before changing anything, which makes it as all-or-nothing as
+ * a transaction (JavaScript runs it without interleaving).
  */
-export function createMemoryStore(): Store {
+export function createMemoryStore(): MemoryStore {
   const sessions = new Map<string, SessionEntry>();
   const approvals = new Map<string, ApprovalRequest>();
   const executions = new Map<string, ExecutionRecord>();
   const rules = new Map<string, StandingRule>();
   const audit: AuditEntry[] = [];
-  const state = new Map<string, Map<string, JsonValue>>();
-  const deliveries = new Map<string, Delivery>();
-  const webSessions = new Map<string, WebSessionRecord>();
 
   function requireSession(id: string): SessionEntry {
     const entry = sessions.get(id);
@@ -83,12 +83,11 @@ export function createMemoryStore(): Store {
   function takeLease(request: LeaseRequest): boolean {
     const entry = sessions.get(request.session);
     if (entry === undefined) return false;
-    const free = request.renew
-      ? entry.leaseOwner === request.owner
-      : entry.leaseOwner === null ||
-        entry.leaseUntil < request.nowMs ||
-        entry.leaseOwner === request.owner ||
-        entry.leaseOwner === request.takeOverFrom;
+    const free =
+      entry.leaseOwner === null ||
+      entry.leaseUntil < request.nowMs ||
+      entry.leaseOwner === request.owner ||
+      entry.leaseOwner === request.takeOverFrom;
     if (!free) return false;
     entry.leaseOwner = request.owner;
     entry.leaseUntil = request.untilMs;
@@ -134,8 +133,11 @@ export function createMemoryStore(): Store {
     }
   }
 
-  return {
+  return guardStore<MemoryStore>({
     kind: 'memory',
+    ...createMemoryAppState(),
+    ...createMemoryOutbox(),
+    ...createMemoryWebSessionStore(),
 
     async ensureSession(input) {
       let entry = sessions.get(input.id);
@@ -193,7 +195,7 @@ export function createMemoryStore(): Store {
           lease: { owner: entry.leaseOwner, untilMs: entry.leaseUntil },
         }))
         .sort(byUpdated)
-        .slice(0, stalledLimit(query));
+        .slice(0, query.limit ?? DEFAULT_STALLED_LIMIT);
     },
 
     async commitStep(step) {
@@ -205,14 +207,9 @@ export function createMemoryStore(): Store {
         throw staleStep(step.session, entry.record.messageCount, step.expectedMessageCount);
       }
       const newApprovals = step.approvals ?? [];
-      const seen = new Set<string>();
       for (const request of newApprovals) {
-        if (request.session !== step.session) {
-          throw approvalOutsideSession(request.id, request.session, step.session);
-        }
-        if (approvals.has(request.id) || seen.has(request.id)) throw approvalExists(request.id);
+        if (approvals.has(request.id)) throw approvalExists(request.id);
         assertArgsBound(request);
-        seen.add(request.id);
       }
       for (const finish of step.finishes ?? []) checkFinishable(finish.requestId);
       let seq = entry.record.messageCount;
@@ -238,6 +235,13 @@ export function createMemoryStore(): Store {
 
     async acquireLease(request) {
       return takeLease(request);
+    },
+
+    async renewLease(renewal) {
+      const entry = sessions.get(renewal.session);
+      if (entry === undefined || entry.leaseOwner !== renewal.owner) return false;
+      entry.leaseUntil = renewal.untilMs;
+      return true;
     },
 
     async releaseLease(session, owner) {
@@ -366,102 +370,19 @@ export function createMemoryStore(): Store {
       appendAuditEntries(events, at);
     },
 
-    async listAudit(filter = {}) {
-      return audit
-        .filter((entry) => filter.session === undefined || entry.session === filter.session)
-        .map(copy);
-    },
-
-    async getState(namespace, key) {
-      const value = state.get(namespace)?.get(key);
-      return value === undefined ? undefined : copy(value);
-    },
-
-    async setState(namespace, key, value) {
-      let space = state.get(namespace);
-      if (space === undefined) {
-        space = new Map();
-        state.set(namespace, space);
+    async listAudit(query) {
+      const { session, afterSeq, limit } = auditCursor(query);
+      // seq runs 1, 2, 3…: the entry after `afterSeq` is at index `afterSeq`.
+      const page: AuditEntry[] = [];
+      for (let index = afterSeq; index < audit.length && (limit === null || page.length < limit); index++) {
+        const entry = audit[index]!;
+        if (session === undefined || entry.session === session) page.push(copy(entry));
       }
-      space.set(key, copy(value));
+      return page;
     },
 
-    async enqueueDelivery(delivery) {
-      if (deliveries.has(delivery.id)) return false;
-      deliveries.set(delivery.id, {
-        id: delivery.id,
-        kind: delivery.kind,
-        payload: copy(delivery.payload),
-        createdAt: delivery.createdAt,
-        status: 'pending',
-        attempts: 0,
-        nextAtMs: delivery.nextAtMs,
-        claimedBy: null,
-        lastError: null,
-        finishedAt: null,
-      });
-      return true;
-    },
-
-    async claimDeliveries(claim) {
-      const due = [...deliveries.values()]
-        .filter((row) => row.status === 'pending' && row.nextAtMs <= claim.nowMs)
-        .sort(byDeliveryCreated)
-        .slice(0, Math.max(0, claim.limit));
-      return due.map((row) => {
-        const claimed: Delivery = {
-          ...row,
-          attempts: row.attempts + 1,
-          nextAtMs: claim.nowMs + claim.leaseMs,
-          claimedBy: claim.owner,
-        };
-        deliveries.set(row.id, claimed);
-        return copy(claimed);
-      });
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      const row = deliveries.get(id);
-      if (row === undefined || row.status !== 'pending' || row.claimedBy !== owner) return false;
-      deliveries.set(
-        id,
-        outcome.status === 'retry'
-          ? { ...row, nextAtMs: outcome.nextAtMs, claimedBy: null, lastError: outcome.error }
-          : {
-              ...row,
-              status: outcome.status,
-              claimedBy: null,
-              lastError: outcome.status === 'failed' ? outcome.error : row.lastError,
-              finishedAt: outcome.at,
-            },
-      );
-      return true;
-    },
-
-    async getDelivery(id) {
-      const row = deliveries.get(id);
-      return row === undefined ? null : copy(row);
-    },
-
-    async createWebSession(session, nowMs) {
-      for (const [hash, row] of webSessions) if (row.expiresAtMs <= nowMs) webSessions.delete(hash);
-      webSessions.set(session.idHash, { ...session });
-    },
-
-    async getWebSession(idHash, nowMs) {
-      const row = webSessions.get(idHash);
-      return row === undefined || row.expiresAtMs <= nowMs ? null : { ...row };
-    },
-
-    async touchWebSession(idHash, update) {
-      const row = webSessions.get(idHash);
-      if (row === undefined || row.expiresAtMs <= update.nowMs) return null;
-      row.expiresAtMs = Math.max(row.expiresAtMs, update.expiresAtMs);
-      return { ...row };
-    },
-
-    async deleteWebSession(idHash) {
-      return webSessions.delete(idHash);
+    async lastAuditSeq() {
+      return audit.length;
     },
 
     async exportSession(id) {
@@ -477,21 +398,14 @@ export function createMemoryStore(): Store {
     },
 
     async importSession(snapshot, events) {
-      assertSnapshotConsistent(snapshot);
       const id = snapshot.session.id;
       if (sessions.has(id)) throw sessionExists(id);
-      const seenApprovals = new Set<string>();
       for (const request of snapshot.approvals) {
-        if (approvals.has(request.id) || seenApprovals.has(request.id)) throw approvalExists(request.id);
+        if (approvals.has(request.id)) throw approvalExists(request.id);
         assertArgsBound(request);
-        seenApprovals.add(request.id);
       }
-      const seenExecutions = new Set<string>();
       for (const record of snapshot.executions) {
-        if (executions.has(record.requestId) || seenExecutions.has(record.requestId)) {
-          throw executionExists(record.requestId);
-        }
-        seenExecutions.add(record.requestId);
+        if (executions.has(record.requestId)) throw executionExists(record.requestId);
       }
       const imported = copy(snapshot);
       sessions.set(id, {
@@ -506,5 +420,5 @@ export function createMemoryStore(): Store {
     },
 
     async close() {},
-  };
+  });
 }

@@ -1,6 +1,5 @@
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
-import type { JsonValue } from '../../core/json.ts';
 import {
   ANSWER_COLUMNS,
   CHECKPOINT_COLUMNS,
@@ -16,14 +15,16 @@ import type {
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
+import type { AppState } from '../ports/app-state.ts';
+import { text } from '../sql/rows.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
-import { payload, text } from './rows.ts';
 import { quoteIdentifier } from './schema-name.ts';
 
+/** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
 export type PostgresCheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | 'getState' | 'setState'
+  'kind' | 'keepsAudit' | 'close' | keyof AppState
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
@@ -35,7 +36,7 @@ type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at:
  * in `workflow_runs`: `INSERT … ON CONFLICT DO NOTHING` for a run's first checkpoint, else
  * `UPDATE … WHERE latest = $expected`. Under READ COMMITTED a racing writer waits on the row
  * and re-checks the condition against what the first committed, so exactly one of them wins.
- * Answers and claims are one `INSERT … ON CONFLICT DO NOTHING` each; a save or an answer
+ * Answers are one `INSERT … ON CONFLICT DO NOTHING` each; a save or an answer
  * that carries audit events is a transaction that appends them (last, as the audit head's
  * lock asks) only when the write happened.
  */
@@ -49,7 +50,6 @@ export function createPostgresCheckpoints(
   const runs = q('workflow_runs');
   const checkpoints = q('workflow_checkpoints');
   const answers = q('workflow_answers');
-  const state = q('state');
   const { query, transaction } = connection;
 
   async function checkpointById(on: Query, runId: string, id: string): Promise<StoredCheckpoint | null> {
@@ -223,24 +223,6 @@ export function createPostgresCheckpoints(
       assertStoreId('run', runId);
       assertStoreId('request', requestId);
       return answerOf(query, runId, requestId);
-    },
-
-    async claimState(namespace, key, value) {
-      const where = `state(namespace=${namespace}, key=${key})`;
-      const inserted = first(
-        await query(
-          `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
-           ON CONFLICT (namespace, key) DO NOTHING RETURNING value`,
-          [namespace, key, codec.encode(value)],
-        ),
-      );
-      if (inserted !== undefined)
-        return { won: true, value: payload(codec, inserted, 'value', where) as JsonValue };
-      const row = first(
-        await query(`SELECT value FROM ${state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
-      );
-      if (row === undefined) throw new Error(`state ${namespace}/${key} conflicted but cannot be read`);
-      return { won: false, value: payload(codec, row, 'value', where) as JsonValue };
     },
   };
 }

@@ -17,8 +17,8 @@ import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.ts';
-import { stalledSessionsText } from './row-queries.ts';
-import { tablesIn } from './tables.ts';
+import { auditPageText, stalledSessionsText } from './row-queries.ts';
+import { tablesIn } from './schema-name.ts';
 
 const url = await postgresForTests();
 
@@ -191,6 +191,27 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       });
       expect(plan).toMatch(/Index Scan using sessions_with_open_batch on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
+    });
+
+    it('reads the audit log by cursor as an index range walk on seq, never a whole-table scan', async () => {
+      fresh('audit_plan');
+      await open();
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        // As above: on an empty table a scan and a sort are cheaper; forbidding them shows
+        // the primary key serves the range in order, so LIMIT stops the walk.
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN ${auditPageText(tablesIn(schema), false)}`,
+          [10, 100],
+        );
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using audit_pkey on audit/);
+      expect(plan).toMatch(/Index Cond: \(seq > /);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 

@@ -1,16 +1,20 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
-import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import { guardStore } from '../guard.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
+import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
+  AuditQuery,
   DecideResult,
-  Delivery,
-  DeliveryStatus,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -20,10 +24,8 @@ import type {
   StandingRule,
   StepCommit,
   Store,
-  WebSessionRecord,
 } from '../store.ts';
 import {
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionNotFound,
   leaseLost,
@@ -36,20 +38,13 @@ import { createConnection, openPool, type Query } from './connection.ts';
 import { migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
+import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
+import { createPostgresOutbox } from './postgres-outbox.ts';
+import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toExecution, toFence, toLease, toRule, toSession, toStateValue } from './rows.ts';
-import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.ts';
-import {
-  APPROVAL_COLUMNS,
-  DELIVERY_COLUMNS,
-  EXECUTION_COLUMNS,
-  RULE_COLUMNS,
-  SESSION_COLUMNS,
-  tablesIn,
-  WEB_SESSION_COLUMNS,
-} from './tables.ts';
+import { assertSchemaName, DEFAULT_SCHEMA, tablesIn } from './schema-name.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -60,41 +55,16 @@ export interface PostgresStoreOptions {
   codec?: PayloadCodec;
 }
 
-/** Also where workflow runs live (migration 003, postgres-checkpoints.ts), like the SQLite store. */
-export interface PostgresStore extends Store, CheckpointStore {
+/**
+ * Also where workflow runs live (migration 003, postgres-checkpoints.ts), like the SQLite
+ * store, and the server's outbox and sign-in store (`deliveries`, `web_sessions`):
+ * `createServer` uses them when given this store.
+ */
+export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessionStore {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
   readonly schema: string;
-}
-
-function textOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function toWebSession(row: Record<string, unknown>): WebSessionRecord {
-  return {
-    idHash: String(row.id_hash),
-    approver: String(row.approver),
-    createdAt: String(row.created_at),
-    expiresAtMs: Number(row.expires_at),
-  };
-}
-
-function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
-  const id = String(row.id);
-  return {
-    id,
-    kind: String(row.kind),
-    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
-    createdAt: String(row.created_at),
-    status: String(row.status) as DeliveryStatus,
-    attempts: Number(row.attempts),
-    nextAtMs: Number(row.next_at),
-    claimedBy: textOrNull(row.claimed_by),
-    lastError: textOrNull(row.last_error),
-    finishedAt: textOrNull(row.finished_at),
-  };
 }
 
 /**
@@ -176,19 +146,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   async function takeLease(q: Query, request: LeaseRequest): Promise<boolean> {
-    const rows = request.renew
-      ? await q(
-          `UPDATE ${t.sessions} SET lease_until = $1::bigint
-           WHERE id = $2::text AND lease_owner = $3::text RETURNING 1 AS ok`,
-          [request.untilMs, request.session, request.owner],
-        )
-      : await q(
-          `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
-           WHERE id = $3::text
-             AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
-           RETURNING 1 AS ok`,
-          [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
-        );
+    const rows = await q(
+      `UPDATE ${t.sessions} SET lease_owner = $1::text, lease_until = $2::bigint
+       WHERE id = $3::text
+         AND (lease_owner IS NULL OR lease_until < $4::bigint OR lease_owner = $1::text OR lease_owner = $5::text)
+       RETURNING 1 AS ok`,
+      [request.owner, request.untilMs, request.session, request.nowMs, request.takeOverFrom ?? null],
+    );
     return rows.length > 0;
   }
 
@@ -214,6 +178,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit),
+    ...createPostgresAppState(query, t.state, codec),
+    ...createPostgresOutbox(query, t, codec),
+    ...createPostgresWebSessions(query, t),
 
     async ensureSession(input) {
       const inserted = first(
@@ -264,12 +231,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           ]),
         );
         if (row === undefined) throw await refusal(q, step);
-        for (const request of approvals) {
-          if (request.session !== step.session) {
-            throw approvalOutsideSession(request.id, request.session, step.session);
-          }
-          await insertApproval(q, request);
-        }
+        for (const request of approvals) await insertApproval(q, request);
         await appendAudit(q, step.audit, step.at);
         return toSession(codec, row);
       });
@@ -277,6 +239,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async acquireLease(request: LeaseRequest) {
       return takeLease(query, request);
+    },
+
+    async renewLease(renewal) {
+      const rows = await query(
+        `UPDATE ${t.sessions} SET lease_until = $1::bigint
+         WHERE id = $2::text AND lease_owner = $3::text RETURNING 1 AS ok`,
+        [renewal.untilMs, renewal.session, renewal.owner],
+      );
+      return rows.length > 0;
     },
 
     async releaseLease(session, owner) {
@@ -413,118 +384,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await connection.transaction((q) => appendAudit(q, events, at));
     },
 
-    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
-      return auditOf(query, filter.session);
+    async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {
+      return auditOf(query, auditCursor(filter));
     },
 
-    async getState(namespace, key) {
-      const row = first(
-        await query(`SELECT value FROM ${t.state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
-      );
-      return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
-    },
-
-    async setState(namespace, key, value: JsonValue) {
-      await query(
-        `INSERT INTO ${t.state} (namespace, key, value) VALUES ($1, $2, $3)
-         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        [namespace, key, codec.encode(value)],
-      );
-    },
-
-    async enqueueDelivery(delivery) {
-      const rows = await query(
-        `INSERT INTO ${t.deliveries} (id, kind, payload, created_at, next_at)
-         VALUES ($1, $2, $3, $4, $5::bigint) ON CONFLICT (id) DO NOTHING RETURNING 1 AS ok`,
-        [delivery.id, delivery.kind, codec.encode(delivery.payload), delivery.createdAt, delivery.nextAtMs],
-      );
-      return rows.length > 0;
-    },
-
-    async claimDeliveries(claim) {
-      if (claim.limit < 1) return [];
-      // SKIP LOCKED: a row another claimer is taking right now is passed over, not waited for.
-      // A row it already took is re-checked against the WHERE after its commit, and its new
-      // next_at no longer matches.
-      const rows = await query(
-        `WITH due AS (
-           SELECT id FROM ${t.deliveries}
-           WHERE status = 'pending' AND next_at <= $1::bigint
-           ORDER BY created_at, id LIMIT $2::integer
-           FOR UPDATE SKIP LOCKED
-         )
-         UPDATE ${t.deliveries} AS d
-         SET claimed_by = $3::text, next_at = $1::bigint + $4::bigint, attempts = d.attempts + 1
-         FROM due WHERE d.id = due.id
-         RETURNING ${DELIVERY_COLUMNS.split(', ')
-           .map((column) => `d.${column}`)
-           .join(', ')}`,
-        [claim.nowMs, claim.limit, claim.owner, claim.leaseMs],
-      );
-      return rows
-        .map((row) => toDelivery(codec, row))
-        .sort((a, b) =>
-          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-        );
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      const rows =
-        outcome.status === 'retry'
-          ? await query(
-              `UPDATE ${t.deliveries} SET next_at = $3::bigint, claimed_by = NULL, last_error = $4
-               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
-              [id, owner, outcome.nextAtMs, outcome.error],
-            )
-          : await query(
-              `UPDATE ${t.deliveries}
-               SET status = $3, claimed_by = NULL, finished_at = $4, last_error = COALESCE($5, last_error)
-               WHERE id = $1 AND status = 'pending' AND claimed_by = $2 RETURNING 1 AS ok`,
-              [id, owner, outcome.status, outcome.at, outcome.status === 'failed' ? outcome.error : null],
-            );
-      return rows.length > 0;
-    },
-
-    async getDelivery(id) {
-      const row = first(await query(`SELECT ${DELIVERY_COLUMNS} FROM ${t.deliveries} WHERE id = $1`, [id]));
-      return row === undefined ? null : toDelivery(codec, row);
-    },
-
-    async createWebSession(session, nowMs) {
-      // One statement: the prune and the insert commit together, with no BEGIN/COMMIT.
-      await query(
-        `WITH pruned AS (DELETE FROM ${t.webSessions} WHERE expires_at <= $5::bigint)
-         INSERT INTO ${t.webSessions} (${WEB_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4::bigint)
-         ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
-           created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        [session.idHash, session.approver, session.createdAt, session.expiresAtMs, nowMs],
-      );
-    },
-
-    async getWebSession(idHash, nowMs) {
-      const row = first(
-        await query(
-          `SELECT ${WEB_SESSION_COLUMNS} FROM ${t.webSessions} WHERE id_hash = $1 AND expires_at > $2::bigint`,
-          [idHash, nowMs],
-        ),
-      );
-      return row === undefined ? null : toWebSession(row);
-    },
-
-    async touchWebSession(idHash, update) {
-      const row = first(
-        await query(
-          `UPDATE ${t.webSessions} SET expires_at = GREATEST(expires_at, $2::bigint)
-           WHERE id_hash = $1 AND expires_at > $3::bigint RETURNING ${WEB_SESSION_COLUMNS}`,
-          [idHash, update.expiresAtMs, update.nowMs],
-        ),
-      );
-      return row === undefined ? null : toWebSession(row);
-    },
-
-    async deleteWebSession(idHash) {
-      const rows = await query(`DELETE FROM ${t.webSessions} WHERE id_hash = $1 RETURNING 1 AS ok`, [idHash]);
-      return rows.length > 0;
+    async lastAuditSeq(): Promise<number> {
+      // The chain's tail row: one row, read without waiting for a writer's lock (MVCC).
+      const rows = await query(`SELECT seq FROM ${t.auditHead}`);
+      return Number(rows[0]?.seq ?? 0);
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {
@@ -542,21 +409,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async importSession(snapshot: SessionSnapshot, audit) {
-      assertSnapshotConsistent(snapshot);
       const { session } = snapshot;
       await connection.transaction(async (q) => {
         const inserted = await q(
           `INSERT INTO ${t.sessions} (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (id) DO NOTHING RETURNING id`,
-          [
-            session.id,
-            session.agent,
-            session.principal,
-            session.createdAt,
-            session.updatedAt,
-            session.messageCount,
-            session.batch === null ? null : codec.encode(session.batch),
-          ],
+          sessionValues(codec, session),
         );
         if (inserted.length === 0) throw sessionExists(session.id);
         await insertMessages(q, session.id, snapshot.messages);
@@ -570,5 +428,5 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await connection.close();
     },
   };
-  return store;
+  return guardStore(store);
 }

@@ -3,19 +3,20 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
+import { type AuditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
-import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
-import type { Query, Row } from './connection.ts';
-import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from './rows.ts';
 import {
   APPROVAL_COLUMNS,
   AUDIT_COLUMNS,
   EXECUTION_COLUMNS,
   RULE_COLUMNS,
   SESSION_COLUMNS,
-  type Tables,
-} from './tables.ts';
+} from '../sql/columns.ts';
+import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from '../sql/rows.ts';
+import type { Tables } from '../sql/tables.ts';
+import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
+import type { Query, Row } from './connection.ts';
 
 export type Conditions = ReadonlyArray<readonly [column: string, value: string | undefined]>;
 
@@ -27,6 +28,15 @@ function whereClause(conditions: Conditions): { clause: string; values: string[]
       used.length === 0 ? '' : ` WHERE ${used.map(([column], i) => `${column} = $${i + 1}`).join(' AND ')}`,
     values: used.map(([, value]) => value),
   };
+}
+
+/** Exported so a test can ask PostgreSQL for the plan: an index range walk on seq (or session), no scan. */
+export function auditPageText(tables: Tables, bySession: boolean): string {
+  return auditCursorSql(tables.audit, AUDIT_COLUMNS, bySession, {
+    afterSeq: '$1::bigint',
+    limit: '$2::integer',
+    session: '$3::text',
+  });
 }
 
 /** Exported so a test can ask PostgreSQL for its plan: it must be able to use the partial index. */
@@ -117,9 +127,15 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
     return rows.map((row) => toRule(row));
   }
 
-  async function auditOf(q: Query, session: string | undefined): Promise<AuditEntry[]> {
-    const { clause, values } = whereClause([['session', session]]);
-    const rows = await q(`SELECT ${AUDIT_COLUMNS} FROM ${tables.audit}${clause} ORDER BY seq`, values);
+  const auditPage = auditPageText(tables, false);
+  const auditSessionPage = auditPageText(tables, true);
+
+  async function auditOf(q: Query, cursor: AuditCursor): Promise<AuditEntry[]> {
+    // LIMIT NULL is LIMIT ALL.
+    const rows =
+      cursor.session === undefined
+        ? await q(auditPage, [cursor.afterSeq, cursor.limit])
+        : await q(auditSessionPage, [cursor.afterSeq, cursor.limit, cursor.session]);
     return rows.map((row) => toAuditEntry(codec, row));
   }
 
@@ -130,7 +146,7 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
       query.includeHeld === true,
       query.nowMs,
       query.agents === undefined ? null : [...query.agents],
-      stalledLimit(query),
+      query.limit ?? DEFAULT_STALLED_LIMIT,
     ]);
     return rows.map(toStalledSession);
   }

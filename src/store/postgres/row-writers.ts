@@ -5,11 +5,13 @@ import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
+import { toAuditLink } from '../sql/rows.ts';
+import type { Tables } from '../sql/tables.ts';
+import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
-import { toAuditHead } from './rows.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, type Tables } from './tables.ts';
 
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
@@ -49,19 +51,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
       `INSERT INTO ${tables.executions} (${EXECUTION_COLUMNS})
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
        ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
-      [
-        record.requestId,
-        record.session,
-        record.callId,
-        record.tool,
-        codec.encode(record.args),
-        record.idempotencyKey,
-        record.status,
-        record.result === null ? null : codec.encode(record.result),
-        record.attempts,
-        record.startedAt,
-        record.finishedAt,
-      ],
+      executionValues(codec, record),
     );
     if (inserted.length === 0) throw executionExists(record.requestId);
   }
@@ -70,18 +60,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     const inserted = await query(
       `INSERT INTO ${tables.rules} (${RULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [
-        rule.id,
-        rule.session,
-        rule.tool,
-        rule.toolIdentity,
-        rule.argsHash,
-        rule.sourceRequest,
-        rule.createdAt,
-        rule.createdBy,
-        rule.revokedAt,
-        rule.revokedBy,
-      ],
+      ruleValues(rule),
     );
     if (inserted.length === 0) throw ruleExists(rule.id);
   }
@@ -97,7 +76,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     // locking and reading the tail is one round trip (a separate advisory lock would be two).
     const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
     if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
-    let { seq, hash: prevHash } = toAuditHead(head[0]);
+    let { seq, hash: prevHash } = toAuditLink(head[0], 'audit_head');
     const rows = events.map((event) => {
       seq += 1;
       const hash = auditHash(prevHash, { ...event, seq, at });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../../core/errors/config-error.ts';
+import { type Tables, tableNames } from '../sql/tables.ts';
 
 export const DEFAULT_SCHEMA = 'countersign';
 
@@ -29,4 +30,12 @@ export function quoteIdentifier(name: string): string {
 export function migrationLockKey(schema: string): string {
   const digest = createHash('sha256').update(`countersign:migrate:${schema}`).digest();
   return digest.readBigInt64BE(0).toString();
+}
+
+/**
+ * Schema-qualified names, written into every statement: nothing depends on the connection's
+ * search_path, so a pooler that hands connections around cannot point a store elsewhere.
+ */
+export function tablesIn(schema: string): Tables {
+  return tableNames((table) => `${quoteIdentifier(schema)}.${table}`);
 }

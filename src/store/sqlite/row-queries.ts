@@ -4,12 +4,12 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { stalledLimit, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
+import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { type Row, toApproval, toExecution, toMessage, toRule, toSession } from '../sql/rows.ts';
+import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
 import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
 import { sessionNotFound } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import type { Sql } from './connection.ts';
-import { type Row, toApproval, toExecution, toMessage, toRule, toSession } from './rows.ts';
 
 /** Exported so a test can ask SQLite for its plan: it must walk the partial index. */
 export const STALLED_SESSIONS_SQL = stalledSessionsSql(
@@ -87,7 +87,7 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
         query.includeHeld === true ? 1 : 0,
         query.nowMs,
         query.agents === undefined ? null : JSON.stringify(query.agents),
-        stalledLimit(query),
+        query.limit ?? DEFAULT_STALLED_LIMIT,
       )
       .map(toStalledSession);
   }

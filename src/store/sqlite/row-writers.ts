@@ -5,11 +5,12 @@ import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
+import { toAuditLink } from '../sql/rows.ts';
+import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, ruleExists } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from './columns.ts';
 import type { Sql } from './connection.ts';
-import { toAuditTail } from './rows.ts';
 
 /** The INSERTs shared by the step commit, the ledger and import; callers own the transaction. */
 export function createRowWriters(sql: Sql, codec: PayloadCodec) {
@@ -34,42 +35,24 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
 
   function insertExecution(record: ExecutionRecord): void {
     sql(`INSERT INTO executions (${EXECUTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      record.requestId,
-      record.session,
-      record.callId,
-      record.tool,
-      codec.encode(record.args),
-      record.idempotencyKey,
-      record.status,
-      record.result === null ? null : codec.encode(record.result),
-      record.attempts,
-      record.startedAt,
-      record.finishedAt,
+      ...executionValues(codec, record),
     );
   }
 
   function insertRule(rule: StandingRule): void {
     // Checked rather than left to the primary key so both backends word the refusal alike.
     if (sql('SELECT 1 FROM rules WHERE id = ?').get(rule.id) !== undefined) throw ruleExists(rule.id);
-    sql(`INSERT INTO rules (${RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      rule.id,
-      rule.session,
-      rule.tool,
-      rule.toolIdentity,
-      rule.argsHash,
-      rule.sourceRequest,
-      rule.createdAt,
-      rule.createdBy,
-      rule.revokedAt,
-      rule.revokedBy,
-    );
+    sql(`INSERT INTO rules (${RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...ruleValues(rule));
   }
 
   /** Must run inside a write transaction: there the chain's tail cannot move under us. */
   function appendAudit(events: readonly AuditEvent[] | undefined, at: string): void {
     if (events === undefined || events.length === 0) return;
     const tail = sql('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get();
-    let { seq, hash: prevHash } = tail === undefined ? { seq: 0, hash: AUDIT_GENESIS } : toAuditTail(tail);
+    let { seq, hash: prevHash } =
+      tail === undefined
+        ? { seq: 0, hash: AUDIT_GENESIS }
+        : toAuditLink(tail, `audit(seq=${String(tail.seq)})`);
     const insert = sql(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const event of events) {
       seq += 1;

@@ -1,6 +1,5 @@
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
-import type { JsonValue } from '../../core/json.ts';
 import {
   ANSWER_COLUMNS,
   CHECKPOINT_COLUMNS,
@@ -16,10 +15,12 @@ import type {
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
+import type { AppState } from '../ports/app-state.ts';
+import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
-import { payload, text } from './rows.ts';
 
-type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'keepsAudit' | 'close' | 'getState' | 'setState'>;
+/** The AppState part (`state` table) is the store's own: sqlite-app-state.ts. */
+type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'keepsAudit' | 'close' | keyof AppState>;
 
 /**
  * The CheckpointStore half of the SQLite store. `workflow_runs` keeps each run's latest
@@ -185,19 +186,6 @@ export function createSqliteCheckpoints(
       assertStoreId('run', runId);
       assertStoreId('request', requestId);
       return run(() => answerOf(runId, requestId));
-    },
-
-    async claimState(namespace, key, value) {
-      return write(() => {
-        const result = sql(
-          'INSERT INTO state (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING',
-        ).run(namespace, key, codec.encode(value));
-        const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
-        if (row === undefined)
-          throw new Error(`state ${namespace}/${key} vanished inside its own transaction`);
-        const stored = payload(codec, row, 'value', `state(namespace=${namespace}, key=${key})`) as JsonValue;
-        return result.changes > 0 ? { won: true, value: stored } : { won: false, value: stored };
-      });
     },
   };
 }

@@ -11,7 +11,12 @@ import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store
 import { migrations } from './migrations.ts';
 import { STALLED_SESSIONS_SQL } from './row-queries.ts';
 import { runFixture } from './run-fixture.ts';
-import { createSqliteStore, type SqliteStore } from './sqlite-store.ts';
+import {
+  AUDIT_PAGE_SQL,
+  AUDIT_SESSION_PAGE_SQL,
+  createSqliteStore,
+  type SqliteStore,
+} from './sqlite-store.ts';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'countersign-sqlite-'));
@@ -94,6 +99,26 @@ describe('SQLite store', () => {
       (db) => db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'messages'").get()?.sql,
     );
     expect(schema).not.toMatch(/WITHOUT ROWID/);
+  });
+
+  it('reads the audit log by cursor as a range walk of the primary key, never the whole table', async () => {
+    open();
+    const plan = (text: string, ...values: Array<string | number>) =>
+      raw((db) =>
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${text}`)
+          .all(...values)
+          .map((row) => String(row.detail)),
+      );
+    // seq is the rowid: a SEARCH on it is a seek to afterSeq, in order, stopped by LIMIT.
+    expect(plan(AUDIT_PAGE_SQL, 10, 100)).toEqual([
+      expect.stringMatching(/^SEARCH audit USING INTEGER PRIMARY KEY \(rowid>\?\)/),
+    ]);
+    // The session index carries the rowid: a seek to (session, seq > afterSeq), no sort.
+    const bySession = plan(AUDIT_SESSION_PAGE_SQL, 10, 's1', 100);
+    expect(bySession).toEqual([
+      expect.stringMatching(/^SEARCH audit USING INDEX audit_by_session \(session=\? AND rowid>\?\)/),
+    ]);
   });
 
   it('finds stalled sessions by walking the partial index of open batches, never the whole table', async () => {
@@ -305,6 +330,16 @@ describe('SQLite store', () => {
     const read = store.getApproval('r1');
     await expect(read).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
     await expect(read).rejects.toThrow('approvals(id=r1)');
+  });
+
+  it('reports an outbox row with an impossible status as CORRUPT_DATA naming the row', async () => {
+    const store = open();
+    const delivery = { id: 'evt_1', kind: 'approval.requested', payload: {}, createdAt: at(1), nextAtMs: 0 };
+    await store.enqueueDelivery(delivery);
+    raw((db) => db.prepare("UPDATE deliveries SET status = 'sent' WHERE id = 'evt_1'").run());
+    const read = store.getDelivery('evt_1');
+    await expect(read).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    await expect(read).rejects.toThrow('deliveries(id=evt_1)');
   });
 
   it('an audit row edited in the file breaks the chain at that entry', async () => {

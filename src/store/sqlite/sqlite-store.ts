@@ -4,14 +4,19 @@ import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
+import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
-import { assertSnapshotConsistent } from '../snapshot-rules.ts';
+import { guardStore } from '../guard.ts';
+import type { Outbox } from '../ports/server/outbox.ts';
+import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } from '../sql/rows.ts';
+import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
+  AuditQuery,
   DecideResult,
-  Delivery,
-  DeliveryStatus,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -21,10 +26,8 @@ import type {
   StandingRule,
   StepCommit,
   Store,
-  WebSessionRecord,
 } from '../store.ts';
 import {
-  approvalOutsideSession,
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
@@ -34,14 +37,27 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
-import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import { createConnection } from './connection.ts';
 import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
+import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { createSqliteOutbox } from './sqlite-outbox.ts';
+import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
+
+/** Exported so a test can ask SQLite for the plan: a range walk of the primary key, no scan. */
+export const AUDIT_PAGE_SQL = auditCursorSql('audit', AUDIT_COLUMNS, false, {
+  session: '',
+  afterSeq: '?1',
+  limit: '?2',
+});
+export const AUDIT_SESSION_PAGE_SQL = auditCursorSql('audit', AUDIT_COLUMNS, true, {
+  session: '?2',
+  afterSeq: '?1',
+  limit: '?3',
+});
 
 export interface SqliteStoreOptions {
   path: string;
@@ -60,7 +76,11 @@ export interface SqliteStoreOptions {
   onCommit?: (writes: number) => void;
 }
 
-export interface SqliteStore extends Store, CheckpointStore {
+/**
+ * Also the server's outbox and sign-in store (`deliveries`, `web_sessions`): `createServer`
+ * uses them when given this store.
+ */
+export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionStore {
   readonly kind: 'sqlite';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -71,40 +91,6 @@ export interface SqliteStore extends Store, CheckpointStore {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-const DELIVERY_COLUMNS =
-  'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
-
-function textOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-const WEB_SESSION_COLUMNS = 'id_hash, approver, created_at, expires_at';
-
-function toWebSession(row: Record<string, unknown>): WebSessionRecord {
-  return {
-    idHash: String(row.id_hash),
-    approver: String(row.approver),
-    createdAt: String(row.created_at),
-    expiresAtMs: Number(row.expires_at),
-  };
-}
-
-function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery {
-  const id = String(row.id);
-  return {
-    id,
-    kind: String(row.kind),
-    payload: codec.decode(String(row.payload), `deliveries(id=${id}).payload`) as JsonValue,
-    createdAt: String(row.created_at),
-    status: String(row.status) as DeliveryStatus,
-    attempts: Number(row.attempts),
-    nextAtMs: Number(row.next_at),
-    claimedBy: textOrNull(row.claimed_by),
-    lastError: textOrNull(row.last_error),
-    finishedAt: textOrNull(row.finished_at),
-  };
-}
 
 /**
  * The Store on one SQLite file shared by any number of processes: each method is one
@@ -138,23 +124,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   } = createRowWriters(sql, codec);
 
   function takeLease(request: LeaseRequest): boolean {
-    const result = request.renew
-      ? sql('UPDATE sessions SET lease_until = ? WHERE id = ? AND lease_owner = ?').run(
-          request.untilMs,
-          request.session,
-          request.owner,
-        )
-      : sql(
-          `UPDATE sessions SET lease_owner = ?, lease_until = ?
-           WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
-        ).run(
-          request.owner,
-          request.untilMs,
-          request.session,
-          request.nowMs,
-          request.owner,
-          request.takeOverFrom ?? null,
-        );
+    const result = sql(
+      `UPDATE sessions SET lease_owner = ?, lease_until = ?
+       WHERE id = ? AND (lease_owner IS NULL OR lease_until < ? OR lease_owner = ? OR lease_owner = ?)`,
+    ).run(
+      request.owner,
+      request.untilMs,
+      request.session,
+      request.nowMs,
+      request.owner,
+      request.takeOverFrom ?? null,
+    );
     return result.changes > 0;
   }
 
@@ -199,6 +179,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // Workflow runs share the file (and the `state` table) with the agents' sessions, and
     // their audit entries join the agents' chain.
     ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
+    ...createSqliteAppState({ sql, run, write }, codec),
+    ...createSqliteOutbox({ sql, run, write }, codec),
+    ...createSqliteWebSessions({ sql, run, write }),
 
     async ensureSession(input) {
       return write(() => {
@@ -238,10 +221,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           step.session,
         );
         if (row === undefined) throw sessionNotFound(step.session);
-        const holder = typeof row.lease_owner === 'string' ? row.lease_owner : null;
+        const { owner: holder, messageCount } = toFence(row, step.session);
         if (holder !== step.leaseOwner) throw leaseLost(step.session, holder, step.leaseOwner);
-        if (row.message_count !== step.expectedMessageCount) {
-          throw staleStep(step.session, Number(row.message_count), step.expectedMessageCount);
+        if (messageCount !== step.expectedMessageCount) {
+          throw staleStep(step.session, messageCount, step.expectedMessageCount);
         }
         for (const finish of step.finishes ?? []) finishRow(finish.requestId, finish);
         let seq = step.expectedMessageCount;
@@ -249,12 +232,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           insertMessage(step.session, { seq, at: step.at, message });
           seq += 1;
         }
-        for (const request of step.approvals ?? []) {
-          if (request.session !== step.session) {
-            throw approvalOutsideSession(request.id, request.session, step.session);
-          }
-          insertApproval(request);
-        }
+        for (const request of step.approvals ?? []) insertApproval(request);
         // `batch` ends up as the text now stored, new or kept, so the returned record decodes
         // exactly what a later read would.
         let batch = row.batch;
@@ -283,6 +261,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return write(() => takeLease(request));
     },
 
+    async renewLease(renewal) {
+      return write(
+        () =>
+          sql('UPDATE sessions SET lease_until = ? WHERE id = ? AND lease_owner = ?').run(
+            renewal.untilMs,
+            renewal.session,
+            renewal.owner,
+          ).changes > 0,
+      );
+    },
+
     async releaseLease(session, owner) {
       await write(() => releaseLeaseRow(session, owner));
     },
@@ -290,11 +279,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     async getLease(session): Promise<LeaseInfo | null> {
       return run(() => {
         const row = sql('SELECT lease_owner, lease_until FROM sessions WHERE id = ?').get(session);
-        if (row === undefined) return null;
-        return {
-          owner: typeof row.lease_owner === 'string' ? row.lease_owner : null,
-          untilMs: Number(row.lease_until),
-        };
+        return row === undefined ? null : toLease(row, session);
       });
     },
 
@@ -415,136 +400,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       await write(() => appendAuditRows(events, at));
     },
 
-    async listAudit(filter: { session?: string } = {}): Promise<AuditEntry[]> {
+    async listAudit(query?: AuditQuery): Promise<AuditEntry[]> {
+      const { session, afterSeq, limit } = auditCursor(query);
+      // LIMIT -1 is SQLite's "no limit".
       return run(() =>
-        filtered(AUDIT_COLUMNS, 'audit', [['session', filter.session]], 'seq').map((row) =>
-          toAuditEntry(codec, row),
-        ),
+        (session === undefined
+          ? sql(AUDIT_PAGE_SQL).all(afterSeq, limit ?? -1)
+          : sql(AUDIT_SESSION_PAGE_SQL).all(afterSeq, session, limit ?? -1)
+        ).map((row) => toAuditEntry(codec, row)),
       );
     },
 
-    async getState(namespace, key) {
-      return run(() => {
-        const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
-        return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
-      });
-    },
-
-    async setState(namespace, key, value: JsonValue) {
-      await write(() => {
-        sql(
-          `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
-           ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        ).run(namespace, key, codec.encode(value));
-      });
-    },
-
-    async enqueueDelivery(delivery) {
-      return write(
-        () =>
-          sql(
-            `INSERT INTO deliveries (id, kind, payload, created_at, next_at) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (id) DO NOTHING`,
-          ).run(
-            delivery.id,
-            delivery.kind,
-            codec.encode(delivery.payload),
-            delivery.createdAt,
-            delivery.nextAtMs,
-          ).changes > 0,
-      );
-    },
-
-    async claimDeliveries(claim) {
-      if (claim.limit < 1) return [];
-      // Pollers call this every second: when nothing is due, a read answers without taking
-      // the write lock. The claim itself re-checks inside its transaction.
-      const due = run(() =>
-        sql(`SELECT 1 AS due FROM deliveries WHERE status = 'pending' AND next_at <= ? LIMIT 1`).get(
-          claim.nowMs,
-        ),
-      );
-      if (due === undefined) return [];
-      // One write transaction (BEGIN IMMEDIATE): no other connection can claim in between.
-      const rows = await write(() =>
-        sql(
-          `UPDATE deliveries SET claimed_by = ?, next_at = ?, attempts = attempts + 1
-           WHERE id IN (
-             SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= ?
-             ORDER BY created_at, id LIMIT ?
-           ) RETURNING ${DELIVERY_COLUMNS}`,
-        ).all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit),
-      );
-      // RETURNING comes in no particular order.
-      return rows
-        .map((row) => toDelivery(codec, row))
-        .sort((a, b) =>
-          a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-        );
-    },
-
-    async finishDelivery(id, owner, outcome) {
-      return write(() => {
-        const result =
-          outcome.status === 'retry'
-            ? sql(
-                `UPDATE deliveries SET next_at = ?, claimed_by = NULL, last_error = ?
-                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
-              ).run(outcome.nextAtMs, outcome.error, id, owner)
-            : sql(
-                `UPDATE deliveries SET status = ?, claimed_by = NULL, finished_at = ?,
-                   last_error = COALESCE(?, last_error)
-                 WHERE id = ? AND status = 'pending' AND claimed_by = ?`,
-              ).run(
-                outcome.status,
-                outcome.at,
-                outcome.status === 'failed' ? outcome.error : null,
-                id,
-                owner,
-              );
-        return result.changes > 0;
-      });
-    },
-
-    async getDelivery(id) {
-      return run(() => {
-        const row = sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id);
-        return row === undefined ? null : toDelivery(codec, row);
-      });
-    },
-
-    async createWebSession(session, nowMs) {
-      await write(() => {
-        sql('DELETE FROM web_sessions WHERE expires_at <= ?').run(nowMs);
-        sql(
-          `INSERT INTO web_sessions (${WEB_SESSION_COLUMNS}) VALUES (?, ?, ?, ?)
-           ON CONFLICT (id_hash) DO UPDATE SET approver = excluded.approver,
-             created_at = excluded.created_at, expires_at = excluded.expires_at`,
-        ).run(session.idHash, session.approver, session.createdAt, session.expiresAtMs);
-      });
-    },
-
-    async getWebSession(idHash, nowMs) {
-      return run(() => {
-        const row = sql(
-          `SELECT ${WEB_SESSION_COLUMNS} FROM web_sessions WHERE id_hash = ? AND expires_at > ?`,
-        ).get(idHash, nowMs);
-        return row === undefined ? null : toWebSession(row);
-      });
-    },
-
-    async touchWebSession(idHash, update) {
-      return write(() => {
-        const row = sql(
-          `UPDATE web_sessions SET expires_at = MAX(expires_at, ?)
-           WHERE id_hash = ? AND expires_at > ? RETURNING ${WEB_SESSION_COLUMNS}`,
-        ).get(update.expiresAtMs, idHash, update.nowMs);
-        return row === undefined ? null : toWebSession(row);
-      });
-    },
-
-    async deleteWebSession(idHash) {
-      return write(() => sql('DELETE FROM web_sessions WHERE id_hash = ?').run(idHash).changes > 0);
+    async lastAuditSeq(): Promise<number> {
+      return run(() => Number(sql('SELECT max(seq) AS seq FROM audit').get()?.seq ?? 0));
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {
@@ -569,18 +437,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async importSession(snapshot: SessionSnapshot, audit) {
-      assertSnapshotConsistent(snapshot);
       await write(() => {
         const { session } = snapshot;
         if (sessionById(session.id) !== null) throw sessionExists(session.id);
         sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
-          session.id,
-          session.agent,
-          session.principal,
-          session.createdAt,
-          session.updatedAt,
-          session.messageCount,
-          session.batch === null ? null : codec.encode(session.batch),
+          ...sessionValues(codec, session),
         );
         for (const message of snapshot.messages) insertMessage(session.id, message);
         for (const request of snapshot.approvals) insertApproval(request);
@@ -600,5 +461,5 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       close();
     },
   };
-  return store;
+  return guardStore(store);
 }

@@ -19,11 +19,13 @@
   };
   const source = new EventSource(`/chat/events?${query}`);
   let opened = false;
+  // Requests and decisions missed while disconnected are replayed (Last-Event-ID), but the
+  // agent's replies are not in the audit log: re-read the conversation on every reconnect.
   source.addEventListener('ready', () => {
     if (opened) refresh();
     opened = true;
   });
-  for (const type of ['approval.requested', 'approval.decided', 'turn.finished']) {
+  for (const type of ['approval.requested', 'approval.decided', 'turn.finished', 'reload']) {
     source.addEventListener(type, refresh);
   }
   log.lastElementChild?.scrollIntoView({ block: 'end' });

@@ -78,7 +78,8 @@
     }
   };
 
-  // After a reconnect, events may have been missed: the store is the record, so re-read it.
+  // A reconnecting EventSource sends Last-Event-ID and is replayed what it missed; when that
+  // was too much, the server sends `reload` instead: the store is the record, so re-read it.
   const sync = async () => {
     if (!list) return;
     const response = await fetch('/v1/approvals?status=pending', { credentials: 'same-origin' });
@@ -91,10 +92,8 @@
 
   if (!('EventSource' in window) || (pageKind !== 'pending' && pageKind !== 'detail')) return;
   const source = new EventSource('/v1/events');
-  let opened = false;
-  source.addEventListener('ready', () => {
-    if (opened) sync().catch(() => undefined);
-    opened = true;
+  source.addEventListener('reload', () => {
+    sync().catch(() => undefined);
   });
   source.addEventListener('approval.requested', (message) => {
     const event = JSON.parse(message.data);

@@ -1,4 +1,5 @@
-// One column list per table, shared by the INSERTs and SELECTs so their order cannot drift.
+// One column list per table for both SQL backends, shared by the INSERTs and SELECTs so their
+// order cannot drift (sql/values.ts and row-values.ts give values in the same order).
 export const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
 export const APPROVAL_COLUMNS =
   'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by';
@@ -7,3 +8,6 @@ export const EXECUTION_COLUMNS =
 export const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';
 export const RULE_COLUMNS =
   'id, session, tool, tool_identity, args_hash, source_request, created_at, created_by, revoked_at, revoked_by';
+export const DELIVERY_COLUMNS =
+  'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
+export const WEB_SESSION_COLUMNS = 'id_hash, approver, created_at, expires_at';

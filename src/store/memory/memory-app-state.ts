@@ -1,0 +1,27 @@
+import type { JsonValue } from '../../core/json.ts';
+import type { AppState } from '../ports/app-state.ts';
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Process-local application state, for the memory Store and the memory CheckpointStore. */
+export function createMemoryAppState(): AppState {
+  const state = new Map<string, JsonValue>();
+  // JSON of the pair: no separator character can make two different pairs collide.
+  const stateKey = (namespace: string, key: string) => JSON.stringify([namespace, key]);
+  return {
+    async getState(namespace, key) {
+      return copy(state.get(stateKey(namespace, key)));
+    },
+
+    async setState(namespace, key, value) {
+      state.set(stateKey(namespace, key), copy(value));
+    },
+
+    async claimState(namespace, key, value) {
+      const existing = state.get(stateKey(namespace, key));
+      if (existing !== undefined) return { won: false, value: copy(existing) };
+      state.set(stateKey(namespace, key), copy(value));
+      return { won: true, value: copy(value) };
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { JsonValue } from '../../core/json.ts';
+import type { PayloadCodec } from '../codec.ts';
+import type { AppState } from '../ports/app-state.ts';
+import { toStateValue } from '../sql/rows.ts';
+import type { Query } from './connection.ts';
+import { first } from './row-queries.ts';
+
+/** The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors alike. */
+export function createPostgresAppState(query: Query, state: string, codec: PayloadCodec): AppState {
+  return {
+    async getState(namespace, key) {
+      const row = first(
+        await query(`SELECT value FROM ${state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
+      );
+      return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
+    },
+
+    async setState(namespace, key, value: JsonValue) {
+      await query(
+        `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
+         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
+        [namespace, key, codec.encode(value)],
+      );
+    },
+
+    async claimState(namespace, key, value) {
+      const inserted = first(
+        await query(
+          `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
+           ON CONFLICT (namespace, key) DO NOTHING RETURNING value`,
+          [namespace, key, codec.encode(value)],
+        ),
+      );
+      if (inserted !== undefined) return { won: true, value: toStateValue(codec, inserted, namespace, key) };
+      const row = first(
+        await query(`SELECT value FROM ${state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
+      );
+      if (row === undefined) throw new Error(`state ${namespace}/${key} conflicted but cannot be read`);
+      return { won: false, value: toStateValue(codec, row, namespace, key) };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { type AddressInfo, createServer, Socket } from 'node:net';
+
+/**
+ * A TCP proxy on loopback whose connections a test can cut, as a network drop does, and
+ * whose new connections it can hold until released: the client reconnects exactly when told.
+ * `heads` keeps the start of what each connection sent (its request line and headers).
+ */
+export async function cutProxy(target: { host: string; port: number }) {
+  const open = new Set<Socket>();
+  const held: Socket[] = [];
+  const heads: string[] = [];
+  let holding = false;
+
+  const forward = (client: Socket) => {
+    const upstream = new Socket();
+    upstream.connect(target.port, target.host);
+    open.add(client);
+    open.add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.resume();
+  };
+
+  const proxy = createServer((client) => {
+    client.pause();
+    client.once('data', (chunk: Buffer) => heads.push(chunk.toString('latin1')));
+    if (holding) held.push(client);
+    else forward(client);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    heads,
+    /** Drops every open connection and holds new ones until `release()`. */
+    cut() {
+      holding = true;
+      for (const socket of [...open]) socket.destroy();
+      open.clear();
+    },
+    release() {
+      holding = false;
+      for (const client of held.splice(0)) forward(client);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of [...open, ...held]) socket.destroy();
+        proxy.close(() => resolve());
+      }),
+  };
+}
