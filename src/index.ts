@@ -74,7 +74,6 @@ export {
   type CheckpointSummary,
   type CheckpointWriteOptions,
   isCheckpointStore,
-  type RequestAnswer,
   type RunStatus,
   type RunSummary,
   type StoredCheckpoint,
@@ -90,6 +89,7 @@ export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-st
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
+export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
 // pg itself is imported inside createPostgresStore, so this export costs SQLite users nothing.
 export {
   createPostgresStore,

@@ -339,7 +339,7 @@ export class SessionRun {
       decision: null,
       raisedBy: this.raiser,
       kind: 'tool-call',
-      run: null,
+      run: this.runtime.run,
       customer: this.session.principal,
       requiredRole: tool.role ?? null,
     };

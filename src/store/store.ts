@@ -1,9 +1,10 @@
-import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
 import type { AuditEntry, AuditEvent } from '../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, StoredMessage } from '../core/messages.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
+import type { DueQuery } from './ports/request-book.ts';
 
 /**
  * Everything one step of a run writes, committed in one transaction. The write is
@@ -36,6 +37,9 @@ export interface ApprovalFilter {
   status?: ApprovalStatus;
   session?: string;
   tool?: string;
+  kind?: RequestKind;
+  /** Requests of this workflow run (its port requests and its agents' tool calls). */
+  run?: string;
 }
 
 /**
@@ -256,9 +260,11 @@ export interface Store {
   releaseLease(session: string, owner: string): Promise<void>;
   getLease(session: string): Promise<LeaseInfo | null>;
 
-  // approvals
+  // requests (tool calls and port requests; see ports/request-book.ts)
   getApproval(id: string): Promise<ApprovalRequest | null>;
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
+  /** Pending requests due to expire (see RequestBook.listDue). */
+  listDue(query: DueQuery): Promise<ApprovalRequest[]>;
   /**
    * The compare-and-set: pending → decision.verdict, only if still pending and, for an
    * approval, not past its expiry at `decision.at`. Audit events commit with it.

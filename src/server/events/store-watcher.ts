@@ -9,6 +9,9 @@ import type { WorkflowRunner } from '../../workflow/runner.ts';
 import type { AgentRegistry } from '../agent-registry.ts';
 import { createStalledSweep, type StalledSweepOptions } from './stalled-sweep.ts';
 
+/** Overdue tool calls expired per pass (the rest are due on the next). */
+const EXPIRY_PAGE = 200;
+
 export interface StoreWatcher {
   /** One pass now (tests call it instead of waiting for the timer). */
   tick(): Promise<void>;
@@ -49,16 +52,13 @@ export function watchStore(options: {
   const pass = async () => {
     const at = now();
     const iso = at.toISOString();
-    // One scan per pass: overdue requests are expired from it, the rest are what waits.
-    const listed = await store.listApprovals({ status: 'pending' });
+    // Expiry walks the due-query (an index of pending rows by expiry), not every pending
+    // request: agents' tool calls here, port requests in runs.expire() below.
     const resumeSessions = new Set<string>();
-    const pending: ApprovalRequest[] = [];
-    for (const request of listed) {
-      if (request.expiresAt > iso) {
-        pending.push(request);
-        continue;
-      }
+    const resumeRuns = new Set<string>();
+    for (const request of await store.listDue({ at: iso, limit: EXPIRY_PAGE, kind: 'tool-call' })) {
       if (!(await expireRequest(store, request, iso))) continue;
+      if (request.run !== null) resumeRuns.add(request.run);
       known.delete(request.id);
       emit(events, {
         type: 'approval.decided',
@@ -71,6 +71,9 @@ export function watchStore(options: {
       });
       resumeSessions.add(`${request.agent}\n${request.session}`);
     }
+    const pending: ApprovalRequest[] = (
+      await store.listApprovals({ status: 'pending', kind: 'tool-call' })
+    ).filter((request) => request.expiresAt > iso);
     const ids = new Set(pending.map((request) => request.id));
     for (const request of pending) {
       if (known.has(request.id)) continue;
@@ -108,12 +111,12 @@ export function watchStore(options: {
           log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
       }
     }
-    if (options.runs) await expireRuns(options.runs);
+    if (options.runs) await expireRuns(options.runs, resumeRuns);
     await sweepStalled(at.getTime());
   };
 
   /** Overdue workflow requests: recorded as expired (audited), then each run continues. */
-  const expireRuns = async (runs: Pick<WorkflowRunner, 'expire' | 'resume'>) => {
+  const expireRuns = async (runs: Pick<WorkflowRunner, 'expire' | 'resume'>, alsoResume: Set<string>) => {
     let expired: Awaited<ReturnType<WorkflowRunner['expire']>>;
     try {
       expired = await runs.expire();
@@ -121,7 +124,7 @@ export function watchStore(options: {
       log(`countersign: could not expire workflow requests: ${String(error)}`);
       return;
     }
-    for (const run of new Set(expired.map((request) => request.run))) {
+    for (const run of new Set([...alsoResume, ...expired.map((request) => request.run)])) {
       try {
         await runs.resume(run);
       } catch (error) {

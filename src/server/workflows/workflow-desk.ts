@@ -85,7 +85,7 @@ export function createWorkflowDesk(options: {
             data: request.data,
             createdAt: request.createdAt,
             expiresAt: request.expiresAt,
-            requiredRole: request.parties?.requiredRole ?? portRole(found.workflow, request.port, portRoles),
+            requiredRole: portRole(found.workflow, request.port, portRoles),
             responseSchema: schema,
           });
         }

@@ -4,7 +4,7 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
-import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { assertArgsBound, decisionNeedsUnexpired, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { assertSnapshotConsistent } from '../snapshot-rules.ts';
 import { stalledLimit } from '../stalled-sessions.ts';
 import type {
@@ -259,14 +259,13 @@ export function createMemoryStore(): Store {
 
     async listApprovals(filter = {}) {
       return [...approvals.values()]
-        .filter(
-          (request) =>
-            (filter.status === undefined || request.status === filter.status) &&
-            (filter.session === undefined || request.session === filter.session) &&
-            (filter.tool === undefined || request.tool === filter.tool),
-        )
+        .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+
+    async listDue(query) {
+      return dueRequests(approvals.values(), query).map(copy);
     },
 
     async decide(id, decision, events, options = {}) {

@@ -9,7 +9,13 @@ import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
 import { toAuditHead } from './rows.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, type Tables } from './tables.ts';
+import {
+  APPROVAL_COLUMNS,
+  APPROVAL_PLACEHOLDERS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+  type Tables,
+} from './tables.ts';
 
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
@@ -37,7 +43,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     // codec the column holds exactly the text that was shown and hashed.
     const inserted = await query(
       `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       VALUES (${APPROVAL_PLACEHOLDERS})
        ON CONFLICT (id) DO NOTHING RETURNING id`,
       approvalValues(codec, request),
     );

@@ -11,6 +11,10 @@ import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from
 import type { Sql } from './connection.ts';
 import { toAuditTail } from './rows.ts';
 
+const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
+  .map(() => '?')
+  .join(', ');
+
 /** The INSERTs shared by the step commit, the ledger and import; callers own the transaction. */
 export function createRowWriters(sql: Sql, codec: PayloadCodec) {
   function insertMessage(session: string, message: StoredMessage): void {
@@ -27,7 +31,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
       throw approvalExists(request.id);
     }
-    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})`).run(
       ...approvalValues(codec, request),
     );
   }

@@ -34,6 +34,7 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from './columns.ts';
 import { createConnection } from './connection.ts';
 import { openDatabase } from './open-database.ts';
@@ -42,6 +43,7 @@ import { createRowWriters } from './row-writers.ts';
 import { toApproval, toAuditEntry, toExecution, toSession, toStateValue } from './rows.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { translateSqliteError } from './sqlite-errors.ts';
 
 export interface SqliteStoreOptions {
   path: string;
@@ -71,6 +73,12 @@ export interface SqliteStore extends Store, CheckpointStore {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** Exported so a test can ask SQLite for its plan: it must walk the partial index `approvals_due`. */
+export const DUE_REQUESTS_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals
+  WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`;
+const DUE_REQUESTS_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals
+  WHERE status = 'pending' AND expires_at <= ? AND kind = ? ORDER BY expires_at, id LIMIT ?`;
 
 const DELIVERY_COLUMNS =
   'id, kind, payload, created_at, status, attempts, next_at, claimed_by, last_error, finished_at';
@@ -113,11 +121,14 @@ function toDelivery(codec: PayloadCodec, row: Record<string, unknown>): Delivery
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const path = resolve(options.path);
   const codec = options.codec ?? jsonCodec;
-  const { sql, run, write, snapshotRead, close } = createConnection(
-    openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.check),
-    path,
-    options.onCommit,
-  );
+  const db = openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.check);
+  try {
+    adoptLegacyRequests(db, codec);
+  } catch (error) {
+    db.close();
+    throw translateSqliteError(error, path);
+  }
+  const { sql, run, write, snapshotRead, close } = createConnection(db, path, options.onCommit);
   const {
     sessionById,
     requireSession,
@@ -198,7 +209,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     keepsAudit: true,
     // Workflow runs share the file (and the `state` table) with the agents' sessions, and
     // their audit entries join the agents' chain.
-    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
+    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows, insertApproval),
 
     async ensureSession(input) {
       return write(() => {
@@ -311,8 +322,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
             ['status', filter.status],
             ['session', filter.session],
             ['tool', filter.tool],
+            ['kind', filter.kind],
+            ['run', filter.run],
           ],
           'created_at, id',
+        ).map((row) => toApproval(codec, row)),
+      );
+    },
+
+    async listDue(query) {
+      return run(() =>
+        (query.kind === undefined
+          ? sql(DUE_REQUESTS_SQL).all(query.at, query.limit)
+          : sql(DUE_REQUESTS_OF_KIND_SQL).all(query.at, query.kind, query.limit)
         ).map((row) => toApproval(codec, row)),
       );
     },
