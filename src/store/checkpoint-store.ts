@@ -108,6 +108,12 @@ export interface CheckpointStore extends RequestBook {
     expectedLatest: string | null,
     options?: CheckpointWriteOptions,
   ): Promise<SaveCheckpointResult>;
+  /**
+   * Inserts each row unless one with its id exists: the pending port requests of a
+   * checkpoint written before port requests were rows, adopted when the runner first meets
+   * them (stores also adopt what they find when they open). Rows that exist are left as they are.
+   */
+  adoptRequests(requests: ApprovalRequest[]): Promise<void>;
   getCheckpoint(run: string, checkpointId: string): Promise<StoredCheckpoint | null>;
   latestCheckpoint(run: string): Promise<StoredCheckpoint | null>;
   /** Every checkpoint of the run in commit order, branches included. */

@@ -32,6 +32,12 @@ function decisionOf(answer: LegacyAnswer): Decision {
       };
 }
 
+/** A row adopted with the answer recorded for it before requests were rows. */
+export function withLegacyAnswer(row: ApprovalRequest, answer: LegacyAnswer): ApprovalRequest {
+  const decision = decisionOf(answer);
+  return { ...row, status: decision.verdict, decision };
+}
+
 /**
  * The rows for the pending port requests of a checkpoint written before port requests were
  * rows, with the answer already recorded for one (if any) as its decision. Read loosely and

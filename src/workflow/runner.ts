@@ -34,6 +34,7 @@ import type { RequestPort } from './request-port.ts';
 import {
   CHECKPOINT_FORMAT,
   type CheckpointBody,
+  decodeCheckpointBody,
   emptyRunState,
   type PendingRequest,
   statusOf,
@@ -215,6 +216,28 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     return options.agentRequests.getApproval(request.id);
   }
 
+  /**
+   * A port request of a checkpoint written before port requests were rows has none: it is
+   * adopted now (insert-if-absent, the hash computed from the checkpoint as it stands).
+   * An agent's call is never adopted: its row is the agent's.
+   */
+  async function adopt(
+    workflow: Workflow,
+    run: string,
+    state: WorkflowRunState,
+    request: PendingRequest,
+  ): Promise<ApprovalRequest | null> {
+    if (request.toolCall === true) return null;
+    const { rows } = raisedRequests(
+      workflow,
+      run,
+      { ...state, requests: [] },
+      { ...state, requests: [request] },
+    );
+    await checkpoints.adoptRequests(rows);
+    return checkpoints.getApproval(request.id);
+  }
+
   /** By id alone: the run's book first, then the agents'. */
   async function findRow(requestId: string): Promise<ApprovalRequest | null> {
     return (
@@ -261,6 +284,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     row: ApprovalRequest,
     pending: PendingRequest,
     state: WorkflowRunState,
+    /** The request's data as the checkpoint stores it, when a version migration changed it on read. */
+    stored?: JsonValue,
   ): string | null {
     const own = bindingProblem({
       id: row.id,
@@ -269,17 +294,33 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       payloadHash: row.argsHash,
     });
     if (own !== null) return own;
-    let pendingJson: string;
-    try {
-      pendingJson = canonicalJson(pending.data);
-    } catch {
-      return "the run's checkpoint holds request data with no canonical JSON form";
-    }
-    if (sha256Hex(pendingJson) !== row.argsHash)
+    // As stored, or as this version reads it (a registered migration may change the data of
+    // a waiting request; the row was raised from one of the two).
+    const hashes = [pending.data, ...(stored === undefined ? [] : [stored])].map((data) => {
+      try {
+        return sha256Hex(canonicalJson(data));
+      } catch {
+        return null;
+      }
+    });
+    if (!hashes.includes(row.argsHash))
       return "the run's checkpoint no longer holds the request data that was raised";
     if (row.raisedBy !== state.origin.by || row.customer !== state.origin.customer)
       return "the request's parties differ from the run's (who started it, for which customer)";
     return null;
+  }
+
+  /** Request id → data, as the checkpoint's body holds it; empty when it does not read as one. */
+  function storedRequestData(checkpoint: StoredCheckpoint): Map<string, JsonValue> {
+    try {
+      const body = decodeCheckpointBody(
+        checkpoint.body,
+        `Checkpoint ${checkpoint.id} of run ${checkpoint.run}`,
+      );
+      return new Map(body.state.requests.map((request) => [request.id, request.data]));
+    } catch {
+      return new Map();
+    }
   }
 
   /** Audits the refusal (`tamper.refused`, as for a tool call) and returns the error to throw. */
@@ -334,12 +375,13 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     workflow: Workflow,
     run: string,
     state: WorkflowRunState,
+    stored: ReadonlyMap<string, JsonValue>,
   ): Promise<WorkflowRunState> {
     if (state.requests.length === 0) return state;
     let next: WorkflowRunState | undefined;
     const at = now().toISOString();
     for (const request of state.requests) {
-      let row = await rowOf(request);
+      let row = (await rowOf(request)) ?? (await adopt(workflow, run, state, request));
       if (row === null) continue; // nothing to apply (an agent's call in a store this runner does not see)
       if (row.kind === 'port' && row.status === 'pending' && row.expiresAt <= at) {
         row = await recordExpiry(row, at);
@@ -350,7 +392,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         if (!(request.toolCall === true && row.expiresAt <= at)) continue;
       }
       if (row.kind === 'port') {
-        const problem = portBindingProblem(row, request, state);
+        const problem = portBindingProblem(row, request, state, stored.get(request.id));
         if (problem !== null) throw await refuseTampered(row, problem, 'countersign');
       }
       const decision = row.decision;
@@ -501,8 +543,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     let current = restored;
     let mustWrite = forceWrite;
     let steps = 0;
+    // The base's requests as stored (before any version migration), for the binding check.
+    let stored = storedRequestData(base);
     for (;;) {
-      const applied = await applyAnswers(workflow, run, current);
+      const applied = await applyAnswers(workflow, run, current, stored);
+      stored = new Map();
       // Answers consumed change the state even when nothing is sent on (an expiry that ends
       // a branch): the checkpoint must say so.
       if (applied !== current) mustWrite = true;
@@ -625,13 +670,29 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     inRun?: string,
   ) {
     assertStoreId('request', requestId);
-    const row = await findRow(requestId);
+    let row = await findRow(requestId);
+    if (row === null && inRun !== undefined) {
+      // Perhaps a request of a checkpoint written before port requests were rows.
+      const latest = await requireLatest(inRun);
+      const workflow = workflowNamed(latest.workflow);
+      const state = restoreRunState(workflow, latest);
+      const pending = state.requests.find((request) => request.id === requestId);
+      if (pending !== undefined) row = await adopt(workflow, inRun, state, pending);
+    }
     if (row === null || row.run === null || (inRun !== undefined && row.run !== inRun)) {
+      let hint = 'List waiting requests with `countersign pending`.';
+      if (inRun !== undefined) {
+        const current = await requireLatest(inRun);
+        const waiting = restoreRunState(workflowNamed(current.workflow), current).requests;
+        hint = waiting.length
+          ? `Pending now: ${waiting.map((request) => `${request.id} (${request.port})`).join(', ')}.`
+          : 'Nothing of it is pending.';
+      }
       throw new NotFoundError(
         inRun === undefined
           ? `There is no request ${requestId} of a workflow run.`
           : `Run ${inRun} has no request ${requestId}.`,
-        { hint: 'List waiting requests with `countersign pending`.' },
+        { hint },
       );
     }
     const run = row.run;
@@ -655,7 +716,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       return decideToolCall(workflow, { ...row, run }, pending, response, decider);
 
     // A port request. Binding first: nothing is judged or recorded on a request that changed.
-    const problem = portBindingProblem(row, pending, state);
+    const problem = portBindingProblem(row, pending, state, storedRequestData(latest).get(requestId));
     if (problem !== null) throw await refuseTampered(row, problem, decider.name);
     const at = now().toISOString();
     if (row.expiresAt <= at) {

@@ -16,6 +16,7 @@ import {
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
 import { answeredBy, portRequest } from '../conformance/fixtures.ts';
+import { legacyRequestRows } from '../legacy-requests.ts';
 import { runFixture } from '../sqlite/run-fixture.ts';
 import { createFileCheckpointStore, type FileCheckpointStore } from './file-checkpoint-store.ts';
 
@@ -166,7 +167,7 @@ describe('file checkpoint store', () => {
     expect(row?.argsJson).not.toBe(portRequest('r', 'req_1').argsJson);
   });
 
-  it('adopts a run written before requests were rows, with the answer its answers/ file recorded', async () => {
+  it('adopts requests of a run written before requests were rows, with the answer its answers/ file recorded', async () => {
     const body = {
       format: 1,
       contract: { nodes: {} },
@@ -204,6 +205,9 @@ describe('file checkpoint store', () => {
       JSON.stringify({ run: 'r', requestId: 'req_old', response: { approved: true }, by: 'mia', at: 'z' }),
     );
     const reopened = createFileCheckpointStore({ dir: old });
+    // The runner adopts what it finds waiting (legacyRequestRows builds the rows it would).
+    const latest = await reopened.latestCheckpoint('r');
+    await reopened.adoptRequests(legacyRequestRows(latest!, new Map()));
     expect(await reopened.getApproval('req_old')).toMatchObject({
       kind: 'port',
       run: 'r',

@@ -18,7 +18,7 @@ import type {
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
-import { type LegacyAnswer, legacyRequestRows } from '../legacy-requests.ts';
+import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } from '../legacy-requests.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import {
   type IndexLine,
@@ -56,7 +56,8 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 
  *   runs/<run>/00000000.json          checkpoint files, named by their position in the run
  *   requests/<request>.json           a port request as raised (see file-request-book.ts)
  *   requests/<request>.decision.json  its answer or expiry (created once: the compare-and-set)
- *   runs/<run>/answers/<request>.json answers written before requests were rows (adopted)
+ *   runs/<run>/answers/<request>.json answers written before requests were rows (read when
+ *                                     the runner adopts the request, see adoptRequests)
  *   state/<namespace>/<key>.json      executors' application state
  *   tmp/                              files being written
  *
@@ -89,18 +90,16 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       mkdir(join(dir, 'runs'), { recursive: true }),
       mkdir(join(dir, 'state'), { recursive: true }),
       mkdir(requestsDir, { recursive: true }),
-    ])
-      .then(() => adoptLegacyRequests())
-      .then(
-        () => undefined,
-        (cause) => {
-          ready = undefined;
-          throw new StoreUnavailableError(`The checkpoint directory ${dir} cannot be created.`, {
-            hint: 'Check COUNTERSIGN_STORE=file:DIR and that DIR is writable.',
-            cause,
-          });
-        },
-      );
+    ]).then(
+      () => undefined,
+      (cause) => {
+        ready = undefined;
+        throw new StoreUnavailableError(`The checkpoint directory ${dir} cannot be created.`, {
+          hint: 'Check COUNTERSIGN_STORE=file:DIR and that DIR is writable.',
+          cause,
+        });
+      },
+    );
     return ready;
   }
 
@@ -195,45 +194,6 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       found.set(answer.requestId, answer);
     }
     return found;
-  }
-
-  /**
-   * Runs written before port requests were rows: their latest checkpoints' pending requests
-   * become request files (with the answer recorded in answers/, if any), once per directory
-   * (`requests/.adopted` marks it done). Idempotent, so two processes doing it at once agree.
-   */
-  async function adoptLegacyRequests(): Promise<void> {
-    const marker = join(requestsDir, '.adopted');
-    try {
-      await readFile(marker);
-      return;
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
-    await mkdir(requestsDir, { recursive: true });
-    let names: string[] = [];
-    try {
-      names = await readdir(join(dir, 'runs'));
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
-    for (const run of names) {
-      try {
-        assertStoreId('run', run);
-      } catch {
-        continue;
-      }
-      let checkpoint: StoredCheckpoint | null;
-      try {
-        checkpoint = await latest(run);
-      } catch {
-        continue; // a damaged run is reported to whoever resumes it
-      }
-      if (checkpoint === null) continue;
-      const rows = legacyRequestRows(checkpoint, await legacyAnswers(run));
-      for (const row of rows) await requests.adopt(row);
-    }
-    await writer.createExclusive(marker, '{}\n');
   }
 
   function statePath(namespace: string, key: string): string {
@@ -360,6 +320,15 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       return sortRuns(list);
     },
 
+    // A run written before requests were rows: its answer, if one was recorded in
+    // runs/<run>/answers/, comes with the adopted row as its decision.
+    async adoptRequests(rows) {
+      await ensureLayout();
+      for (const row of rows) {
+        const answer = row.run === null ? undefined : (await legacyAnswers(row.run)).get(row.id);
+        await requests.adopt(answer === undefined ? row : legacyRequestRowsWithAnswer(row, answer));
+      }
+    },
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
     listDue: requests.listDue,

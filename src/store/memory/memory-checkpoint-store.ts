@@ -92,6 +92,9 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       return sortRuns(list);
     },
 
+    async adoptRequests(rows) {
+      requests.adopt(rows);
+    },
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
     listDue: requests.listDue,

@@ -16,6 +16,8 @@ const byCreated = (a: ApprovalRequest, b: ApprovalRequest) =>
 export interface MemoryRequestBook extends RequestBook {
   /** Throws (adding none) when one of the ids is taken. */
   insert(requests: readonly ApprovalRequest[]): void;
+  /** Inserts the rows whose ids are free; leaves the rest. */
+  adopt(requests: readonly ApprovalRequest[]): void;
   /** Would `insert` refuse these? Checked before the caller changes anything else. */
   assertInsertable(requests: readonly ApprovalRequest[]): void;
 }
@@ -33,6 +35,9 @@ export function createMemoryRequestBook(): MemoryRequestBook {
 
   return {
     assertInsertable,
+    adopt(requests) {
+      for (const request of requests) if (!rows.has(request.id)) rows.set(request.id, copy(request));
+    },
     insert(requests) {
       assertInsertable(requests);
       for (const request of requests) rows.set(request.id, copy(request));

@@ -158,6 +158,16 @@ export function createPostgresCheckpoints(
       });
     },
 
+    async adoptRequests(requests) {
+      if (requests.length === 0) return;
+      await transaction(async (tq) => {
+        for (const request of requests) {
+          const taken = await tq(`SELECT 1 AS taken FROM ${q('approvals')} WHERE id = $1`, [request.id]);
+          if (taken.length === 0) await insertApproval(tq, request);
+        }
+      });
+    },
+
     async getCheckpoint(runId, checkpointId) {
       assertStoreId('run', runId);
       return checkpointById(query, runId, checkpointId);

@@ -124,6 +124,15 @@ export function createSqliteCheckpoints(
       });
     },
 
+    async adoptRequests(requests) {
+      await write(() => {
+        for (const request of requests) {
+          if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) === undefined)
+            insertApproval(request);
+        }
+      });
+    },
+
     async getCheckpoint(runId, checkpointId) {
       assertStoreId('run', runId);
       return run(() => checkpointById(runId, checkpointId));
