@@ -21,8 +21,15 @@ export async function adoptLegacyRequests(
 ): Promise<void> {
   const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
   const answersTable = q('workflow_answers');
+  // A plain read of the catalog, so after the lock it sees a drop another process committed.
   const present = async (query: Connection['query']) =>
-    (await query('SELECT to_regclass($1) IS NOT NULL AS present', [answersTable]))[0]?.present === true;
+    (
+      await query(
+        `SELECT 1 AS present FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relname = 'workflow_answers'`,
+        [schema],
+      )
+    ).length > 0;
   if (!(await present(connection.query))) return;
   await connection.transaction(async (tq) => {
     await tq('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);

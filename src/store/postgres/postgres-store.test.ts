@@ -16,7 +16,12 @@ import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '
 import { describeStoreConformance } from '../conformance/store-conformance.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
-import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.ts';
+import {
+  createPostgresStore,
+  dueRequestsSql,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './postgres-store.ts';
 import { stalledSessionsText } from './row-queries.ts';
 import { tablesIn } from './tables.ts';
 
@@ -96,7 +101,6 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'sessions',
         'state',
         'web_sessions',
-        'workflow_answers',
         'workflow_checkpoints',
         'workflow_runs',
       ]);
@@ -113,6 +117,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'deliveries',
         'web_sessions',
         'raised_by',
+        'one_request_model',
       ]);
     });
 
@@ -169,7 +174,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {
@@ -190,6 +195,24 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       });
       expect(plan).toMatch(/Index Scan using sessions_with_open_batch on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
+    });
+
+    it('serves the expiry due-query from the partial index of pending rows, in its order', async () => {
+      fresh('due_plan');
+      await open();
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN ${dueRequestsSql(tablesIn(schema), true)}`,
+          [at(100), 50, 'port'],
+        );
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using approvals_due on approvals/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 
