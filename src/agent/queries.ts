@@ -33,7 +33,7 @@ export async function listExecutions(
   return (await store.listExecutions(filter)).map(toExecutionView);
 }
 
-/** Marks every overdue request expired (with its audit entry). Returns the ids it expired. */
+/** Marks every overdue tool call expired (with its audit entry). Returns the ids it expired. */
 export async function sweepExpired(store: Store, now = new Date()): Promise<string[]> {
   const at = now.toISOString();
   const expired: string[] = [];
@@ -42,8 +42,11 @@ export async function sweepExpired(store: Store, now = new Date()): Promise<stri
   for (;;) {
     const due = await store.listDue({ at, limit: 200, kind: 'tool-call' });
     let won = 0;
-    for (const request of due)
-      if (await expireRequest(store, request, at)) (won += 1), expired.push(request.id);
+    for (const request of due) {
+      if (!(await expireRequest(store, request, at))) continue;
+      won += 1;
+      expired.push(request.id);
+    }
     if (due.length < 200 || won === 0) break;
   }
   return expired;

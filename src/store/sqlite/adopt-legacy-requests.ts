@@ -26,7 +26,10 @@ export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void
         const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
         const run = text(row, 'run', where);
         let byRun = answers.get(run);
-        if (byRun === undefined) answers.set(run, (byRun = new Map()));
+        if (byRun === undefined) {
+          byRun = new Map();
+          answers.set(run, byRun);
+        }
         const requestId = text(row, 'request_id', where);
         byRun.set(requestId, {
           requestId,
