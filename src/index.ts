@@ -36,14 +36,24 @@ export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agen
 // The workflow authoring surface is the same bindings as countersign/authoring's.
 export * from './authoring.ts';
 export * from './core/approval.ts';
-export type { AuditEntry, AuditEvent, AuditKind, AuditVerification } from './core/audit.ts';
+export type {
+  AuditEntry,
+  AuditEvent,
+  AuditEventMap,
+  AuditKind,
+  AuditVerification,
+  RecordedCall,
+} from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
 export * from './core/errors/index.ts';
+export type { ExecutionRecord, ExecutionStatus } from './core/execution.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
-export type { Message, ToolCall, ToolResult } from './core/messages.ts';
+export type { Message, StoredMessage, ToolCall, ToolResult } from './core/messages.ts';
+export type { BatchCall, CallDisposition, OpenBatch, SessionRecord } from './core/session.ts';
 export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
 export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
-// pg is imported on first use inside the bus, so this export costs SQLite users nothing.
+// The PostgreSQL exports live in countersign/postgres; these stay for one release. pg is
+// imported on first use inside each, so they cost SQLite users nothing (test/entry-points).
 export {
   createPostgresEventBus,
   type PostgresEventBus,
@@ -59,23 +69,20 @@ export type {
   ContinuationQueue,
   ContinuationWorkOptions,
 } from './queue/continuation-queue.ts';
-// pg-boss is imported inside createPgBossQueue, so this export costs SQLite users nothing.
 export { createPgBossQueue, type PgBossQueueOptions } from './queue/pg-boss/pg-boss-queue.ts';
-export {
-  type CountersignServer,
-  createServer,
-  type ServerOptions,
-} from './server/create-server.ts';
-export { type RunningServer, startServer } from './server/start-server.ts';
+// createServer and startServer moved to countersign/server (they load hono). The webhook
+// signature helpers stay here too: they need node:crypto only.
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
 export { deliveryId, type WebhookPayload } from './server/webhooks/webhook-sender.ts';
 export {
   type CheckpointStore,
   type CheckpointSummary,
   type CheckpointWriteOptions,
+  type ClaimResult,
   isCheckpointStore,
   type RunStatus,
   type RunSummary,
+  type SaveCheckpointResult,
   type StoredCheckpoint,
 } from './store/checkpoint-store.ts';
 export type { PayloadCodec } from './store/codec.ts';
@@ -90,21 +97,34 @@ export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
 export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
-// pg itself is imported inside createPostgresStore, so this export costs SQLite users nothing.
 export {
   createPostgresStore,
   type PostgresStore,
   type PostgresStoreOptions,
 } from './store/postgres/postgres-store.ts';
 export { createSqliteStore } from './store/sqlite/sqlite-store.ts';
+// Every type a backend implements (test/backend-types.test.ts walks Store and CheckpointStore).
 export type {
+  ApprovalFilter,
+  DecideOptions,
+  DecideResult,
   Delivery,
   DeliveryClaim,
   DeliveryEnqueue,
   DeliveryOutcome,
   DeliveryStatus,
+  ExecutionFinish,
+  ExecutionStart,
+  ExecutionStartResult,
+  LeaseInfo,
+  LeaseRequest,
+  SessionSnapshot,
+  StalledSession,
+  StalledSessionQuery,
   StandingRule,
+  StepCommit,
   Store,
+  WebSessionRecord,
 } from './store/store.ts';
 export {
   type AiSdkApprovalOptions,

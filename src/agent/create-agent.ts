@@ -1,17 +1,18 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
+import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { assertMayDecide } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
-import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import type { SessionRecord } from '../core/session.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { ModelCallHooks } from '../model/call-model.ts';
@@ -27,7 +28,7 @@ import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
-import { argsIntact, type TurnResult } from './views.ts';
+import type { TurnResult } from './views.ts';
 
 export interface AgentOptions {
   name: string;
@@ -133,8 +134,13 @@ export interface Agent {
    * model is then streamed).
    */
   chat(session: string, text: string, options?: ChatOptions): Promise<TurnResult>;
-  /** Decide a waiting request by id; the stored call runs, then the session continues. */
-  decide(requestId: string, input: DecideInput): Promise<TurnResult>;
+  /**
+   * Decide a waiting request by id; the stored call runs, then the session continues.
+   * `read.request` is the request as the caller just read it from this agent's store (the
+   * server does, to find the agent), so it is not read again; the decision itself is still
+   * the store's compare-and-set on the stored row, and what runs is the stored row.
+   */
+  decide(requestId: string, input: DecideInput, read?: { request?: ApprovalRequest }): Promise<TurnResult>;
   approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
   reject(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
   /** Continue a session after a failed or interrupted run, without a new message. */
@@ -206,6 +212,7 @@ export function createAgent(options: AgentOptions): Agent {
     leasedAs?: string,
     hooks?: ModelCallHooks,
     by?: string,
+    known?: KnownRows,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
     const owner = leasedAs ?? newLeaseOwner();
@@ -214,11 +221,11 @@ export function createAgent(options: AgentOptions): Agent {
     const stopRenewing = keepLease(rt.store, sessionId, owner, rt.leaseMs);
     let run: SessionRun | undefined;
     try {
-      const session = await rt.store.getSession(sessionId);
+      const session = known?.session ?? (await rt.store.getSession(sessionId));
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
       const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
       const runtime = hooks ? { ...rt, modelCall: { ...rt.modelCall, hooks } } : rt;
-      run = new SessionRun(runtime, owner, session, messages);
+      run = new SessionRun(runtime, owner, session, messages, known?.decided);
       const result = await run.run(text, by);
       emit(rt.events, {
         type: 'turn.finished',
@@ -240,9 +247,10 @@ export function createAgent(options: AgentOptions): Agent {
     sessionId: string,
     reason: string,
     leasedAs?: string,
+    known?: KnownRows,
   ): Promise<TurnResult> => {
     const queue = options.continuations;
-    if (!queue) return runSession(sessionId, undefined, leasedAs);
+    if (!queue) return runSession(sessionId, undefined, leasedAs, undefined, undefined, known);
     await queue.enqueue({ session: sessionId, reason });
     return { session: sessionId, status: 'continuing', reply: null, approvals: [], unknown: [] };
   };
@@ -294,18 +302,20 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
 
-    async decide(requestId, input) {
+    async decide(requestId, input, read = {}) {
       const rt = getRuntime();
-      const request = await rt.store.getApproval(requestId);
+      const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
       if (!request)
         throw new NotFoundError(`No approval request ${requestId}.`, {
           hint: 'List waiting requests with `countersign pending`.',
         });
       if (request.agent !== rt.agentName)
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
-      await assertMayAct(rt, request, input, 'decide');
+      const session = await assertMayAct(rt, request, input, 'decide');
       await auditIgnoredFields(rt, request, input);
-      if (!argsIntact(request)) {
+      const unbound = bindingProblem(toolCallBinding(request));
+      if (unbound !== null) {
+        // Refused before the compare-and-set, and written down: the trail shows the attempt.
         await rt.store.appendAudit(
           [
             {
@@ -313,15 +323,12 @@ export function createAgent(options: AgentOptions): Agent {
               session: request.session,
               requestId,
               actor: input.by?.trim() || 'unknown',
-              data: { problem: 'stored arguments do not match their hash', argsHash: request.argsHash },
+              data: { problem: unbound, argsHash: request.argsHash },
             },
           ],
           rt.now().toISOString(),
         );
-        throw new IntegrityViolationError(
-          `Request ${requestId} cannot be decided: its stored arguments no longer match the hash of what was raised.`,
-          { hint: 'Nothing was decided or run. Inspect the store for tampering.' },
-        );
+        throw bindingError(requestId, unbound, 'deciding');
       }
       const at = rt.now().toISOString();
       if (request.status === 'pending' && request.expiresAt <= at) {
@@ -387,7 +394,13 @@ export function createAgent(options: AgentOptions): Agent {
         kind: decision.kind,
       });
       faultPoint('after-decision');
-      return continueSession(request.session, 'decided', outcome.leased ? owner : undefined);
+      if (!outcome.leased) return continueSession(request.session, 'decided');
+      return continueSession(
+        request.session,
+        'decided',
+        owner,
+        session ? knownAfterDecision(session, outcome.request) : undefined,
+      );
     },
 
     approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),
@@ -454,7 +467,7 @@ export function createAgent(options: AgentOptions): Agent {
     request: ApprovalRequest,
     input: { by?: string; roles?: readonly string[] },
     action: 'decide' | 'reconcile',
-  ): Promise<void> {
+  ): Promise<SessionRecord | null> {
     const session = await rt.store.getSession(request.session);
     assertMayDecide(
       {
@@ -466,9 +479,32 @@ export function createAgent(options: AgentOptions): Agent {
       { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },
       action,
     );
+    return session;
   }
 
   return agent;
+}
+
+/** Rows a decision already read or wrote, handed to the run it continues so it reads neither again. */
+interface KnownRows {
+  session: SessionRecord;
+  /** The request just decided, as the compare-and-set wrote it: a decided request never changes. */
+  decided: ApprovalRequest;
+}
+
+/**
+ * The session as read before a decision that won and took the lease in the same
+ * transaction is still the session now: while a request of its open batch is pending, no
+ * run commits to it (a run settles nothing until every request is decided, and a new
+ * message decides them all first, which this decision would have lost to). So it is passed
+ * on instead of read again. A session whose open batch does not hold the request, which
+ * that rule says cannot happen, is read again rather than trusted.
+ */
+function knownAfterDecision(session: SessionRecord, decided: ApprovalRequest): KnownRows | undefined {
+  const held = session.batch?.calls.some(
+    (call) => call.disposition.kind === 'approval' && call.disposition.approvalId === decided.id,
+  );
+  return held ? { session, decided } : undefined;
 }
 
 const decisionFields = new Set(['approved', 'reason', 'by', 'remember', 'roles']);

@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
-import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
+import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
+import type { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { ToolResult } from '../core/messages.ts';
 import type { BatchCall } from '../core/session.ts';
@@ -46,14 +47,13 @@ export async function runApprovedCall(
   const now = () => runtime.now().toISOString();
   const key = `countersign:${request.id}`;
   const base = { callId: call.callId, tool: request.tool };
-  const storedJson = canonicalJson(request.args);
+  // Re-checked right before it runs: the row may have been edited since the decision.
   const problem = !tool
     ? `tool ${request.tool} is no longer registered`
-    : sha256Hex(storedJson) !== request.argsHash || storedJson !== request.argsJson
-      ? 'the stored arguments no longer match the hash of what was approved'
-      : canonicalJson(call.args) !== request.argsJson
+    : (bindingProblem(toolCallBinding(request)) ??
+      (canonicalJson(call.args) !== request.argsJson
         ? 'the call in the session differs from the approved request'
-        : null;
+        : null));
   if (problem || !tool) {
     const existing = await store.getExecution(request.id);
     if (existing && existing.status !== 'started')
@@ -61,9 +61,7 @@ export async function runApprovedCall(
         kind: 'result',
         result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' },
       };
-    const error = new IntegrityViolationError(`Refused to run request ${request.id}: ${problem}.`, {
-      hint: 'Nothing was run. Inspect the store for tampering; the agent was told the call did not run.',
-    });
+    const error = bindingError(request.id, problem ?? 'unknown tool', 'executing');
     await store.startExecution(
       {
         requestId: request.id,

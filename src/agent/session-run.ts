@@ -1,6 +1,6 @@
 import { type ApprovalRequest, type Decision, EXPIRED_REASON, MOVED_ON_REASON } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
-import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { bindArgs, canonicalJson } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import { ModelCallError } from '../core/errors/model-call-error.ts';
 import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
@@ -14,16 +14,28 @@ import { callModel, type ModelResponse } from '../model/call-model.ts';
 import { fromModelResult } from '../model/from-model-result.ts';
 import type { ModelPrompt } from '../model/language-model.ts';
 import { toModelMessage, toModelPrompt } from '../model/to-model-prompt.ts';
-import type { StepCommit, Store } from '../store/store.ts';
+import type { StandingRule, StepCommit, Store } from '../store/store.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { validateArgs } from '../tools/validate-args.ts';
+import { approvalPlan, type CallFacts, classifyCalls } from './classify-calls.ts';
 import { faultPoint } from './fault-point.ts';
+import {
+  type AutoApproval,
+  autoRuleApproval,
+  matchStandingRule,
+  nextAutoApprovedSteps,
+  rulesMayApprove,
+  standingRuleApproval,
+} from './match-rule.ts';
+import { planSettlement } from './plan-settlement.ts';
+import { approvedByRule, raisedEvent, toolCallRequest } from './raise-request.ts';
 import {
   type ApprovedCallDeps,
   announceFinished,
   type DeferredFinish,
   runApprovedCall,
 } from './run-approved-call.ts';
+import { runDirectCall } from './run-direct-call.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { type ExecutionView, type TurnResult, toApprovalView, toExecutionView } from './views.ts';
 
@@ -54,9 +66,21 @@ export class SessionRun {
   leaseReleased = false;
   /** Who posted the message the model is answering: the raiser of the requests it proposes. */
   private raiser: string | null;
+  /**
+   * The request whose decision started this run, as its compare-and-set wrote it (the run
+   * holds the lease it took): final, so not read again. Its ledger row is still looked up.
+   */
+  private readonly decided: ApprovalRequest | undefined;
 
-  constructor(runtime: AgentRuntime, owner: string, session: SessionRecord, messages: Message[]) {
+  constructor(
+    runtime: AgentRuntime,
+    owner: string,
+    session: SessionRecord,
+    messages: Message[],
+    decided?: ApprovalRequest,
+  ) {
     this.runtime = runtime;
+    this.decided = decided;
     this.store = runtime.store;
     this.owner = owner;
     this.session = session;
@@ -135,7 +159,11 @@ export class SessionRun {
         ...(waiting ? { releaseLease: true } : {}),
       });
       if (waiting) return;
-      const settled = await this.settleBatch(batch);
+      // Every request of the batch was just raised and approved by a rule: nothing to read.
+      const settled = await this.settleBatch(
+        batch,
+        new Map(approvals.map((request) => [request.id, request])),
+      );
       if (settled.kind !== 'results') return;
       await this.commit({ append: [{ role: 'tool', results: settled.results }], batch: null });
     }
@@ -166,71 +194,76 @@ export class SessionRun {
     return { text: parsed.text, calls, unparseable: new Set(parsed.invalid.map((bad) => bad.id)) };
   }
 
-  /** Decide per call whether it runs, errs back to the model, or waits for a person. */
+  /**
+   * Decide per call whether it runs, errs back to the model, or waits for a person: the
+   * tools' checks gather the facts, classifyCalls decides, and this raises what it says.
+   */
   private async classify(
     messageSeq: number,
     calls: ToolCall[],
     unparseable: Set<string>,
   ): Promise<{ batch: OpenBatch; approvals: ApprovalRequest[]; audit: AuditEvent[]; waiting: boolean }> {
+    const rules = this.rulesOnce();
+    const facts: CallFacts[] = [];
+    const parsed: unknown[] = [];
+    for (const call of calls) {
+      const gathered = await this.callFacts(call, unparseable.has(call.id), rules);
+      facts.push(gathered.fact);
+      parsed.push(gathered.parsed);
+    }
+    const step = classifyCalls(calls, facts, {
+      knownTools: [...this.runtime.toolsByName.keys()],
+      oneAtATime: this.runtime.oneAtATime,
+    });
+    this.autoApprovedSteps = nextAutoApprovedSteps(this.autoApprovedSteps, step);
     const batchCalls: BatchCall[] = [];
-    let waiting = false;
-    let autoApproved = false;
     const approvals: ApprovalRequest[] = [];
     const audit: AuditEvent[] = [];
     const now = this.runtime.now();
-    for (const call of calls) {
-      const tool = this.runtime.toolsByName.get(call.tool);
-      const base = { callId: call.id, tool: call.tool, args: call.args };
-      if (!tool) {
-        const known = [...this.runtime.toolsByName.keys()].join(', ');
-        batchCalls.push({
-          ...base,
-          disposition: { kind: 'error', output: `Unknown tool "${call.tool}". Available tools: ${known}.` },
-        });
-        continue;
+    for (const [index, call] of calls.entries()) {
+      const plan = step.plans[index]!;
+      const base = { callId: call.id, tool: call.tool, args: plan.args };
+      if (plan.kind === 'error') {
+        batchCalls.push({ ...base, disposition: { kind: 'error', output: plan.output } });
+      } else if (plan.kind === 'run') {
+        batchCalls.push({ ...base, disposition: { kind: 'run' } });
+      } else if (plan.kind === 'queue') {
+        batchCalls.push({ ...base, disposition: { kind: 'queued' } });
+      } else {
+        const tool = this.runtime.toolsByName.get(call.tool)!;
+        const auto = plan.kind === 'auto-approve' ? plan.approval : null;
+        const surfaced = await this.surface(tool, call.id, plan.args, parsed[index], now, auto);
+        approvals.push(surfaced.request);
+        audit.push(...surfaced.audit);
+        batchCalls.push({ ...base, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
       }
-      const checked = unparseable.has(call.id)
-        ? {
-            ok: false as const,
-            error: `Arguments for ${tool.name} were not valid JSON. Nothing was run. Send a JSON object matching the tool's schema.`,
-          }
-        : await validateArgs(tool, call.args);
-      if (!checked.ok) {
-        batchCalls.push({ ...base, disposition: { kind: 'error', output: checked.error } });
-        continue;
-      }
-      const args = toJson(checked.args);
-      const context = this.toolContext(call.id, null);
-      const allowed = await tool.authorize(checked.args, context);
-      if (allowed !== true) {
-        batchCalls.push({ ...base, args, disposition: { kind: 'error', output: `Not allowed: ${allowed}` } });
-        continue;
-      }
-      if (!(await tool.needsApproval(checked.args, context))) {
-        batchCalls.push({ ...base, args, disposition: { kind: 'run' } });
-        continue;
-      }
-      if (waiting && this.runtime.oneAtATime && !(await this.autoDecision(tool, args, null))) {
-        batchCalls.push({ ...base, args, disposition: { kind: 'queued' } });
-        continue;
-      }
-      const surfaced = await this.surface(tool, call.id, args, checked.args, now);
-      approvals.push(surfaced.request);
-      audit.push(...surfaced.audit);
-      if (surfaced.request.status === 'pending') waiting = true;
-      else autoApproved = true;
-      batchCalls.push({ ...base, args, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
     }
-    // The cap counts steps in a row that a rule approved entirely; a person resets it.
-    if (waiting) this.autoApprovedSteps = 0;
-    else if (autoApproved) this.autoApprovedSteps += 1;
-    return { batch: { messageSeq, calls: batchCalls }, approvals, audit, waiting };
+    return { batch: { messageSeq, calls: batchCalls }, approvals, audit, waiting: step.askedPerson };
+  }
+
+  /** Runs the tool's own checks on one call; `parsed` is the validated input, for its effect. */
+  private async callFacts(
+    call: ToolCall,
+    unparseable: boolean,
+    rules: () => Promise<StandingRule[]>,
+  ): Promise<{ fact: CallFacts; parsed?: unknown }> {
+    const tool = this.runtime.toolsByName.get(call.tool);
+    if (!tool) return { fact: { kind: 'unknown-tool' } };
+    if (unparseable) return { fact: { kind: 'unparseable', toolName: tool.name } };
+    const checked = await validateArgs(tool, call.args);
+    if (!checked.ok) return { fact: { kind: 'invalid-args', error: checked.error } };
+    const args = toJson(checked.args);
+    const context = this.toolContext(call.id, null);
+    const allowed = await tool.authorize(checked.args, context);
+    if (allowed !== true) return { fact: { kind: 'not-allowed', args, reason: allowed } };
+    if (!(await tool.needsApproval(checked.args, context))) return { fact: { kind: 'no-approval', args } };
+    const auto = await this.autoDecision(tool, args, rules);
+    return { fact: { kind: 'needs-approval', args, auto }, parsed: checked.args };
   }
 
   /**
-   * Raises the request for one call. Standing rules of this session are checked first, then
-   * the agent's auto-approval rules; the first match approves it on the spot, named in the
-   * audit. Otherwise it waits for a person.
+   * Raises the request for one call, approved on the spot when a rule covers it (`auto`,
+   * named in the audit); otherwise it waits for a person.
    */
   private async surface(
     tool: Tool,
@@ -238,121 +271,71 @@ export class SessionRun {
     args: JsonValue,
     parsedArgs: unknown,
     now: Date,
+    auto: AutoApproval | null,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
-    const request = await this.raiseRequest(tool, callId, args, parsedArgs, now);
-    const audit: AuditEvent[] = [
-      {
-        kind: 'request.raised',
-        session: this.session.id,
-        requestId: request.id,
-        actor: this.runtime.agentName,
-        data: {
-          tool: tool.name,
-          toolIdentity: tool.identity,
-          args: request.argsJson,
-          argsHash: request.argsHash,
-          effect: request.effect,
-          expiresAt: request.expiresAt,
-        },
-      },
-    ];
-    const auto = await this.autoDecision(tool, args, request.argsHash);
-    if (auto) {
-      request.status = 'approved';
-      request.decision = {
-        verdict: 'approved',
-        by: auto.by,
-        reason: auto.reason,
-        at: request.createdAt,
-        kind: auto.kind,
-      };
-      audit.push({
-        kind: 'request.auto-approved',
-        session: this.session.id,
-        requestId: request.id,
-        actor: auto.by,
-        data: {
-          rule: auto.by,
-          kind: auto.kind,
-          tool: tool.name,
-          args: request.argsJson,
-          argsHash: request.argsHash,
-        },
-      });
-    }
-    return { request, audit };
-  }
-
-  private async autoDecision(
-    tool: Tool,
-    args: JsonValue,
-    argsHash: string | null,
-  ): Promise<{ by: string; kind: 'standing-rule' | 'auto-rule'; reason: string } | null> {
-    // `standing: false` means every call is seen by a person: no rule of any kind applies.
-    if (!tool.standing || this.autoApprovedSteps >= this.runtime.maxAutoApprovedSteps) return null;
-    const hash = argsHash ?? bindArgs(args).argsHash;
-    const rules = await this.store.listRules({ session: this.session.id });
-    const rule = rules.find(
-      (candidate) =>
-        candidate.toolIdentity === tool.identity &&
-        (candidate.argsHash === null || candidate.argsHash === hash),
-    );
-    if (rule) {
-      const scope = rule.argsHash ? 'with these arguments' : 'for this session';
-      return {
-        by: `rule:${rule.id}`,
-        kind: 'standing-rule',
-        reason: `Standing approval ${scope} by ${rule.createdBy}.`,
-      };
-    }
-    const context = this.toolContext('auto', null);
-    for (const rule of this.runtime.autoApprove) {
-      if (await rule.approve({ tool: tool.name, args }, context)) {
-        return { by: `auto:${rule.name}`, kind: 'auto-rule', reason: `Approved by the rule "${rule.name}".` };
-      }
-    }
-    return null;
-  }
-
-  private async raiseRequest(
-    tool: Tool,
-    callId: string,
-    args: JsonValue,
-    parsedArgs: unknown,
-    now: Date,
-  ): Promise<ApprovalRequest> {
     const id = newId('apr');
-    const effect = await tool.effect(parsedArgs, this.toolContext(callId, id));
-    const ttl = tool.ttlMs ?? this.runtime.approvalTtlMs;
-    return {
+    const raised = toolCallRequest({
       id,
       session: this.session.id,
       agent: this.runtime.agentName,
       callId,
       tool: tool.name,
       args,
-      ...bindArgs(args),
-      effect,
-      createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + ttl).toISOString(),
-      status: 'pending',
-      decision: null,
+      effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
+      now,
+      ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
       raisedBy: this.raiser,
-      kind: 'tool-call',
       run: this.runtime.run,
       customer: this.session.principal,
       requiredRole: tool.role ?? null,
+    });
+    const audit = [raisedEvent(raised, tool, this.runtime.agentName)];
+    if (!auto) return { request: raised, audit };
+    const approved = approvedByRule(raised, auto);
+    return { request: approved.request, audit: [...audit, approved.event] };
+  }
+
+  /**
+   * Standing rules of this session first (matchStandingRule), then the agent's
+   * auto-approval rules in order; the first match approves. Tool code runs for the latter,
+   * so this is not pure; what it decides on is.
+   */
+  private async autoDecision(
+    tool: Tool,
+    args: JsonValue,
+    rules: () => Promise<StandingRule[]>,
+  ): Promise<AutoApproval | null> {
+    if (!rulesMayApprove(tool, this.autoApprovedSteps, this.runtime.maxAutoApprovedSteps)) return null;
+    const standing = matchStandingRule(await rules(), {
+      toolIdentity: tool.identity,
+      argsHash: bindArgs(args).argsHash,
+    });
+    if (standing) return standingRuleApproval(standing);
+    const context = this.toolContext('auto', null);
+    for (const rule of this.runtime.autoApprove) {
+      if (await rule.approve({ tool: tool.name, args }, context)) return autoRuleApproval(rule.name);
+    }
+    return null;
+  }
+
+  /** The session's standing rules, read at most once per classification pass. */
+  private rulesOnce(): () => Promise<StandingRule[]> {
+    let read: Promise<StandingRule[]> | undefined;
+    return () => {
+      read ??= this.store.listRules({ session: this.session.id });
+      return read;
     };
   }
 
   /**
    * Produces the tool results of a batch once every request in it is decided, or says why
    * it cannot yet: a request still waits, or an approved call's outcome is unknown.
+   * planSettlement decides; this reads, checks the ledger, raises queued calls and runs.
    */
   private async settleBatch(
     initial: OpenBatch,
-    /** Requests of this batch read moments ago in this run, so they are not read twice. */
-    loaded?: Map<string, ApprovalRequest>,
+    /** Requests of this batch read or raised moments ago in this run, so they are not read twice. */
+    loaded?: ReadonlyMap<string, ApprovalRequest>,
   ): Promise<
     { kind: 'results'; results: ToolResult[] } | { kind: 'awaiting_approval' | 'awaiting_reconciliation' }
   > {
@@ -360,51 +343,39 @@ export class SessionRun {
     const requests = new Map<string, ApprovalRequest>();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
-      const request =
-        loaded?.get(call.disposition.approvalId) ??
-        (await this.store.getApproval(call.disposition.approvalId));
-      if (!request)
-        throw new IntegrityViolationError(
-          `Request ${call.disposition.approvalId} of session ${this.session.id} is missing from the store.`,
-        );
-      if (request.status === 'pending') return { kind: 'awaiting_approval' };
-      requests.set(request.id, request);
+      const id = call.disposition.approvalId;
+      const request = loaded?.get(id) ?? (await this.store.getApproval(id));
+      if (request) requests.set(id, request);
     }
+    let plan = planSettlement(batch, requests, { surfaceQueued: !this.movedOn });
+    if (plan.kind === 'missing')
+      throw new IntegrityViolationError(
+        `Request ${plan.approvalId} of session ${this.session.id} is missing from the store.`,
+      );
+    if (plan.kind === 'waiting') return { kind: 'awaiting_approval' };
     // Before anything runs: an approved call whose earlier run may or may not have happened
     // stops the batch here, so no other call of it runs again while a person reconciles.
     if (await this.hasUnknownOutcome(requests)) return { kind: 'awaiting_reconciliation' };
-    if (!this.movedOn && batch.calls.some((call) => call.disposition.kind === 'queued')) {
+    if (plan.kind === 'surface-queued') {
       batch = await this.surfaceQueued(batch, requests);
-      if ([...requests.values()].some((request) => request.status === 'pending'))
-        return { kind: 'awaiting_approval' };
+      plan = planSettlement(batch, requests, { surfaceQueued: false });
     }
+    if (plan.kind !== 'settle') return { kind: 'awaiting_approval' };
     const results: ToolResult[] = [];
     let unknown = false;
     let integrity: IntegrityViolationError | null = null;
-    const lastRunning = batch.calls.findLastIndex((call) => runsSomething(call, requests));
-    for (const [index, call] of batch.calls.entries()) {
-      const { disposition } = call;
-      if (disposition.kind === 'error') {
-        results.push({ callId: call.callId, tool: call.tool, output: disposition.output, isError: true });
-      } else if (disposition.kind === 'queued') {
-        results.push(
-          rejectionResult(call, {
-            verdict: 'rejected',
-            by: 'countersign',
-            reason: MOVED_ON_REASON,
-            at: '',
-            kind: 'moved-on',
-          }),
-        );
-      } else if (disposition.kind === 'run') {
-        results.push(await this.runDirect(call));
+    for (const step of plan.steps) {
+      if (step.kind === 'answer') {
+        results.push(step.result);
+      } else if (step.kind === 'run-direct') {
+        results.push(await this.runDirect(step.call));
       } else {
-        const request = requests.get(disposition.approvalId)!;
-        if (request.status !== 'approved') {
-          results.push(rejectionResult(call, request.decision));
-          continue;
-        }
-        const outcome = await runApprovedCall(this.approvedCallDeps(), call, request, index === lastRunning);
+        const outcome = await runApprovedCall(
+          this.approvedCallDeps(),
+          step.call,
+          step.request,
+          step.deferFinish,
+        );
         if (outcome.kind === 'unknown') unknown = true;
         else {
           if (outcome.kind === 'integrity') integrity = outcome.error;
@@ -450,6 +421,7 @@ export class SessionRun {
    * one that still needs a person is raised. Committed before anything runs.
    */
   private async surfaceQueued(batch: OpenBatch, requests: Map<string, ApprovalRequest>): Promise<OpenBatch> {
+    const rules = this.rulesOnce();
     const now = this.runtime.now();
     const approvals: ApprovalRequest[] = [];
     const audit: AuditEvent[] = [];
@@ -461,15 +433,17 @@ export class SessionRun {
         calls.push(call);
         continue;
       }
-      if (raisedForPerson && !(await this.autoDecision(tool, call.args, null))) {
+      const auto = await this.autoDecision(tool, call.args, rules);
+      const plan = approvalPlan(auto, { waiting: raisedForPerson, oneAtATime: true });
+      if (plan === 'queue') {
         calls.push(call);
         continue;
       }
-      const surfaced = await this.surface(tool, call.callId, call.args, call.args, now);
+      const surfaced = await this.surface(tool, call.callId, call.args, call.args, now, auto);
       approvals.push(surfaced.request);
       audit.push(...surfaced.audit);
       requests.set(surfaced.request.id, surfaced.request);
-      if (surfaced.request.status === 'pending') raisedForPerson = true;
+      if (plan === 'ask') raisedForPerson = true;
       calls.push({ ...call, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
     }
     const next = { ...batch, calls };
@@ -477,59 +451,14 @@ export class SessionRun {
     return next;
   }
 
-  /** Calls that need no approval run without a ledger: reads and reversible writes. */
   private async runDirect(call: BatchCall): Promise<ToolResult> {
     const tool = this.runtime.toolsByName.get(call.tool);
-    const context = this.toolContext(call.callId, null);
-    // The batch may not be what classify wrote (an imported file, an edited row): a call
-    // that needs approval never runs on a stored "run" alone.
-    const problem = !tool
-      ? `there is no tool "${call.tool}"`
-      : (await tool.needsApproval(call.args, context))
-        ? 'it needs approval but was stored as needing none'
-        : null;
-    if (problem !== null || !tool) {
-      this.pendingAudit.push({
-        kind: 'tamper.refused',
-        session: this.session.id,
-        requestId: null,
-        actor: this.runtime.agentName,
-        data: { tool: call.tool, callId: call.callId, problem: problem ?? 'unknown tool' },
-      });
-      return {
-        callId: call.callId,
-        tool: call.tool,
-        output: `Not done: ${problem}. The call was refused for safety.`,
-        isError: true,
-      };
-    }
-    try {
-      const allowed = await tool.authorize(call.args, context);
-      if (allowed !== true)
-        return { callId: call.callId, tool: call.tool, output: `Not allowed: ${allowed}`, isError: true };
-      const output = await tool.execute(call.args, context);
-      if (tool.logged) {
-        this.pendingAudit.push({
-          kind: 'call.logged',
-          session: this.session.id,
-          requestId: null,
-          actor: this.runtime.agentName,
-          data: {
-            tool: tool.name,
-            args: canonicalJson(call.args),
-            resultHash: sha256Hex(canonicalJson(output)),
-          },
-        });
-      }
-      return { callId: call.callId, tool: call.tool, output };
-    } catch (error) {
-      return {
-        callId: call.callId,
-        tool: call.tool,
-        output: `The tool failed: ${errorText(error)}`,
-        isError: true,
-      };
-    }
+    const ran = await runDirectCall(call, tool, this.toolContext(call.callId, null), {
+      session: this.session.id,
+      actor: this.runtime.agentName,
+    });
+    this.pendingAudit.push(...ran.audit);
+    return ran.result;
   }
 
   /**
@@ -543,7 +472,9 @@ export class SessionRun {
     const now = this.runtime.now().toISOString();
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
-      const request = await this.store.getApproval(call.disposition.approvalId);
+      const { approvalId } = call.disposition;
+      const request =
+        approvalId === this.decided?.id ? this.decided : await this.store.getApproval(approvalId);
       if (request && !(request.status === 'pending' && request.expiresAt <= now))
         loaded.set(request.id, request);
       if (request?.status === 'pending' && request.expiresAt <= now) {
@@ -716,28 +647,6 @@ function lastPoster(messages: readonly Message[]): string | null {
     if (message.role === 'user') return message.by ?? null;
   }
   return null;
-}
-
-/** Whether settling this call runs a tool (a direct call, or an approved one). */
-function runsSomething(call: BatchCall, requests: Map<string, ApprovalRequest>): boolean {
-  const { disposition } = call;
-  if (disposition.kind === 'run') return true;
-  return disposition.kind === 'approval' && requests.get(disposition.approvalId)?.status === 'approved';
-}
-
-function rejectionResult(call: BatchCall, decision: Decision | null): ToolResult {
-  const reason = decision?.reason ?? EXPIRED_REASON;
-  const lead =
-    decision?.kind === 'expiry'
-      ? 'Expired, not done'
-      : decision?.kind === 'moved-on'
-        ? 'Not done'
-        : 'Rejected by the reviewer, not done';
-  return { callId: call.callId, tool: call.tool, output: `${lead}. Reason: ${reason}`, isError: true };
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Zod output is plain data for JSON-schema'd inputs; this drops undefined and checks that. */

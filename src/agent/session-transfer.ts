@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalRequest } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { checkBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { userIdPattern } from '../core/ids.ts';
@@ -146,7 +147,10 @@ export interface ParsedSessionExport {
   signature: ExportSignature | null;
 }
 
-/** Refuses anything malformed or altered with INVALID_INPUT, before writing a byte. */
+/**
+ * Refuses anything malformed or altered with INVALID_INPUT, and a request whose arguments no
+ * longer hash to what was raised with INTEGRITY_VIOLATION (checkBinding), before writing a byte.
+ */
 export function parseSessionExport(
   input: unknown,
   options: { agents?: readonly string[] | undefined } = {},
@@ -177,15 +181,18 @@ export function parseSessionExport(
     checkedSignature = shape.data;
   }
   const approvals: ApprovalRequest[] = data.approvals.map((approval) => {
-    if (sha256Hex(approval.argsJson) !== approval.argsHash) {
-      throw invalid(`request ${approval.id}: its arguments do not match their hash`);
-    }
     if (Number.isNaN(Date.parse(approval.createdAt)) || Number.isNaN(Date.parse(approval.expiresAt))) {
       throw invalid(`request ${approval.id}: createdAt and expiresAt must be ISO 8601 times`);
     }
     if ((approval.status === 'pending') !== (approval.decision === null)) {
       throw invalid(`request ${approval.id}: its status ${approval.status} does not fit its decision`);
     }
+    const args = JSON.parse(approval.argsJson) as JsonValue;
+    // The digest only says the file is whole; a forger can recompute it, not the request's hash.
+    checkBinding(
+      { id: approval.id, payload: args, payloadJson: approval.argsJson, payloadHash: approval.argsHash },
+      'importing',
+    );
     return {
       ...approval,
       raisedBy: approval.raisedBy ?? null,
@@ -195,7 +202,7 @@ export function parseSessionExport(
       requiredRole: null,
       session: data.session.id,
       agent: data.session.agent,
-      args: JSON.parse(approval.argsJson) as JsonValue,
+      args,
     };
   });
   const byId = new Map(approvals.map((approval) => [approval.id, approval]));

@@ -1,5 +1,5 @@
 import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
-import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 
@@ -23,8 +23,7 @@ export interface ApprovalView {
 
 /** The stored arguments still are the ones that were hashed when the request was raised. */
 export function argsIntact(request: ApprovalRequest): boolean {
-  const json = canonicalJson(request.args);
-  return json === request.argsJson && sha256Hex(json) === request.argsHash;
+  return bindingProblem(toolCallBinding(request)) === null;
 }
 
 export function toApprovalView(request: ApprovalRequest, now: string): ApprovalView {

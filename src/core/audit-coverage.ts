@@ -50,7 +50,8 @@ const satisfiedBy: Record<AuditRequirement, readonly AuditKind[]> = {
 
 /** What the audit says about each request id, and what imports vouch for. */
 export interface AuditIndex {
-  kinds: Map<string, Set<AuditKind>>;
+  /** Kinds as read back, so kinds this version does not write count as nothing. */
+  kinds: Map<string, Set<string>>;
   /** Requests that arrived with an imported session (raised in another store). */
   importedRequests: Set<string>;
   /** Decisions and ledger rows taken over from an import as they were. */

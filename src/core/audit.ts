@@ -1,37 +1,164 @@
+import type { Verdict } from './approval.ts';
 import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
-import type { JsonValue } from './json.ts';
+import type { ExecutionStatus } from './execution.ts';
+import type { JsonObject, JsonValue } from './json.ts';
 
-export type AuditKind =
-  | 'request.raised'
-  | 'request.decided'
-  | 'request.auto-approved'
-  | 'request.expired'
-  | 'request.moved-on'
-  | 'execution.started'
-  | 'execution.finished'
-  | 'execution.retried'
-  | 'execution.reconciled'
-  | 'tamper.ignored'
-  | 'tamper.refused'
-  | 'session.imported'
-  | 'rule.revoked'
-  | 'call.logged'
-  | 'workflow.requested'
-  | 'workflow.answered'
-  | 'workflow.expired';
+/*
+ * What each kind of audit entry records, by kind: the one list of kinds countersign writes.
+ * An emitter builds an `AuditEvent`, so a misspelt kind or a field its kind does not have is
+ * a compile error. Entries read back from a store are `AuditEntry`: they may come from an
+ * older (or newer) version, so their kind is any string and their data is as stored.
+ */
 
-export interface AuditEvent {
-  kind: AuditKind;
+/** A tool call's arguments as recorded: canonical JSON and its SHA-256. */
+export type RecordedCall = { tool: string; args: string; argsHash: string };
+
+/** What a workflow port request's `request.*` entries name: the same family as a tool call's. */
+type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
+
+export type AuditEventMap = {
+  /**
+   * Raised by a run; or re-raised in this store by an import (`imported: true`); or a port
+   * request raised by a workflow checkpoint (`kind: 'port'`, its data as canonical JSON in `args`).
+   */
+  'request.raised':
+    | (RecordedCall & { toolIdentity: string; effect: string; expiresAt: string })
+    | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
+    | (PortRequestEntry & {
+        version: number;
+        args: string;
+        argsHash: string;
+        effect: string;
+        askedBy: string | null;
+        expiresAt: string | null;
+      });
+  /** `remember` and `rule` are there when the approval created a standing rule. */
+  'request.decided':
+    | (RecordedCall & {
+        /** A person's verdict: approved or rejected (expiry writes request.expired). */
+        verdict: Verdict;
+        reason: string | null;
+        remember?: 'tool' | 'tool-with-args' | null;
+        rule?: string;
+      })
+    /** A person's answer to a port request: canonical JSON of the answer, and its SHA-256. */
+    | (PortRequestEntry & { verdict: 'answered'; response: string; responseHash: string });
+  /** `rule` is the decider recorded (`rule:<id>` or the auto-approval rule's name). */
+  'request.auto-approved': RecordedCall & { rule: string; kind: 'standing-rule' | 'auto-rule' };
+  'request.expired': { expiresAt: string } | (PortRequestEntry & { expiresAt: string });
+  'request.moved-on': { reason: string };
+  'execution.started': { tool: string; argsHash: string; idempotencyKey: string };
+  'execution.finished': { status: 'succeeded' | 'failed'; resultHash: string };
+  'execution.retried': { tool: string; idempotencyKey: string; previousStatus: ExecutionStatus };
+  'execution.reconciled': { outcome: 'succeeded' | 'failed'; result: JsonValue };
+  /** Fields sent with a decision that a decision does not carry (canonical JSON in `sent`). */
+  'tamper.ignored': { fields: string[]; sent: string; storedArgsHash: string };
+  /** A stored request whose arguments no longer match; or a stored call refused before it ran. */
+  'tamper.refused':
+    | { problem: string; argsHash: string }
+    | { tool: string; callId: string; problem: string }
+    /** A port request refused before it was answered or applied: its binding broke. */
+    | { problem: string; argsHash: string; kind: 'port'; run: string; port: string };
+  /** A session export imported; or an AI SDK conversation (`source: 'ai-sdk'`). */
+  'session.imported':
+    | {
+        messages: number;
+        approvals: number;
+        signed: boolean;
+        keyId: string | null;
+        requests: string[];
+        keptDecisions: string[];
+        reopened: string[];
+        keptLedger: string[];
+        refusedLedger: string[];
+      }
+    | { source: 'ai-sdk'; messages: number; closed: string[] };
+  'rule.revoked': { rule: string; tool: string };
+  /** A `logged: true` tool that ran without approval. */
+  'call.logged': { tool: string; args: string; resultHash: string };
+  /** Written for port requests before they were rows (read and verified still, never written). */
+  'workflow.requested': {
+    run: string;
+    workflow: string;
+    version: number;
+    port: string;
+    /** Canonical JSON of the request data, and its SHA-256. */
+    request: string;
+    requestHash: string;
+    askedBy: string | null;
+    expiresAt: string | null;
+  };
+  'workflow.answered': {
+    run: string;
+    workflow: string;
+    port: string;
+    /** Canonical JSON of the answer, and its SHA-256. */
+    response: string;
+    responseHash: string;
+  };
+  'workflow.expired': { run: string; workflow: string; port: string; expiresAt: string };
+};
+
+export type AuditKind = keyof AuditEventMap;
+
+/** Every kind this version writes, in the map's order (for schemas and documentation). */
+export const AUDIT_KINDS = [
+  'request.raised',
+  'request.decided',
+  'request.auto-approved',
+  'request.expired',
+  'request.moved-on',
+  'execution.started',
+  'execution.finished',
+  'execution.retried',
+  'execution.reconciled',
+  'tamper.ignored',
+  'tamper.refused',
+  'session.imported',
+  'rule.revoked',
+  'call.logged',
+  'workflow.requested',
+  'workflow.answered',
+  'workflow.expired',
+] as const satisfies readonly AuditKind[];
+
+// Compile-time: AUDIT_KINDS lists every kind of the map, and every data shape is JSON.
+type Missing = Exclude<AuditKind, (typeof AUDIT_KINDS)[number]>;
+const allKindsListed: [Missing] extends [never] ? true : Missing = true;
+void allKindsListed;
+type NotJson = { [K in AuditKind]: AuditEventMap[K] extends JsonObject ? never : K }[AuditKind];
+const allDataJson: [NotJson] extends [never] ? true : NotJson = true;
+void allDataJson;
+
+/**
+ * An entry to write, as every store write takes them (`AuditEvent[]`): the kind picks the
+ * shape of `data`. `AuditEvent<'request.decided'>` is one kind's event.
+ */
+export type AuditEvent<K extends AuditKind = AuditKind> = {
+  [Kind in K]: {
+    kind: Kind;
+    session: string | null;
+    requestId: string | null;
+    actor: string;
+    data: AuditEventMap[Kind];
+  };
+}[K];
+
+/**
+ * An entry as a store reads it back. Rows written by other versions may carry kinds and
+ * data shapes this one does not know, and the chain must still verify them, so the kind is
+ * any string (compare it with an `AuditKind`; `AUDIT_KINDS` lists them) and the data is
+ * the JSON object stored.
+ */
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  kind: string;
   session: string | null;
   requestId: string | null;
   actor: string;
-  data: { [key: string]: JsonValue };
-}
-
-export interface AuditEntry extends AuditEvent {
-  seq: number;
-  at: string;
+  data: JsonObject;
   prevHash: string;
   hash: string;
 }

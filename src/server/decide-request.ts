@@ -41,5 +41,6 @@ export async function decideRequest(
     ...(body.reason !== undefined ? { reason: body.reason } : {}),
     ...(body.remember !== undefined ? { remember: body.remember } : {}),
   } as DecideInput;
-  return agent.decide(requestId, input);
+  // The row read here to find the agent is handed on, so the agent does not read it again.
+  return agent.decide(requestId, input, { request });
 }

@@ -20,7 +20,7 @@ export interface EnvServerConfig {
 }
 
 /** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks, the public origin and the chat secret. */
-export function serverConfigFromEnv(env: NodeJS.ProcessEnv): EnvServerConfig {
+export function serverConfigFromEnv(env: Readonly<Record<string, string | undefined>>): EnvServerConfig {
   const approvers: ApproverEntry[] = [];
   if (env.COUNTERSIGN_TOKENS?.trim())
     approvers.push(...parseApproverEntries(env.COUNTERSIGN_TOKENS, 'COUNTERSIGN_TOKENS'));

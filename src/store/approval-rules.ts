@@ -1,5 +1,5 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
-import { canonicalJson } from '../core/canonical-json.ts';
+import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { DueQuery } from './ports/request-book.ts';
 import type { ApprovalFilter } from './store.ts';
@@ -18,11 +18,14 @@ export function decisionNeedsUnexpired(decision: Decision): boolean {
 /**
  * Stores keep one copy of the arguments (`argsJson`) and rebuild `args` from it, so the two
  * must agree on the way in; a mismatch would mean what runs differs from what was shown.
+ * The comparison is the binding check's (check-binding.ts); a request written unbound is the
+ * writer's mistake, so it is INVALID_INPUT here, before a byte is written.
  */
 export function assertArgsBound(request: ApprovalRequest): void {
-  if (canonicalJson(request.args) !== request.argsJson) {
+  const problem = bindingProblem(toolCallBinding(request));
+  if (problem !== null) {
     throw new InvalidInputError(
-      `Approval request ${request.id} has argsJson that is not the canonical JSON of args.`,
+      `Approval request ${request.id} is not bound to its arguments: ${problem} (argsJson must be the canonical JSON of args, argsHash its SHA-256).`,
       {
         hint: 'Build argsJson and argsHash with bindArgs(args).',
       },

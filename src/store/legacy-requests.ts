@@ -82,3 +82,31 @@ export function legacyRequestRows(
   }
   return rows;
 }
+
+/**
+ * The rows to adopt for one run: every pending request of its latest checkpoint, and every
+ * request an answer was recorded for that an earlier checkpoint waited on (answered and
+ * applied already: its row says so, so a later answer is ALREADY_DECIDED, not NOT_FOUND).
+ * `newestFirst` is the run's checkpoints, its latest first; only the latest is needed when
+ * the run has no answers. Checkpoints that do not read as countersign's are skipped.
+ */
+export function legacyRunRows(
+  newestFirst: readonly StoredCheckpoint[],
+  answers: ReadonlyMap<string, LegacyAnswer>,
+): ApprovalRequest[] {
+  const rows = new Map<string, ApprovalRequest>();
+  for (const [index, checkpoint] of newestFirst.entries()) {
+    let found: ApprovalRequest[];
+    try {
+      found = legacyRequestRows(checkpoint, answers);
+    } catch {
+      continue;
+    }
+    for (const row of found) {
+      if (rows.has(row.id) || (index > 0 && row.decision === null)) continue;
+      rows.set(row.id, row);
+    }
+    if ([...answers.keys()].every((id) => rows.has(id))) break;
+  }
+  return [...rows.values()];
+}

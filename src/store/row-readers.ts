@@ -1,5 +1,5 @@
 import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
-import type { AuditEntry, AuditKind } from '../core/audit.ts';
+import type { AuditEntry } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
@@ -143,7 +143,7 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
     seq: int(row, 'seq', where),
     at: text(row, 'at', where),
     // Not checked against the list of kinds: an unknown kind is for verifyAuditChain to judge.
-    kind: text(row, 'kind', where) as AuditKind,
+    kind: text(row, 'kind', where),
     session: textOrNull(row, 'session', where),
     requestId: textOrNull(row, 'request_id', where),
     actor: text(row, 'actor', where),

@@ -137,6 +137,15 @@ export function auditSessionOf(run: string): string {
   return runSessionOf(run);
 }
 
+/**
+ * A pending request as its checkpoint stores it: the data before any version migration, and
+ * the parties a checkpoint written before requests were rows recorded for an agent's call.
+ */
+interface StoredRequest {
+  data: JsonValue;
+  parties?: { raisedBy: string | null; customer: string | null };
+}
+
 /** How often a continuation retries after another process committed to the run first. */
 const MAX_ATTEMPTS = 25;
 /** Due requests expired per page of `expire`. */
@@ -234,7 +243,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       { ...state, requests: [] },
       { ...state, requests: [request] },
     );
-    await checkpoints.adoptRequests(rows);
+    const latest = await checkpoints.latestCheckpoint(run);
+    const parties = latest === null ? undefined : storedRequestData(latest).get(request.id)?.parties;
+    await checkpoints.adoptRequests(
+      parties === undefined ? rows : rows.map((row) => ({ ...row, ...parties })),
+    );
     return checkpoints.getApproval(request.id);
   }
 
@@ -284,8 +297,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     row: ApprovalRequest,
     pending: PendingRequest,
     state: WorkflowRunState,
-    /** The request's data as the checkpoint stores it, when a version migration changed it on read. */
-    stored?: JsonValue,
+    /** The request as the checkpoint stores it (its data before any version migration). */
+    stored?: StoredRequest,
   ): string | null {
     const own = bindingProblem({
       id: row.id,
@@ -296,7 +309,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     if (own !== null) return own;
     // As stored, or as this version reads it (a registered migration may change the data of
     // a waiting request; the row was raised from one of the two).
-    const hashes = [pending.data, ...(stored === undefined ? [] : [stored])].map((data) => {
+    const hashes = [pending.data, ...(stored === undefined ? [] : [stored.data])].map((data) => {
       try {
         return sha256Hex(canonicalJson(data));
       } catch {
@@ -305,19 +318,40 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     });
     if (!hashes.includes(row.argsHash))
       return "the run's checkpoint no longer holds the request data that was raised";
-    if (row.raisedBy !== state.origin.by || row.customer !== state.origin.customer)
+    // The parties the checkpoint names: the run's origin, or (checkpoints written before
+    // requests were rows) those it recorded for an agent's call it stood for.
+    const expected = stored?.parties ?? { raisedBy: state.origin.by, customer: state.origin.customer };
+    if (row.raisedBy !== expected.raisedBy || row.customer !== expected.customer)
       return "the request's parties differ from the run's (who started it, for which customer)";
     return null;
   }
 
-  /** Request id → data, as the checkpoint's body holds it; empty when it does not read as one. */
-  function storedRequestData(checkpoint: StoredCheckpoint): Map<string, JsonValue> {
+  /** Request id → the request as the checkpoint's body holds it; empty when it does not read as one. */
+  function storedRequestData(checkpoint: StoredCheckpoint): Map<string, StoredRequest> {
     try {
       const body = decodeCheckpointBody(
         checkpoint.body,
         `Checkpoint ${checkpoint.id} of run ${checkpoint.run}`,
       );
-      return new Map(body.state.requests.map((request) => [request.id, request.data]));
+      // `parties` is no longer part of the format (the schema drops it): read it raw.
+      const raw = (checkpoint.body as { state?: { requests?: Array<{ id?: unknown; parties?: unknown }> } })
+        .state?.requests;
+      const text = (value: unknown) => (typeof value === 'string' ? value : null);
+      const partiesOf = (id: string) => {
+        const parties = raw?.find((request) => request.id === id)?.parties;
+        if (typeof parties !== 'object' || parties === null) return undefined;
+        const { raisedBy, customer } = parties as { raisedBy?: unknown; customer?: unknown };
+        return { raisedBy: text(raisedBy), customer: text(customer) };
+      };
+      return new Map(
+        body.state.requests.map((request): [string, StoredRequest] => {
+          const parties = partiesOf(request.id);
+          return [
+            request.id,
+            parties === undefined ? { data: request.data } : { data: request.data, parties },
+          ];
+        }),
+      );
     } catch {
       return new Map();
     }
@@ -332,7 +366,13 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           session: row.session,
           requestId: row.id,
           actor,
-          data: { problem, argsHash: row.argsHash, kind: row.kind, run: row.run, port: row.tool },
+          data: {
+            problem,
+            argsHash: row.argsHash,
+            kind: 'port',
+            run: row.run ?? row.session,
+            port: row.tool,
+          },
         },
       ],
       now().toISOString(),
@@ -346,7 +386,13 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       session: row.session,
       requestId: row.id,
       actor: 'countersign',
-      data: { kind: 'port', run: row.run, workflow: row.agent, port: row.tool, expiresAt: row.expiresAt },
+      data: {
+        kind: 'port',
+        run: row.run ?? row.session,
+        workflow: row.agent,
+        port: row.tool,
+        expiresAt: row.expiresAt,
+      },
     };
   }
 
@@ -375,7 +421,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     workflow: Workflow,
     run: string,
     state: WorkflowRunState,
-    stored: ReadonlyMap<string, JsonValue>,
+    stored: ReadonlyMap<string, StoredRequest>,
   ): Promise<WorkflowRunState> {
     if (state.requests.length === 0) return state;
     let next: WorkflowRunState | undefined;

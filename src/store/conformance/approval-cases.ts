@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { Decision } from '../../core/approval.ts';
 import { isCheckpointStore } from '../checkpoint-store.ts';
 import { checkpoint } from './checkpoint-store-conformance.ts';
@@ -14,6 +14,7 @@ import {
   raise,
   request,
 } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 export function approvalCases(ctx: ConformanceContext): void {
   describe('decide', () => {

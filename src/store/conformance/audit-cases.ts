@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { AUDIT_GENESIS, verifyAuditChain } from '../../core/audit.ts';
 import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
 import type { Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 export function auditCases(ctx: ConformanceContext): void {
   describe('audit trail', () => {

@@ -1,19 +1,33 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { Decision } from '../../core/approval.ts';
 import { type AuditEntry, type AuditEvent, verifyAuditChain } from '../../core/audit.ts';
 import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
 import { answeredBy, at, portRequest } from './fixtures.ts';
+import { describe, describeSuite, it, type SkipEntry } from './harness.ts';
+import { storedEvent } from './stored-event.ts';
 
-export type CheckpointStoreFactory = () => Promise<{
-  store: CheckpointStore;
-  cleanup: () => Promise<void>;
+/**
+ * How the kit gets checkpoint stores of a backend. Every test gets its own `create()`d
+ * store; the kit closes it, then calls `destroy`.
+ */
+export interface CheckpointStoreInitializer<S extends CheckpointStore = CheckpointStore> {
+  /** Shown in the suite title: `CheckpointStore conformance: NAME`. */
+  name: string;
+  create(): Promise<S>;
+  destroy?(store: S): Promise<void>;
   /**
-   * The store's audit trail, for a backend that keeps one (`keepsAudit`): the suite then
-   * checks that audit events commit with the writes they come with, and only with them.
+   * The store's audit trail, for a backend that keeps one (`keepsAudit: true`): the suite
+   * then checks that audit events commit with the writes they come with, and only with
+   * them. Leave it out for a backend without a trail (it must say `keepsAudit: false`).
    */
-  audit?: () => Promise<AuditEntry[]>;
-}>;
+  audit?(store: S): Promise<AuditEntry[]>;
+}
+
+export interface CheckpointStoreConformanceOptions {
+  /** Tests this backend does not support, reported as skipped with the reason. */
+  skip?: readonly SkipEntry[];
+}
 
 /** A checkpoint of `run` at position `seq`, its parent the previous position's `id`. */
 export function checkpoint(
@@ -49,50 +63,53 @@ export async function chain(store: CheckpointStore, run: string, count: number):
 
 /** An audit event of a workflow answer, as the runner writes it; `data` marks it apart. */
 export function answerEvent(by: string, mark: JsonValue = by): AuditEvent {
-  return {
+  return storedEvent({
     kind: 'request.decided',
     session: 'wf.r',
     requestId: 'req_1',
     actor: by,
     data: { run: 'r', port: 'manager-approval', mark },
-  };
+  });
 }
 
 /** An event no store can write (a BigInt has no JSON form): the write it comes with must roll back. */
 export function unwritableEvent(): AuditEvent {
-  return { ...answerEvent('mallory'), data: { mark: 10n as unknown as JsonValue } };
+  return storedEvent({ ...answerEvent('mallory'), data: { mark: 10n as unknown as JsonValue } });
 }
 
 /**
  * The behaviour every CheckpointStore backend must share (memory, SQLite, PostgreSQL, the
- * file store). A backend's test file calls this with a factory for empty stores; `audited`
- * says whether the backend keeps an audit trail (the factory then also returns `audit`).
+ * file store), as the vitest suite `CheckpointStore conformance: NAME`. A backend whose
+ * initializer has `audit` keeps an audit trail; the audited cases run for it.
  */
-export function describeCheckpointStoreConformance(
-  name: string,
-  factory: CheckpointStoreFactory,
-  options: { audited: boolean } = { audited: false },
+export function describeCheckpointStoreConformance<S extends CheckpointStore>(
+  initializer: CheckpointStoreInitializer<S>,
+  { skip = [] }: CheckpointStoreConformanceOptions = {},
 ): void {
-  describe(`CheckpointStore conformance: ${name}`, () => {
-    let current: Awaited<ReturnType<CheckpointStoreFactory>> | undefined;
+  const { name } = initializer;
+  const options = { audited: initializer.audit !== undefined };
+  describeSuite(`CheckpointStore conformance: ${name}`, skip, () => {
+    let current: S | undefined;
     const store = (): CheckpointStore => {
       if (current === undefined) throw new Error('conformance: no store outside a test');
-      return current.store;
+      return current;
     };
     const auditTrail = async (): Promise<AuditEntry[]> => {
-      if (current?.audit === undefined) throw new Error(`conformance: ${name} gave no audit trail`);
-      return current.audit();
+      if (current === undefined || initializer.audit === undefined)
+        throw new Error(`conformance: ${name} gave no audit trail`);
+      return initializer.audit(current);
     };
 
     beforeEach(async () => {
-      current = await factory();
+      current = await initializer.create();
     });
 
     afterEach(async () => {
       if (current === undefined) return;
-      await current.store.close();
-      await current.cleanup();
+      const closing = current;
       current = undefined;
+      await closing.close();
+      await initializer.destroy?.(closing);
     });
 
     describe('checkpoints', () => {
@@ -437,7 +454,7 @@ export function describeCheckpointStoreConformance(
         });
 
         it('a saved checkpoint appends its entries at its createdAt; a refused save appends none', async () => {
-          const event: AuditEvent = { ...answerEvent('refund'), kind: 'request.raised' };
+          const event = storedEvent({ ...answerEvent('refund'), kind: 'request.raised' });
           expect((await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [event] })).saved).toBe(
             true,
           );

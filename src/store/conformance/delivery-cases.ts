@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { DeliveryEnqueue, Store } from '../store.ts';
 import { at, atMs, type ConformanceContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 function delivery(
   id: string,

@@ -4,6 +4,7 @@ import { bindArgs } from '../../core/canonical-json.ts';
 import type { JsonValue } from '../../core/json.ts';
 import type { Message } from '../../core/messages.ts';
 import type { Store } from '../store.ts';
+import { storedEvent } from './stored-event.ts';
 
 export type StoreFactory = () => Promise<{
   store: Store;
@@ -83,7 +84,13 @@ export function event(
   session: string | null,
   requestId: string | null = null,
 ): AuditEvent {
-  return { kind, session, requestId, actor: 'tester', data: { note: `${kind} for ${session ?? 'none'}` } };
+  return storedEvent({
+    kind,
+    session,
+    requestId,
+    actor: 'tester',
+    data: { note: `${kind} for ${session ?? 'none'}` },
+  });
 }
 
 /** A session with the lease held by `owner`, ready for commitStep. */

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { at, atMs, type ConformanceContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 export function leaseCases(ctx: ConformanceContext): void {
   describe('leases', () => {

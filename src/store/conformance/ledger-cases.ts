@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { ExecutionStart } from '../store.ts';
 import { at, type ConformanceContext, event, leasedSession } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 function start(requestId: string, session = 's1', seconds = 10): ExecutionStart {
   return {

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { StandingRule, Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 function rule(overrides: Partial<StandingRule> & { id: string; sourceRequest: string }): StandingRule {
   return {

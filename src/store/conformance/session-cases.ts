@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { OpenBatch } from '../../core/session.ts';
 import { assistantCalling, at, type ConformanceContext, leasedSession, request, user } from './fixtures.ts';
+import { describe, it } from './harness.ts';
+import { storedEvent } from './stored-event.ts';
 
 const batch: OpenBatch = {
   messageSeq: 1,
@@ -233,7 +235,9 @@ export function sessionCases(ctx: ConformanceContext): void {
         expectedMessageCount: 0,
         append: [user('b')],
         batch,
-        audit: [{ kind: 'request.raised', session: 's1', requestId: null, actor: 'x', data: {} }],
+        audit: [
+          storedEvent({ kind: 'request.raised', session: 's1', requestId: null, actor: 'x', data: {} }),
+        ],
         at: at(2),
       });
       await expect(stale).rejects.toMatchObject({ code: 'SESSION_BUSY' });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { OpenBatch } from '../../core/session.ts';
 import type { StalledSessionQuery, Store } from '../store.ts';
 import {
@@ -10,6 +10,7 @@ import {
   leasedSession,
   request,
 } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 /** Long after every fixture timestamp: no lease taken below has lapsed unless a case says so. */
 const now = atMs(500);

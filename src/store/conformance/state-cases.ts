@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { ConformanceContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 export function stateCases(ctx: ConformanceContext): void {
   describe('application state', () => {

@@ -1,9 +1,10 @@
-import { afterEach, beforeEach, describe } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import type { Store } from '../store.ts';
 import { approvalCases } from './approval-cases.ts';
 import { auditCases } from './audit-cases.ts';
 import { deliveryCases } from './delivery-cases.ts';
-import type { ConformanceContext, StoreFactory } from './fixtures.ts';
+import type { ConformanceContext } from './fixtures.ts';
+import { describeSuite, type SkipEntry } from './harness.ts';
 import { leaseCases } from './lease-cases.ts';
 import { ledgerCases } from './ledger-cases.ts';
 import { ruleCases } from './rule-cases.ts';
@@ -13,54 +14,126 @@ import { stateCases } from './state-cases.ts';
 import { transferCases } from './transfer-cases.ts';
 import { webSessionCases } from './web-session-cases.ts';
 
-export type { StoreFactory } from './fixtures.ts';
+/**
+ * How the kit gets stores of a backend (LangGraph's checkpoint-validation takes the same
+ * shape). Every test gets its own `create()`d store; the kit closes it, then calls `destroy`.
+ */
+export interface StoreInitializer<S extends Store = Store> {
+  /** Shown in the suite titles: `Store conformance: NAME`. */
+  name: string;
+  /** An empty store. */
+  create(): Promise<S>;
+  /** Drops what `create` made (a temp directory, a schema), after the kit closed the store. */
+  destroy?(store: S): Promise<void>;
+  /**
+   * A second store on the same data as `store` (another connection pool, another SQLite
+   * connection), as a second process would open it. The cross-process cases (two claims
+   * racing, a sign-in seen by another server) use it; without it they use `store` itself.
+   */
+  sibling?(store: S): Promise<Store>;
+}
+
+/** The core Store ports, one suite each, in the order they run. */
+const STORE_SUITES = {
+  sessions: sessionCases,
+  leases: leaseCases,
+  stalled: stalledCases,
+  approvals: approvalCases,
+  rules: ruleCases,
+  ledger: ledgerCases,
+  audit: auditCases,
+  state: stateCases,
+  transfer: transferCases,
+} as const satisfies Record<string, (ctx: ConformanceContext) => void>;
 
 /**
- * The behaviour every Store backend must share. A backend's test file calls this with a
- * factory for empty stores; each case gets its own store and the factory's cleanup.
+ * The server's ports (the webhook outbox and inbox sign-ins), still methods of `Store`
+ * today. They are selected apart from the core suites because a library-only backend need
+ * not keep them; `countersign serve` does.
  */
-export function describeStoreConformance(name: string, factory: StoreFactory): void {
-  describe(`Store conformance: ${name}`, () => {
-    let current: Awaited<ReturnType<StoreFactory>> | undefined;
+const SERVER_STORE_SUITES = {
+  deliveries: deliveryCases,
+  webSessions: webSessionCases,
+} as const satisfies Record<string, (ctx: ConformanceContext) => void>;
+
+export type StoreSuiteName = keyof typeof STORE_SUITES | keyof typeof SERVER_STORE_SUITES;
+
+export interface StoreConformanceOptions {
+  /** Which suites to run; all of `STORE_SUITES` when left out. */
+  suites?: readonly StoreSuiteName[];
+  /** Tests this backend does not support, reported as skipped with the reason. */
+  skip?: readonly SkipEntry[];
+}
+
+const ALL_SUITES: Record<StoreSuiteName, (ctx: ConformanceContext) => void> = {
+  ...STORE_SUITES,
+  ...SERVER_STORE_SUITES,
+};
+
+/** The core suites' names: what `describeStoreConformance` runs unless told otherwise. */
+export const CORE_STORE_SUITES = Object.keys(STORE_SUITES) as readonly StoreSuiteName[];
+
+/** The server ports' suite names (`deliveries`, `webSessions`). */
+export const SERVER_STORE_SUITE_NAMES = Object.keys(SERVER_STORE_SUITES) as readonly StoreSuiteName[];
+
+/** Every suite name, core and server ports: what countersign's own backends run. */
+export const ALL_STORE_SUITES: readonly StoreSuiteName[] = [
+  ...CORE_STORE_SUITES,
+  ...SERVER_STORE_SUITE_NAMES,
+];
+
+/**
+ * The behaviour every Store backend must share, as vitest suites: `Store conformance: NAME`
+ * with one describe block per port. Each case gets a fresh store from `initializer`.
+ */
+export function describeStoreConformance<S extends Store>(
+  initializer: StoreInitializer<S>,
+  options: StoreConformanceOptions = {},
+): void {
+  const selected = options.suites ?? CORE_STORE_SUITES;
+  for (const suite of selected)
+    if (!(suite in ALL_SUITES))
+      throw new Error(
+        `countersign/testing: no Store suite "${suite}"; the suites are ${ALL_STORE_SUITES.join(', ')}.`,
+      );
+
+  describeSuite(`Store conformance: ${initializer.name}`, options.skip ?? [], () => {
+    let current: S | undefined;
     const siblings: Store[] = [];
 
+    const open = async (): Promise<{ store: S; cleanup: () => Promise<void> }> => {
+      const store = await initializer.create();
+      return { store, cleanup: async () => initializer.destroy?.(store) };
+    };
+
     beforeEach(async () => {
-      current = await factory();
+      current = await initializer.create();
     });
 
     afterEach(async () => {
       for (const sibling of siblings.splice(0)) await sibling.close();
       if (current === undefined) return;
-      await current.store.close();
-      await current.cleanup();
+      const store = current;
       current = undefined;
+      await store.close();
+      await initializer.destroy?.(store);
     });
 
     const ctx: ConformanceContext = {
       store: () => {
         if (current === undefined) throw new Error('conformance: no store outside a test');
-        return current.store;
+        return current;
       },
       async sibling() {
         if (current === undefined) throw new Error('conformance: no store outside a test');
-        if (current.sibling === undefined) return current.store;
-        const sibling = await current.sibling();
+        if (initializer.sibling === undefined) return current;
+        const sibling = await initializer.sibling(current);
         siblings.push(sibling);
         return sibling;
       },
-      fresh: factory,
+      fresh: open,
     };
 
-    sessionCases(ctx);
-    leaseCases(ctx);
-    stalledCases(ctx);
-    approvalCases(ctx);
-    ruleCases(ctx);
-    ledgerCases(ctx);
-    auditCases(ctx);
-    stateCases(ctx);
-    transferCases(ctx);
-    deliveryCases(ctx);
-    webSessionCases(ctx);
+    for (const suite of selected) ALL_SUITES[suite](ctx);
   });
 }

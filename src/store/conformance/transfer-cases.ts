@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { Store } from '../store.ts';
 import {
   at,
@@ -10,6 +10,7 @@ import {
   request,
   user,
 } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 /** A session with every kind of row: messages, a batch, decided and pending requests, a ledger row. */
 async function fullSession(store: Store): Promise<void> {

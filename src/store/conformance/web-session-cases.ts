@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { WebSessionRecord } from '../store.ts';
 import { at, atMs, type ConformanceContext } from './fixtures.ts';
+import { describe, it } from './harness.ts';
 
 const hashOf = (cookie: string) => createHash('sha256').update(cookie).digest('hex');
 

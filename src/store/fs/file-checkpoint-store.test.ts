@@ -20,12 +20,10 @@ import { legacyRequestRows } from '../legacy-requests.ts';
 import { runFixture } from '../sqlite/run-fixture.ts';
 import { createFileCheckpointStore, type FileCheckpointStore } from './file-checkpoint-store.ts';
 
-describeCheckpointStoreConformance('file', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-file-'));
-  return {
-    store: createFileCheckpointStore({ dir }),
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-  };
+describeCheckpointStoreConformance({
+  name: 'file',
+  create: async () => createFileCheckpointStore({ dir: mkdtempSync(join(tmpdir(), 'countersign-cp-file-')) }),
+  destroy: async (store) => rmSync(store.dir, { recursive: true, force: true }),
 });
 
 describe('file checkpoint store', () => {

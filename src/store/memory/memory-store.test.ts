@@ -1,4 +1,7 @@
-import { describeStoreConformance } from '../conformance/store-conformance.ts';
+import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { createMemoryStore } from './memory-store.ts';
 
-describeStoreConformance('memory', async () => ({ store: createMemoryStore(), cleanup: async () => {} }));
+describeStoreConformance(
+  { name: 'memory', create: async () => createMemoryStore() },
+  { suites: ALL_STORE_SUITES },
+);

@@ -1,6 +1,6 @@
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { type LegacyAnswer, legacyRequestRows } from '../legacy-requests.ts';
+import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
 import { approvalValues } from '../row-values.ts';
 import type { Connection } from './connection.ts';
 import { payload, text } from './rows.ts';
@@ -57,10 +57,20 @@ export async function adoptLegacyRequests(
        WHERE id IN (SELECT latest FROM ${q('workflow_runs')})`,
     );
     for (const row of latest) {
-      let rows: ReturnType<typeof legacyRequestRows>;
+      let rows: ReturnType<typeof legacyRunRows>;
       try {
         const checkpoint = toCheckpoint(codec, row);
-        rows = legacyRequestRows(checkpoint, answers.get(checkpoint.run) ?? new Map());
+        const runAnswers = answers.get(checkpoint.run) ?? new Map();
+        const newestFirst =
+          runAnswers.size === 0
+            ? [checkpoint]
+            : (
+                await tq(
+                  `SELECT ${CHECKPOINT_COLUMNS} FROM ${q('workflow_checkpoints')} WHERE run = $1 ORDER BY seq DESC`,
+                  [checkpoint.run],
+                )
+              ).map((r) => toCheckpoint(codec, r));
+        rows = legacyRunRows(newestFirst, runAnswers);
       } catch {
         continue;
       }

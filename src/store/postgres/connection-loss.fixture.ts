@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { byPerson, leasedSession, raise, request } from '../conformance/fixtures.ts';
+import { storedEvent } from '../conformance/stored-event.ts';
 import { createPostgresStore } from './postgres-store.ts';
 
 const [url, schema, app, roundsText] = process.argv.slice(2);
@@ -47,11 +48,19 @@ async function call(n: number): Promise<void> {
     const id = ids[(n / 3) % ids.length] as string;
     const session = `s${id.slice(1, id.indexOf('-'))}`;
     await store.decide(id, byPerson('approved', 20), [
-      { kind: 'request.decided', session, requestId: id, actor: 'alice', data: {} },
+      storedEvent({ kind: 'request.decided', session, requestId: id, actor: 'alice', data: {} }),
     ]);
   } else if (kind === 1) {
     await store.appendAudit(
-      [{ kind: 'execution.started', session: null, requestId: null, actor: 'load', data: { n } }],
+      [
+        storedEvent({
+          kind: 'execution.started',
+          session: null,
+          requestId: null,
+          actor: 'load',
+          data: { n },
+        }),
+      ],
       new Date().toISOString(),
     );
   } else {

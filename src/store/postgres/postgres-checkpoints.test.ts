@@ -21,15 +21,12 @@ const url = await postgresForTests();
 describe.skipIf(url === null)('PostgreSQL checkpoint store', () => {
   const connectionString = url ?? TEST_PG_URL;
 
-  describeCheckpointStoreConformance(
-    'postgres',
-    async () => {
-      const schema = freshSchema('cp');
-      const store = await createPostgresStore({ connectionString, schema });
-      return { store, cleanup: () => dropSchema(schema), audit: () => store.listAudit() };
-    },
-    { audited: true },
-  );
+  describeCheckpointStoreConformance({
+    name: 'postgres',
+    create: () => createPostgresStore({ connectionString, schema: freshSchema('cp') }),
+    destroy: (store) => dropSchema(store.schema),
+    audit: (store) => store.listAudit(),
+  });
 
   it('an audit row the database refuses takes the answer with it; once it is allowed, both commit together', async () => {
     const schema = freshSchema('cp_audit');

@@ -13,7 +13,7 @@ import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
-import { describeStoreConformance } from '../conformance/store-conformance.ts';
+import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import {
@@ -43,14 +43,15 @@ const startSoon = () => String(Date.now() + 1500);
 describe.skipIf(url === null)('PostgreSQL store', () => {
   const connectionString = url ?? TEST_PG_URL;
 
-  describeStoreConformance('postgres', async () => {
-    const schema = freshSchema('conf');
-    return {
-      store: await createPostgresStore({ connectionString, schema }),
-      cleanup: () => dropSchema(schema),
-      sibling: () => createPostgresStore({ connectionString, schema }),
-    };
-  });
+  describeStoreConformance(
+    {
+      name: 'postgres',
+      create: () => createPostgresStore({ connectionString, schema: freshSchema('conf') }),
+      destroy: (store) => dropSchema(store.schema),
+      sibling: (store) => createPostgresStore({ connectionString, schema: store.schema }),
+    },
+    { suites: ALL_STORE_SUITES },
+  );
 
   describe('on a real server', () => {
     let schema: string;

@@ -5,6 +5,7 @@
 //   commit  URL SCHEMA SESSION OWNER START_AT_MS   commit one step computed against 0 messages
 //   audit   URL SCHEMA NAME COUNT START_AT_MS      append COUNT pairs of audit events
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { storedEvent } from '../conformance/stored-event.ts';
 import { createPostgresStore } from './postgres-store.ts';
 
 const [mode, url, schema, a, b, c] = process.argv.slice(2);
@@ -33,7 +34,7 @@ if (mode === 'migrate') {
       await startTogether(c);
       const at = new Date().toISOString();
       const result = await store.decide(a, { verdict: 'approved', by: b, reason: null, at, kind: 'person' }, [
-        { kind: 'request.decided', session: 's1', requestId: a, actor: b, data: {} },
+        storedEvent({ kind: 'request.decided', session: 's1', requestId: a, actor: b, data: {} }),
       ]);
       print({ won: result.won, decidedBy: result.request?.decision?.by ?? null });
     } else if (mode === 'commit') {
@@ -56,8 +57,20 @@ if (mode === 'migrate') {
       for (let i = 0; i < Number(b); i++) {
         await store.appendAudit(
           [
-            { kind: 'request.raised', session: a, requestId: `${a}-${i}`, actor: a, data: { i } },
-            { kind: 'request.decided', session: a, requestId: `${a}-${i}`, actor: a, data: { i } },
+            storedEvent({
+              kind: 'request.raised',
+              session: a,
+              requestId: `${a}-${i}`,
+              actor: a,
+              data: { i },
+            }),
+            storedEvent({
+              kind: 'request.decided',
+              session: a,
+              requestId: `${a}-${i}`,
+              actor: a,
+              data: { i },
+            }),
           ],
           new Date().toISOString(),
         );

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { type LegacyAnswer, legacyRequestRows } from '../legacy-requests.ts';
+import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
 import { approvalValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS } from './columns.ts';
 import { payload, text } from './rows.ts';
@@ -47,11 +47,19 @@ export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void
       const latest = db.prepare(
         `SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE id IN (SELECT latest FROM workflow_runs)`,
       );
+      const history = db.prepare(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE run = ? ORDER BY seq DESC`,
+      );
       for (const row of latest.all()) {
-        let rows: ReturnType<typeof legacyRequestRows>;
+        let rows: ReturnType<typeof legacyRunRows>;
         try {
           const checkpoint = toCheckpoint(codec, row);
-          rows = legacyRequestRows(checkpoint, answers.get(checkpoint.run) ?? new Map());
+          const runAnswers = answers.get(checkpoint.run) ?? new Map();
+          const newestFirst =
+            runAnswers.size === 0
+              ? [checkpoint]
+              : history.all(checkpoint.run).map((r) => toCheckpoint(codec, r));
+          rows = legacyRunRows(newestFirst, runAnswers);
         } catch {
           continue;
         }

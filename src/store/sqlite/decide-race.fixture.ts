@@ -1,5 +1,6 @@
 // Child process of the cross-process race test: opens the shared file, waits for the common
 // start instant so every contender reaches the write lock together, then tries to decide.
+import { storedEvent } from '../conformance/stored-event.ts';
 import { createSqliteStore } from './sqlite-store.ts';
 
 const [path, session, requestId, by, startAtMs] = process.argv.slice(2);
@@ -13,7 +14,7 @@ if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 const result = await store.decide(
   requestId,
   { verdict: 'approved', by, reason: null, at: new Date().toISOString(), kind: 'person' },
-  [{ kind: 'request.decided', session, requestId, actor: by, data: {} }],
+  [storedEvent({ kind: 'request.decided', session, requestId, actor: by, data: {} })],
 );
 await store.close();
 process.stdout.write(JSON.stringify({ won: result.won, decidedBy: result.request?.decision?.by ?? null }));

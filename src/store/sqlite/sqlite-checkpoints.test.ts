@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { expect, it } from 'vitest';
 import { verifyAuditChain } from '../../core/audit.ts';
@@ -12,19 +12,13 @@ import {
 import { answeredBy, portRequest } from '../conformance/fixtures.ts';
 import { createSqliteStore } from './sqlite-store.ts';
 
-describeCheckpointStoreConformance(
-  'sqlite',
-  async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-'));
-    const store = createSqliteStore({ path: join(dir, 'store.db') });
-    return {
-      store,
-      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      audit: () => store.listAudit(),
-    };
-  },
-  { audited: true },
-);
+describeCheckpointStoreConformance({
+  name: 'sqlite',
+  create: async () =>
+    createSqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-')), 'store.db') }),
+  destroy: async (store) => rmSync(dirname(store.path), { recursive: true, force: true }),
+  audit: (store) => store.listAudit(),
+});
 
 it('sqlite: an audit row the database refuses takes the answer with it; once it is allowed, both commit together', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-'));

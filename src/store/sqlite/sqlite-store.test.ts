@@ -7,7 +7,7 @@ import { verifyAuditChain } from '../../core/audit.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
-import { describeStoreConformance } from '../conformance/store-conformance.ts';
+import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { migrations } from './migrations.ts';
 import { STALLED_SESSIONS_SQL } from './row-queries.ts';
 import { runFixture } from './run-fixture.ts';
@@ -17,14 +17,15 @@ async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'countersign-sqlite-'));
 }
 
-describeStoreConformance('sqlite', async () => {
-  const dir = await tempDir();
-  return {
-    store: createSqliteStore({ path: join(dir, 'store.db') }),
-    cleanup: () => rm(dir, { recursive: true, force: true }),
-    sibling: async () => createSqliteStore({ path: join(dir, 'store.db') }),
-  };
-});
+describeStoreConformance(
+  {
+    name: 'sqlite',
+    create: async () => createSqliteStore({ path: join(await tempDir(), 'store.db') }),
+    destroy: (store) => rm(dirname(store.path), { recursive: true, force: true }),
+    sibling: async (store) => createSqliteStore({ path: store.path }),
+  },
+  { suites: ALL_STORE_SUITES },
+);
 
 describe('SQLite store', () => {
   let dir: string;

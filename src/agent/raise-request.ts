@@ -1,0 +1,99 @@
+import type { ApprovalRequest } from '../core/approval.ts';
+import type { AuditEvent } from '../core/audit.ts';
+import { bindArgs } from '../core/canonical-json.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { AutoApproval } from './match-rule.ts';
+
+/** A new tool-call request, bound to its canonical arguments, waiting until now + ttl. */
+export function toolCallRequest(input: {
+  id: string;
+  session: string;
+  agent: string;
+  callId: string;
+  tool: string;
+  args: JsonValue;
+  effect: string;
+  now: Date;
+  ttlMs: number;
+  raisedBy: string | null;
+  /** The session's principal, recorded so who may decide is known from the row alone. */
+  customer: string | null;
+  /** The workflow run the agent acts in (agentExecutor binds it); null outside one. */
+  run: string | null;
+  requiredRole: string | null;
+}): ApprovalRequest {
+  return {
+    id: input.id,
+    session: input.session,
+    agent: input.agent,
+    callId: input.callId,
+    tool: input.tool,
+    args: input.args,
+    ...bindArgs(input.args),
+    effect: input.effect,
+    createdAt: input.now.toISOString(),
+    expiresAt: new Date(input.now.getTime() + input.ttlMs).toISOString(),
+    status: 'pending',
+    decision: null,
+    raisedBy: input.raisedBy,
+    kind: 'tool-call',
+    run: input.run,
+    customer: input.customer,
+    requiredRole: input.requiredRole,
+  };
+}
+
+/** The audit entry of a raised request: what was asked, bound by its hash, and its effect. */
+export function raisedEvent(
+  request: ApprovalRequest,
+  tool: { name: string; identity: string },
+  actor: string,
+): AuditEvent {
+  return {
+    kind: 'request.raised',
+    session: request.session,
+    requestId: request.id,
+    actor,
+    data: {
+      tool: tool.name,
+      toolIdentity: tool.identity,
+      args: request.argsJson,
+      argsHash: request.argsHash,
+      effect: request.effect,
+      expiresAt: request.expiresAt,
+    },
+  };
+}
+
+/** The request approved on the spot by a rule, and the audit entry naming the rule. */
+export function approvedByRule(
+  request: ApprovalRequest,
+  auto: AutoApproval,
+): { request: ApprovalRequest; event: AuditEvent } {
+  return {
+    request: {
+      ...request,
+      status: 'approved',
+      decision: {
+        verdict: 'approved',
+        by: auto.by,
+        reason: auto.reason,
+        at: request.createdAt,
+        kind: auto.kind,
+      },
+    },
+    event: {
+      kind: 'request.auto-approved',
+      session: request.session,
+      requestId: request.id,
+      actor: auto.by,
+      data: {
+        rule: auto.by,
+        kind: auto.kind,
+        tool: request.tool,
+        args: request.argsJson,
+        argsHash: request.argsHash,
+      },
+    },
+  };
+}
