@@ -42,6 +42,7 @@ export type {
   AuditEventMap,
   AuditKind,
   AuditVerification,
+  PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';

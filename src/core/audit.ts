@@ -15,7 +15,7 @@ import type { JsonObject, JsonValue } from './json.ts';
 export type RecordedCall = { tool: string; args: string; argsHash: string };
 
 /** What a workflow port request's `request.*` entries name: the same family as a tool call's. */
-type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
+export type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
 
 export type AuditEventMap = {
   /**
