@@ -70,6 +70,8 @@ export function createWorkflowDesk(options: {
         const found = await latestState(summary.run).catch(() => null);
         if (!found) continue;
         for (const request of found.state.requests) {
+          // An agent's call the run waits on is listed once, as the tool call it is.
+          if (request.toolCall === true) continue;
           // Past its expiry it takes no answer: the store watcher records the expiry.
           if (request.expiresAt !== null && request.expiresAt <= at) continue;
           const node = found.workflow.nodes.get(request.port);
@@ -85,7 +87,7 @@ export function createWorkflowDesk(options: {
             data: request.data,
             createdAt: request.createdAt,
             expiresAt: request.expiresAt,
-            requiredRole: request.parties?.requiredRole ?? portRole(found.workflow, request.port, portRoles),
+            requiredRole: portRole(found.workflow, request.port, portRoles),
             responseSchema: schema,
           });
         }
