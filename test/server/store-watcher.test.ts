@@ -39,7 +39,7 @@ describe('the store watcher', () => {
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
   });
 
-  it('no longer reads the pending requests to announce them: a pass lists them once, for expiry only', async () => {
+  it('reads no pending request to announce it, and none for expiry but the due ones: one due-query per pass', async () => {
     const store = createMemoryStore();
     const calls: string[] = [];
     const counted = new Proxy(store, {
@@ -63,7 +63,8 @@ describe('the store watcher', () => {
     await server.watch();
     // The old announcement read every request that left the pending list (getApproval).
     expect(calls.filter((name) => name === 'getApproval')).toEqual([]);
-    expect(calls.filter((name) => name === 'listApprovals')).toEqual(['listApprovals']);
+    expect(calls.filter((name) => name === 'listApprovals')).toEqual([]);
+    expect(calls.filter((name) => name === 'listDue')).toEqual(['listDue']);
   });
 
   it('answers overdue requests as expired and lets the session continue, so the customer hears it', async () => {
