@@ -42,6 +42,7 @@ export type {
   AuditEventMap,
   AuditKind,
   AuditVerification,
+  PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
@@ -86,13 +87,11 @@ export {
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
 export { deliveryId, type WebhookPayload } from './server/webhooks/webhook-sender.ts';
 export {
-  type AnswerResult,
   type CheckpointStore,
   type CheckpointSummary,
   type CheckpointWriteOptions,
   type ClaimResult,
   isCheckpointStore,
-  type RequestAnswer,
   type RunStatus,
   type RunSummary,
   type SaveCheckpointResult,
@@ -111,6 +110,7 @@ export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-st
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
+export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
 export {
   createPostgresStore,
   type PostgresStore,
@@ -139,7 +139,6 @@ export type {
   Leases,
   Ledger,
   Outbox,
-  RequestBook,
   SessionLog,
   SessionSnapshot,
   SessionTransfer,

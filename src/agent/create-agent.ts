@@ -43,6 +43,8 @@ export interface AgentOptions {
   /** Any AI SDK language model (specification v3 or v4). Can also be given later with `with`. */
   model?: AnyLanguageModel;
   store?: Store;
+  /** The workflow run this agent acts in (set by agentExecutor): its tool calls' rows carry it. */
+  run?: string;
   /**
    * Tries of a failed model call: on by default (3 tries, 0.5 s doubling to at most 8 s) for
    * dropped connections, cut streams, 429 and 5xx. `false` turns it off.
@@ -125,6 +127,7 @@ export interface Agent {
     store?: Store;
     events?: EventBus;
     continuations?: ContinuationQueue;
+    run?: string;
   }): Agent;
   /**
    * Send a user message. Any request still waiting is answered "moved on" first. `by` is who
@@ -170,6 +173,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
     runtime = {
       agentName: options.name,
+      run: options.run ?? null,
       instructions: options.instructions,
       model,
       modelCall: { retry: retryPolicy(options.retry), stream: options.stream ?? false },

@@ -37,12 +37,21 @@ export async function listExecutions(
   return (await store.listExecutions(filter)).map(toExecutionView);
 }
 
-/** Marks every overdue request expired (with its audit entry). Returns the ids it expired. */
+/** Marks every overdue tool call expired (with its audit entry). Returns the ids it expired. */
 export async function sweepExpired(store: Store, now = new Date()): Promise<string[]> {
   const at = now.toISOString();
   const expired: string[] = [];
-  for (const request of await store.listApprovals({ status: 'pending' })) {
-    if (request.expiresAt <= at && (await expireRequest(store, request, at))) expired.push(request.id);
+  // The due-query, page by page (each expired row leaves it). Port requests are the
+  // workflow runner's to expire (runner.expire), so their runs' audit says which port.
+  for (;;) {
+    const due = await store.listDue({ at, limit: 200, kind: 'tool-call' });
+    let won = 0;
+    for (const request of due) {
+      if (!(await expireRequest(store, request, at))) continue;
+      won += 1;
+      expired.push(request.id);
+    }
+    if (due.length < 200 || won === 0) break;
   }
   return expired;
 }

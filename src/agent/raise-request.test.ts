@@ -17,6 +17,7 @@ const raised = toolCallRequest({
   raisedBy: 'c-100',
   customer: 'c-100',
   requiredRole: null,
+  run: null,
 });
 
 describe('raising a request (no store)', () => {

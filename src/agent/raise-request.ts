@@ -18,6 +18,8 @@ export function toolCallRequest(input: {
   raisedBy: string | null;
   /** The session's principal, recorded so who may decide is known from the row alone. */
   customer: string | null;
+  /** The workflow run the agent acts in (agentExecutor binds it); null outside one. */
+  run: string | null;
   requiredRole: string | null;
 }): ApprovalRequest {
   return {
@@ -35,7 +37,7 @@ export function toolCallRequest(input: {
     decision: null,
     raisedBy: input.raisedBy,
     kind: 'tool-call',
-    run: null,
+    run: input.run,
     customer: input.customer,
     requiredRole: input.requiredRole,
   };

@@ -9,6 +9,8 @@ import type { AutoApprovalRule } from './auto-approval-rule.ts';
 /** What a SessionRun needs, resolved once per agent rather than once per step. */
 export interface AgentRuntime {
   agentName: string;
+  /** The workflow run the agent acts in, recorded on the requests it raises; null outside one. */
+  run: string | null;
   instructions: string;
   model: AnyLanguageModel;
   /** Retry, streaming and (per run) the chat's listeners for the model calls. */

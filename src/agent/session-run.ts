@@ -285,6 +285,7 @@ export class SessionRun {
       now,
       ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
       raisedBy: this.raiser,
+      run: this.runtime.run,
       customer: this.session.principal,
       requiredRole: tool.role ?? null,
     });

@@ -44,6 +44,28 @@ describe('audit coverage', () => {
     }
   });
 
+  it('a port request answered or expired before requests were rows is covered by its workflow.* entries', () => {
+    const answered: Row = {
+      id: 'p1',
+      session: 'wf.r',
+      status: 'answered',
+      decision: { verdict: 'answered', by: 'mona', reason: null, at: '', kind: 'person', response: true },
+    };
+    const expired = { ...decided('p2', 'expiry', 'wf.r') };
+    const legacy = [
+      entry('workflow.requested', 'p1', {}, 'wf.r'),
+      entry('workflow.answered', 'p1', {}, 'wf.r'),
+      entry('workflow.requested', 'p2', {}, 'wf.r'),
+      entry('workflow.expired', 'p2', {}, 'wf.r'),
+    ];
+    expect(auditGaps(indexAudit(legacy), [answered, expired], [])).toEqual([]);
+    // A new one has the request.* entries; without any, it is a gap like a tool call's.
+    expect(auditGaps(indexAudit([]), [answered], [])).toEqual([
+      { missing: 'request.raised', count: 1, first: ['p1'] },
+      { missing: 'request.decided', count: 1, first: ['p1'] },
+    ]);
+  });
+
   it('a pending request needs only request.raised; ledger rows need started, and finished once finished', () => {
     const pending: Row = { id: 'r1', session: 's1', status: 'pending', decision: null };
     expect(auditGaps(indexAudit([]), [pending], [])).toEqual([

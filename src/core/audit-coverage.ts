@@ -35,12 +35,14 @@ const decisionEntry: Record<DecisionKind, AuditRequirement> = {
 };
 
 // An integrity refusal writes tamper.refused where a run writes execution.started/finished;
-// a person's reconcile stands for execution.finished.
+// a person's reconcile stands for execution.finished. A workflow's port request raised,
+// answered or expired before port requests were rows has its workflow.* entry instead (the
+// row was adopted from its checkpoint); new ones get the request.* entries like tool calls.
 const satisfiedBy: Record<AuditRequirement, readonly AuditKind[]> = {
-  'request.raised': ['request.raised'],
-  'request.decided': ['request.decided'],
+  'request.raised': ['request.raised', 'workflow.requested'],
+  'request.decided': ['request.decided', 'workflow.answered'],
   'request.moved-on': ['request.moved-on'],
-  'request.expired': ['request.expired'],
+  'request.expired': ['request.expired', 'workflow.expired'],
   'request.auto-approved': ['request.auto-approved'],
   'execution.started': ['execution.started', 'tamper.refused'],
   'execution.finished': ['execution.finished', 'execution.reconciled', 'tamper.refused'],

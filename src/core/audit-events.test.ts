@@ -22,7 +22,11 @@ const decided: AuditEvent = {
 
 describe('typed audit events', () => {
   it('a kind picks its data shape', () => {
-    expectTypeOf<AuditEvent<'request.expired'>['data']>().toEqualTypeOf<{ expiresAt: string }>();
+    expectTypeOf<AuditEvent<'request.moved-on'>['data']>().toEqualTypeOf<{ reason: string }>();
+    // One family for both kinds of request: a port request's expiry names its run and port.
+    type PortExpiry = Extract<AuditEvent<'request.expired'>['data'], { kind: 'port' }>;
+    expectTypeOf<PortExpiry['port']>().toEqualTypeOf<string>();
+    expectTypeOf<AuditEvent<'request.expired'>['data']['expiresAt']>().toEqualTypeOf<string>();
     expectTypeOf<AuditEvent['kind']>().toEqualTypeOf<AuditKind>();
     expectTypeOf<keyof AuditEventMap>().toEqualTypeOf<AuditKind>();
     // Narrowing on the kind narrows the data.

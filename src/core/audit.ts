@@ -14,8 +14,14 @@ import type { JsonObject, JsonValue } from './json.ts';
 /** A tool call's arguments as recorded: canonical JSON and its SHA-256. */
 export type RecordedCall = { tool: string; args: string; argsHash: string };
 
+/** What a workflow port request's `request.*` entries name: the same family as a tool call's. */
+export type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
+
 export type AuditEventMap = {
-  /** Raised by a run; or re-raised in this store by an import (`imported: true`). */
+  /**
+   * Raised by a run; or re-raised in this store by an import (`imported: true`); or a port
+   * request raised by a workflow checkpoint (`kind: 'port'`, its data as canonical JSON in `args`).
+   */
   'request.raised':
     | (RecordedCall & {
         toolIdentity: string;
@@ -31,18 +37,29 @@ export type AuditEventMap = {
         /** `approved` when a standing or auto rule approved it on the spot: nobody is asked. */
         status: 'pending' | 'approved';
       })
-    | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean });
+    | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
+    | (PortRequestEntry & {
+        version: number;
+        args: string;
+        argsHash: string;
+        effect: string;
+        askedBy: string | null;
+        expiresAt: string | null;
+      });
   /** `remember` and `rule` are there when the approval created a standing rule. */
-  'request.decided': RecordedCall & {
-    /** A person's verdict: approved or rejected (expiry writes request.expired). */
-    verdict: Verdict;
-    reason: string | null;
-    remember?: 'tool' | 'tool-with-args' | null;
-    rule?: string;
-  };
+  'request.decided':
+    | (RecordedCall & {
+        /** A person's verdict: approved or rejected (expiry writes request.expired). */
+        verdict: Verdict;
+        reason: string | null;
+        remember?: 'tool' | 'tool-with-args' | null;
+        rule?: string;
+      })
+    /** A person's answer to a port request: canonical JSON of the answer, and its SHA-256. */
+    | (PortRequestEntry & { verdict: 'answered'; response: string; responseHash: string });
   /** `rule` is the decider recorded (`rule:<id>` or the auto-approval rule's name). */
   'request.auto-approved': RecordedCall & { rule: string; kind: 'standing-rule' | 'auto-rule' };
-  'request.expired': { expiresAt: string };
+  'request.expired': { expiresAt: string } | (PortRequestEntry & { expiresAt: string });
   'request.moved-on': { reason: string };
   'execution.started': { tool: string; argsHash: string; idempotencyKey: string };
   'execution.finished': { status: 'succeeded' | 'failed'; resultHash: string };
@@ -51,7 +68,11 @@ export type AuditEventMap = {
   /** Fields sent with a decision that a decision does not carry (canonical JSON in `sent`). */
   'tamper.ignored': { fields: string[]; sent: string; storedArgsHash: string };
   /** A stored request whose arguments no longer match; or a stored call refused before it ran. */
-  'tamper.refused': { problem: string; argsHash: string } | { tool: string; callId: string; problem: string };
+  'tamper.refused':
+    | { problem: string; argsHash: string }
+    | { tool: string; callId: string; problem: string }
+    /** A port request refused before it was answered or applied: its binding broke. */
+    | { problem: string; argsHash: string; kind: 'port'; run: string; port: string };
   /** A session export imported; or an AI SDK conversation (`source: 'ai-sdk'`). */
   'session.imported':
     | {
@@ -69,6 +90,7 @@ export type AuditEventMap = {
   'rule.revoked': { rule: string; tool: string };
   /** A `logged: true` tool that ran without approval. */
   'call.logged': { tool: string; args: string; resultHash: string };
+  /** Written for port requests before they were rows (read and verified still, never written). */
   'workflow.requested': {
     run: string;
     workflow: string;

@@ -160,7 +160,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       }
       if (request.kind === 'port') {
         const runner = runnerFor(request);
-        const run = await runner.respond(request.run as string, id, answerOf(request, decision), {
+        const run = await runner.answer(id, answerOf(request, decision), {
           by: decider.by,
           ...(decider.roles ? { roles: decider.roles } : {}),
         });

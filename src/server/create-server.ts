@@ -150,6 +150,8 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
   const runner = createWorkflowRunner({
     workflows,
     checkpoints,
+    // An agent's call a run waits on is a row of the agents' store.
+    agentRequests: options.store,
     bindAgent: (agent) =>
       agent.with({ store: options.store, events, ...(options.model ? { model: options.model } : {}) }),
     now,

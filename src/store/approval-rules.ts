@@ -1,13 +1,18 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { DueQuery } from './ports/request-book.ts';
+import type { ApprovalFilter } from './store.ts';
 
 /**
  * A person's verdict is only valid before the deadline; the system's own answers
  * (expiry, moved-on, rules) are what closes a request after it.
  */
 export function decisionNeedsUnexpired(decision: Decision): boolean {
-  return decision.kind === 'person' && (decision.verdict === 'approved' || decision.verdict === 'rejected');
+  return (
+    decision.kind === 'person' &&
+    (decision.verdict === 'approved' || decision.verdict === 'rejected' || decision.verdict === 'answered')
+  );
 }
 
 /**
@@ -26,4 +31,36 @@ export function assertArgsBound(request: ApprovalRequest): void {
       },
     );
   }
+}
+
+/** `listApprovals`' filter for the stores that hold rows in memory (the memory and file stores). */
+export function matchesFilter(request: ApprovalRequest, filter: ApprovalFilter): boolean {
+  return (
+    (filter.status === undefined || request.status === filter.status) &&
+    (filter.session === undefined || request.session === filter.session) &&
+    (filter.tool === undefined || request.tool === filter.tool) &&
+    (filter.kind === undefined || request.kind === filter.kind) &&
+    (filter.run === undefined || request.run === filter.run)
+  );
+}
+
+/** `listDue` over rows in memory: pending, due at `query.at`, soonest first, at most `limit`. */
+export function dueRequests(rows: Iterable<ApprovalRequest>, query: DueQuery): ApprovalRequest[] {
+  const due: ApprovalRequest[] = [];
+  for (const request of rows) {
+    if (request.status !== 'pending' || request.expiresAt > query.at) continue;
+    if (query.kind !== undefined && request.kind !== query.kind) continue;
+    due.push(request);
+  }
+  due.sort((a, b) =>
+    a.expiresAt === b.expiresAt ? (a.id < b.id ? -1 : 1) : a.expiresAt < b.expiresAt ? -1 : 1,
+  );
+  return due.slice(0, Math.max(0, query.limit));
+}
+
+/** Whether the compare-and-set lets `decision` decide `request` (see RequestBook.decide). */
+export function decisionApplies(request: ApprovalRequest, decision: Decision): boolean {
+  return (
+    request.status === 'pending' && !(decisionNeedsUnexpired(decision) && !(request.expiresAt > decision.at))
+  );
 }

@@ -1,10 +1,5 @@
 import type { JsonValue } from '../core/json.ts';
-import {
-  type RequestAnswer,
-  RUN_STATUSES,
-  type RunSummary,
-  type StoredCheckpoint,
-} from './checkpoint-store.ts';
+import { RUN_STATUSES, type RunSummary, type StoredCheckpoint } from './checkpoint-store.ts';
 import type { PayloadCodec } from './codec.ts';
 import { int, oneOf, payload, type Row, text, textOrNull } from './row-readers.ts';
 
@@ -12,9 +7,6 @@ import { int, oneOf, payload, type Row, text, textOrNull } from './row-readers.t
 export const CHECKPOINT_COLUMNS =
   'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
 const runStatuses = RUN_STATUSES;
-
-/** The columns `toAnswer` reads. */
-export const ANSWER_COLUMNS = 'run, request_id, response, answered_by, answered_at, expired';
 
 export function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
   const where = `workflow_checkpoints(id=${String(row.id)})`;
@@ -29,19 +21,6 @@ export function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
     version: int(row, 'version', where),
     status: oneOf(row, 'status', where, runStatuses),
     body: payload(codec, row, 'body', where) as JsonValue,
-  };
-}
-
-export function toAnswer(codec: PayloadCodec, row: Row): RequestAnswer {
-  const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
-  return {
-    run: text(row, 'run', where),
-    requestId: text(row, 'request_id', where),
-    response: payload(codec, row, 'response', where) as JsonValue,
-    by: text(row, 'answered_by', where),
-    at: text(row, 'answered_at', where),
-    // SQLite keeps it as 0/1, PostgreSQL as a boolean; only an expiry carries the field.
-    ...(row.expired === true || Number(row.expired) === 1 ? { expired: true } : {}),
   };
 }
 

@@ -1,5 +1,7 @@
+import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { userIdPattern } from '../core/ids.ts';
+import { assertArgsBound } from './approval-rules.ts';
 import type { RunSummary, StoredCheckpoint } from './checkpoint-store.ts';
 
 // Shared by every checkpoint backend so a refusal reads the same whichever store is configured.
@@ -34,6 +36,25 @@ export function assertCheckpointHeader(checkpoint: StoredCheckpoint, expectedLat
   }
   if (!Number.isSafeInteger(checkpoint.superstep) || checkpoint.superstep < 0) {
     throw bad(`superstep ${checkpoint.superstep}`);
+  }
+}
+
+/**
+ * The requests a checkpoint raises are its run's port requests, pending and bound to their
+ * payload: anything else is the caller's mistake, refused before anything is written.
+ */
+export function assertRaisedRequests(
+  checkpoint: StoredCheckpoint,
+  requests: readonly ApprovalRequest[] | undefined,
+): void {
+  for (const request of requests ?? []) {
+    assertStoreId('request', request.id);
+    if (request.kind !== 'port' || request.run !== checkpoint.run || request.status !== 'pending') {
+      throw new InvalidInputError(
+        `Request ${request.id} cannot be raised by checkpoint ${checkpoint.id}: it must be a pending port request of run ${checkpoint.run}.`,
+      );
+    }
+    assertArgsBound(request);
   }
 }
 

@@ -1,8 +1,11 @@
+import type { ApprovalRequest } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AppState } from './ports/app-state.ts';
 
 export type { ClaimResult } from './ports/app-state.ts';
+
+import type { RequestBook } from './ports/request-book.ts';
 
 /**
  * `expired`: the run ended (nothing pending, nothing waiting) and at least one request on
@@ -65,44 +68,33 @@ export type SaveCheckpointResult =
   | { saved: true; checkpoint: StoredCheckpoint }
   | { saved: false; latest: StoredCheckpoint | null };
 
-/** A response given to a workflow request. Recorded once; the record is what the run consumes. */
-export interface RequestAnswer {
-  run: string;
-  requestId: string;
-  /** `null` for an expiry. */
-  response: JsonValue;
-  by: string;
-  at: string;
-  /**
-   * True when countersign recorded that the request expired without an answer (`by` is
-   * `countersign`, `response` null). It takes the answer's place, once, like any answer.
-   */
-  expired?: boolean;
-}
-
 /**
- * Audit events to commit with a write, and only if the write happens (a won answer, a saved
- * checkpoint). A store that `keepsAudit` links them onto its hash-chained trail in the same
- * transaction; one that does not ignores them (see `CheckpointStore.keepsAudit`).
+ * What commits with a checkpoint, and only if it is saved. `audit`: a store that `keepsAudit`
+ * links them onto its hash-chained trail in the same transaction; one that does not ignores
+ * them (see `CheckpointStore.keepsAudit`). `requests`: the port requests the checkpoint
+ * raises, as rows of the store's request book (kind `port`, pending), inserted in the same
+ * transaction — a checkpoint never waits on a request that has no row, nor the reverse.
  */
 export interface CheckpointWriteOptions {
   audit?: AuditEvent[];
+  requests?: ApprovalRequest[];
 }
-
-export type AnswerResult = { won: true; answer: RequestAnswer } | { won: false; answer: RequestAnswer };
 
 /**
  * Where workflow runs live. A run is a chain (a tree, once forked) of checkpoints, each
  * linked to its parent; "latest" is the last one committed. Every backend (memory, SQLite,
  * the file store) passes the shared suite in `conformance/checkpoint-store-conformance.ts`.
+ * Its request book holds the runs' port requests (answered with `decide`, verdict
+ * `answered`); in SQLite and PostgreSQL it is the agents' own, one table for both kinds.
+ *
  * Application state that workflow executors read and change (e.g. the bookstore's refunds)
  * is the `AppState` port, the same one tools use through `Store`.
  */
-export interface CheckpointStore extends AppState {
+export interface CheckpointStore extends AppState, RequestBook {
   readonly kind: string;
   /**
    * True when this store is also the agents' `Store` with its hash-chained audit trail (SQLite,
-   * PostgreSQL): `options.audit` given to `saveCheckpoint` and `answerRequest` is appended in
+   * PostgreSQL): `options.audit` given to `saveCheckpoint` and `decide` is appended in
    * the same transaction as the write, and only when the write happens. False (memory, files):
    * the store has no audit trail and ignores `options.audit`; the runner appends to the trail
    * it was given (`WorkflowRunnerOptions.audit`) after the write instead.
@@ -113,27 +105,26 @@ export interface CheckpointStore extends AppState {
    * Commits a checkpoint only if the run's latest checkpoint is still `expectedLatest`
    * (null: the run must not exist yet). `checkpoint.seq` must be the latest's seq + 1 (0 for
    * the first). This is what keeps two processes continuing one run from both appending.
-   * `options.audit` (at `checkpoint.createdAt`) commits with a saved checkpoint only.
+   * `options.audit` (at `checkpoint.createdAt`) and `options.requests` commit with a saved
+   * checkpoint only.
    */
   saveCheckpoint(
     checkpoint: StoredCheckpoint,
     expectedLatest: string | null,
     options?: CheckpointWriteOptions,
   ): Promise<SaveCheckpointResult>;
+  /**
+   * Inserts each row unless one with its id exists: the pending port requests of a
+   * checkpoint written before port requests were rows, adopted when the runner first meets
+   * them (stores also adopt what they find when they open). Rows that exist are left as they are.
+   */
+  adoptRequests(requests: ApprovalRequest[]): Promise<void>;
   getCheckpoint(run: string, checkpointId: string): Promise<StoredCheckpoint | null>;
   latestCheckpoint(run: string): Promise<StoredCheckpoint | null>;
   /** Every checkpoint of the run in commit order, branches included. */
   checkpointHistory(run: string): Promise<CheckpointSummary[]>;
   /** Runs with the status of their latest checkpoint, oldest first. */
   listRuns(): Promise<RunSummary[]>;
-
-  /**
-   * The answer-once compare-and-set: records the answer unless one exists for this request,
-   * across processes. The loser gets the answer that won, and nothing of its own is written.
-   * `options.audit` (at `answer.at`) commits with a won answer only.
-   */
-  answerRequest(answer: RequestAnswer, options?: CheckpointWriteOptions): Promise<AnswerResult>;
-  getAnswer(run: string, requestId: string): Promise<RequestAnswer | null>;
 
   close(): Promise<void>;
 }
@@ -143,6 +134,7 @@ export function isCheckpointStore(value: unknown): value is CheckpointStore {
     typeof value === 'object' &&
     value !== null &&
     typeof (value as { saveCheckpoint?: unknown }).saveCheckpoint === 'function' &&
-    typeof (value as { answerRequest?: unknown }).answerRequest === 'function'
+    typeof (value as { latestCheckpoint?: unknown }).latestCheckpoint === 'function' &&
+    typeof (value as { decide?: unknown }).decide === 'function'
   );
 }

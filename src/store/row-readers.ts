@@ -1,4 +1,4 @@
-import type { ApprovalRequest, ApprovalStatus, Decision } from '../core/approval.ts';
+import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
@@ -70,6 +70,7 @@ const approvalStatuses: readonly ApprovalStatus[] = [
   'answered',
   'expired',
 ];
+const requestKinds: readonly RequestKind[] = ['tool-call', 'port'];
 const executionStatuses: readonly ExecutionStatus[] = ['started', 'succeeded', 'failed', 'unknown'];
 
 export function toSession(codec: PayloadCodec, row: Row): SessionRecord {
@@ -112,11 +113,10 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     status: oneOf(row, 'status', where, approvalStatuses),
     decision: payloadOrNull(codec, row, 'decision', where) as Decision | null,
     raisedBy: textOrNull(row, 'raised_by', where),
-    // Columns of the one request model; until they are stored, every row is a tool call.
-    kind: 'tool-call',
-    run: null,
-    customer: null,
-    requiredRole: null,
+    kind: oneOf(row, 'kind', where, requestKinds),
+    run: textOrNull(row, 'run', where),
+    customer: textOrNull(row, 'customer', where),
+    requiredRole: textOrNull(row, 'required_role', where),
   };
 }
 

@@ -21,5 +21,9 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.status,
     request.decision === null ? null : codec.encode(request.decision),
     request.raisedBy,
+    request.kind,
+    request.run,
+    request.customer,
+    request.requiredRole,
   ];
 }

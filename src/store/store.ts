@@ -2,7 +2,7 @@ import type { AppState } from './ports/app-state.ts';
 import type { AuditLog } from './ports/audit-log.ts';
 import type { Leases } from './ports/leases.ts';
 import type { Ledger } from './ports/ledger.ts';
-import type { RequestBook } from './ports/request-book.ts';
+import type { RequestBook, RuleBook } from './ports/request-book.ts';
 import type { SessionLog } from './ports/session-log.ts';
 import type { SessionTransfer } from './ports/session-transfer.ts';
 
@@ -15,7 +15,14 @@ export type { AppState } from './ports/app-state.ts';
 export type { AuditLog, AuditQuery } from './ports/audit-log.ts';
 export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type { ExecutionFinish, ExecutionStart, ExecutionStartResult, Ledger } from './ports/ledger.ts';
-export type { ApprovalFilter, DecideOptions, DecideResult, RequestBook } from './ports/request-book.ts';
+export type {
+  ApprovalFilter,
+  DecideOptions,
+  DecideResult,
+  DueQuery,
+  RequestBook,
+  RuleBook,
+} from './ports/request-book.ts';
 // Server ports: not part of Store (see ports/server/); re-exported for existing imports.
 export type {
   Delivery,
@@ -34,7 +41,15 @@ export type { SessionTransfer } from './ports/session-transfer.ts';
  * (memory, SQLite, PostgreSQL) implements it and passes the shared conformance suite in
  * `conformance/`.
  */
-export interface Store extends SessionLog, Leases, RequestBook, Ledger, AuditLog, AppState, SessionTransfer {
+export interface Store
+  extends SessionLog,
+    Leases,
+    RequestBook,
+    RuleBook,
+    Ledger,
+    AuditLog,
+    AppState,
+    SessionTransfer {
   readonly kind: string;
 
   close(): Promise<void>;

@@ -48,7 +48,19 @@ export interface AgentExecutorOptions<I> {
 
 export type AgentExecutor<I> = Executor<I, AgentReply, AgentExecutorState> & {
   readonly approvals: RequestPort<ApprovalAsk, ApprovalAnswer>;
+  /** The agent it runs: the runner decides the run's tool calls with it (`runner.answer`). */
+  readonly agent: Agent;
 };
+
+/** Whether a workflow node is an agentExecutor (the runner decides its calls with its agent). */
+export function isAgentExecutor(node: unknown): node is AgentExecutor<unknown> {
+  return (
+    typeof node === 'object' &&
+    node !== null &&
+    (node as { kind?: unknown }).kind === 'executor' &&
+    typeof (node as { agent?: { decide?: unknown } }).agent?.decide === 'function'
+  );
+}
 
 /**
  * An executor that runs an agent turn on a session derived from the run. When the agent
@@ -61,7 +73,11 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
   const approvals = requestPort(options.port ?? 'approval', {
     request: approvalAskSchema,
     response: approvalAnswerSchema,
+    effect: (ask) => ask.effect,
   });
+  // Bound to the run, so the calls it raises carry it (their rows' `run`).
+  const agentIn = async (ctx: ExecutorContext<AgentExecutorState>) =>
+    (await ctx.agent(options.agent)).with({ run: ctx.run });
 
   const sessionOf = (run: string) => {
     const plain = `wf.${run}.${options.id}`;
@@ -89,16 +105,9 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
           effect: approval.effect,
           expiresAt: approval.expiresAt,
         },
-        {
-          expiresAt: approval.expiresAt,
-          // Answering it decides the call: the call's own raiser and customer may not.
-          parties: {
-            raisedBy: approval.raisedBy,
-            customer,
-            requiredRole: options.agent.tools.find((tool) => tool.name === approval.tool)?.role ?? null,
-            selfApproval: options.agent.options.selfApproval ?? false,
-          },
-        },
+        // One request, not two: the run waits on the call's own row (its raiser, customer
+        // and role as stored), decided with agent.decide like any tool call.
+        { expiresAt: approval.expiresAt, toolCall: approval.id },
       );
     }
     ctx.setState({ session: turn.session, asked: waiting.map((approval) => approval.id), customer });
@@ -120,12 +129,14 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
     state: agentStateSchema,
     ports: [approvals],
     async handle(input, ctx) {
-      const agent = await ctx.agent(options.agent);
+      const agent = await agentIn(ctx);
       const session = sessionOf(ctx.run);
       // Run again from the same checkpoint (a crash before it was committed), the message
       // must not be sent twice: the claim says whether this delivery already sent it.
       const first = await ctx.state.claim(`workflow-agent-turn:${ctx.idempotencyKey}`, session);
       const { text, principal } = options.prompt(input);
+      // The session acts for the run's customer unless the prompt names one: its calls' rows
+      // then name that customer, who may not decide them.
       const customer = principal ?? ctx.origin.customer;
       if (!first.won) {
         try {
@@ -139,7 +150,7 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
       const by = ctx.origin.by;
       return settle(
         await agent.chat(session, text, {
-          ...(principal === undefined ? {} : { principal }),
+          ...(customer === null ? {} : { principal: customer }),
           ...(by === null ? {} : { by }),
         }),
         ctx,
@@ -148,7 +159,7 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
     },
     async onResponse(answer, ctx) {
       const ask = approvalAskSchema.parse(answer.request);
-      const agent = await ctx.agent(options.agent);
+      const agent = await agentIn(ctx);
       const customer = ctx.getState()?.customer ?? ctx.origin.customer;
       // Expired unanswered: so has the agent's call (same expiresAt). Resuming the session
       // answers it as expired, the model is told, and the turn goes on from there.
@@ -162,8 +173,10 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
           ...(decision.reason ? { reason: decision.reason } : {}),
         });
       } catch (error) {
-        // Decided already (this delivery ran before, or a person used `countersign approve`)
-        // or expired: the agent's record stands, and its session carries on from there.
+        // Decided already (the run's call was decided with agent.decide — the usual way now —
+        // or this delivery ran before) or expired: the agent's record stands, and its session
+        // carries on from there. Only answers to requests of checkpoints written before calls
+        // were waited on directly decide here.
         if (!CountersignError.is(error) || (error.code !== 'ALREADY_DECIDED' && error.code !== 'EXPIRED'))
           throw error;
         turn = await agent.resume(ask.session);
@@ -171,5 +184,5 @@ export function agentExecutor<I>(options: AgentExecutorOptions<I>): AgentExecuto
       return settle(turn, ctx, customer);
     },
   });
-  return Object.assign(node, { approvals });
+  return Object.assign(node, { approvals, agent: options.agent });
 }

@@ -2,7 +2,7 @@ import type { Agent } from '../agent/create-agent.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { ClaimResult } from '../store/checkpoint-store.ts';
 import type { RequestPort } from './request-port.ts';
-import type { RequestPartiesRecord, RunOrigin } from './run-state.ts';
+import type { RunOrigin } from './run-state.ts';
 
 /**
  * Application state executors share with the rest of the app (for the bookstore, the same
@@ -39,10 +39,11 @@ export interface RequestOptions {
    */
   expiresAt?: string;
   /**
-   * Who raised what the request stands for, when not the run's origin: an agent's tool call
-   * carries its own raiser, customer and required role, and answering it is deciding it.
+   * The id of an agent's tool-call row this request is (agentExecutor): the run waits on that
+   * row itself, decided with `agent.decide` (its raiser, customer and role as the row holds
+   * them), and no second request is raised.
    */
-  parties?: RequestPartiesRecord;
+  toolCall?: string;
 }
 
 export interface ExecutorContext<S = never> {

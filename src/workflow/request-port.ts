@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { defaultPortEffect } from '../core/port-effect.ts';
 import type { AnsweredRequest } from './executor-context.ts';
 import { describeIssue } from './schema-hash.ts';
 import { nodeIdPattern, type WorkflowNode } from './workflow-node.ts';
@@ -22,8 +23,22 @@ export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
    * (default COUNTERSIGN_APPROVAL_TTL, else 24h).
    */
   readonly ttlMs: number | undefined;
+  /**
+   * What answering a request does, in words for the person asked (the inbox and the CLI show
+   * it, like a tool's effect): the port's `effect`, else a sentence naming the port and the
+   * workflow. Computed once, when the request is raised, and stored with it.
+   */
+  effectOf(data: Req, context: PortEffectContext): string;
   /** The request an answer belongs to, typed: for executors downstream of the port. */
   requestOf(context: { readonly answered: AnsweredRequest | null }): Req;
+}
+
+/** What a port's `effect` function is told about the request's run. */
+export interface PortEffectContext {
+  run: string;
+  workflow: string;
+  /** The customer the run acts for; null when none was given. */
+  customer: string | null;
 }
 
 export function requestPort<Req, Res>(
@@ -34,6 +49,11 @@ export function requestPort<Req, Res>(
     role?: string;
     /** How long a request takes answers: '15m', '24h', '7d' or ms (default: the runner's). */
     ttl?: string | number;
+    /**
+     * What answering does, in plain language: a sentence, or one built from the request's
+     * data ("Refund 35.00 on order 1040 to customer c-100"). Default: names the port and the workflow.
+     */
+    effect?: string | ((data: Req, context: PortEffectContext) => string);
   },
 ): RequestPort<Req, Res> {
   if (!nodeIdPattern.test(id)) {
@@ -49,6 +69,12 @@ export function requestPort<Req, Res>(
     response: schemas.response,
     role: schemas.role,
     ttlMs,
+    effectOf(data, context) {
+      const { effect } = schemas;
+      if (typeof effect === 'string') return effect;
+      if (effect !== undefined) return effect(data, context);
+      return defaultPortEffect(id, context.workflow, context.run);
+    },
     requestOf(context) {
       const answered = context.answered;
       if (answered === null || answered.port !== id) {

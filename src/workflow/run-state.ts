@@ -25,23 +25,12 @@ export interface PendingMessage {
   };
 }
 
-/** Who started a run and for which customer: the parties of the requests it raises. */
+/** Who started a run and for which customer: the parties of the port requests it raises (their rows hold them). */
 export interface RunOrigin {
   /** The authenticated caller that started it (an API token's name, the CLI's --as); null when not recorded. */
   by: string | null;
   /** The customer the run acts for; null when none was given. */
   customer: string | null;
-}
-
-/**
- * The people around one request, when they differ from the run's origin: a request that
- * stands for an agent's tool call carries that call's raiser, customer and required role.
- */
-export interface RequestPartiesRecord {
-  raisedBy: string | null;
-  customer: string | null;
-  requiredRole: string | null;
-  selfApproval: boolean;
 }
 
 export interface PendingRequest {
@@ -56,8 +45,12 @@ export interface PendingRequest {
    * before requests expired: those never expire.
    */
   expiresAt: string | null;
-  /** Set when the request's parties are not the run's origin (see RequestPartiesRecord). */
-  parties?: RequestPartiesRecord;
+  /**
+   * True when this is an agent's tool call (an agentExecutor's): `id` is the call's own row
+   * in the agents' store, decided with `agent.decide`, and no port row is raised for it.
+   * Otherwise the request is a port request whose row (same id) the checkpoint raised.
+   */
+  toolCall?: true;
 }
 
 /**
@@ -162,15 +155,9 @@ const bodySchema = z.object({
         askedBy: z.string().nullable(),
         // Added to format 1 later: older checkpoints have none, and their requests never expire.
         expiresAt: z.string().nullable().default(null),
-        // Added to format 1 later, like `expiresAt`.
-        parties: z
-          .object({
-            raisedBy: z.string().nullable(),
-            customer: z.string().nullable(),
-            requiredRole: z.string().nullable(),
-            selfApproval: z.boolean(),
-          })
-          .optional(),
+        // Added to format 1 later, like `expiresAt`. (Checkpoints written before requests were
+        // rows may carry `parties`; the rows adopted from them hold those now.)
+        toolCall: z.literal(true).optional(),
       }),
     ),
     fanIn: z.record(z.string(), z.record(z.string(), z.array(jsonValue))),

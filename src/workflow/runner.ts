@@ -1,8 +1,12 @@
 import type { Agent } from '../agent/create-agent.ts';
+import type { TurnResult } from '../agent/views.ts';
+import { type ApprovalRequest, type Decision, EXPIRED_REASON } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
-import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
-import { assertMayDecide } from '../core/decision-rights.ts';
+import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
+import { bindingError, bindingProblem } from '../core/check-binding.ts';
+import { assertMayDecide, type Decider } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
+import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
@@ -10,21 +14,23 @@ import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type {
-  AnswerResult,
   CheckpointStore,
   CheckpointSummary,
-  RequestAnswer,
   RunSummary,
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../store/checkpoint-store.ts';
+import type { RequestBook } from '../store/ports/request-book.ts';
 import type { Store } from '../store/store.ts';
+import { approvalAnswerSchema, isAgentExecutor } from './agent-executor.ts';
 import { restoreRunState } from './compatibility.ts';
 import type { Workflow } from './define-workflow.ts';
 import type { WorkflowState } from './executor-context.ts';
 import { portRole } from './port-role.ts';
+import type { RequestPort } from './request-port.ts';
 import {
   CHECKPOINT_FORMAT,
   type CheckpointBody,
@@ -40,7 +46,13 @@ import { route, runSuperstep } from './superstep.ts';
 
 export interface WorkflowRunnerOptions {
   workflows: readonly Workflow[];
+  /** Where runs live; its request book holds their port requests. */
   checkpoints: CheckpointStore;
+  /**
+   * Where agents inside workflows keep their tool calls, when that is not `checkpoints`
+   * (SQLite and PostgreSQL are both): the runner reads the calls its runs wait on from here.
+   */
+  agentRequests?: Pick<RequestBook, 'getApproval'>;
   /** Binds an agent used inside a workflow to the run's store and model (default: as it is). */
   bindAgent?: (agent: Agent) => Agent | Promise<Agent>;
   now?: () => Date;
@@ -52,7 +64,7 @@ export interface WorkflowRunnerOptions {
    */
   requestTtl?: string | number;
   /**
-   * The audit trail for `workflow.*` entries when `checkpoints` keeps none of its own (the
+   * The audit trail for the runs' entries when `checkpoints` keeps none of its own (the
    * memory and file stores): each entry is appended right after the write it records, so a
    * crash in between loses the entry, never the write. Unused when `checkpoints.keepsAudit`
    * (SQLite, PostgreSQL): entries then commit in the write's own transaction. Neither: no
@@ -94,18 +106,26 @@ export interface WorkflowRunner {
   /**
    * Rebuilds the run from its latest checkpoint (or `from`) and continues it. Pending
    * requests come back with the same ids. Continuing from an earlier checkpoint starts a
-   * new branch; the checkpoint itself is never changed.
+   * new branch; the checkpoint itself is never changed. Requests decided meanwhile (a port
+   * answered, an agent's call decided with `agent.decide`, an expiry) are applied.
    */
   resume(run: string, options?: { from?: string }): Promise<RunView>;
   /**
-   * Answers a pending request once, then continues the run to its next wait or its end. Past
-   * the request's `expiresAt` it fails with EXPIRED and records nothing.
+   * Answers a pending request of a run by its id (the run is found from the request's row),
+   * once, then continues the run to its next wait or its end. A port request is answered
+   * with data that fits the port (`decide`, verdict `answered`); a run's agent tool call with
+   * `{ approved, reason? }`, through `agent.decide`. Past the request's `expiresAt` it fails
+   * with EXPIRED and records nothing; decided already, ALREADY_DECIDED naming who; a stored
+   * request that no longer matches what was raised, INTEGRITY_VIOLATION (audited).
    */
+  answer(requestId: string, response: JsonValue, options?: RespondOptions): Promise<RunView>;
+  /** `answer`, checking that the request belongs to `run` (NOT_FOUND otherwise). */
   respond(run: string, requestId: string, response: JsonValue, options?: RespondOptions): Promise<RunView>;
   /**
-   * Records the expiry of every request past its `expiresAt` in the runs waiting for input
-   * (answer-once, like an answer; audited `workflow.expired`). It continues no run: the next
-   * `resume` (or answer) of each applies it. Returns the expiries it recorded.
+   * Records the expiry of port requests past their `expiresAt` (the request book's due-query,
+   * the same compare-and-set as an answer; audited `request.expired`). It continues no run:
+   * the next `resume` (or answer) of each applies it. Returns the expiries it recorded.
+   * Agents' tool calls expire through their own path (the store watcher, `countersign expire`).
    */
   expire(): Promise<ExpiredWorkflowRequest[]>;
   history(run: string): Promise<CheckpointSummary[]>;
@@ -114,25 +134,41 @@ export interface WorkflowRunner {
 
 /** The audit `session` of a run's entries (an agent inside the run uses `wf.<run>.<executor>`). */
 export function auditSessionOf(run: string): string {
-  return `wf.${run}`;
+  return runSessionOf(run);
 }
 
-const isOverdue = (request: PendingRequest, at: string): request is PendingRequest & { expiresAt: string } =>
-  request.expiresAt !== null && request.expiresAt <= at;
-
-/** A later answer to a request that has one: the first stands (an expiry included). */
-function answeredError(run: string, requestId: string, answer: RequestAnswer): Error {
-  if (answer.expired) {
-    return new ExpiredError(
-      `Request ${requestId} of run ${run} expired without an answer (recorded at ${answer.at}) and can no longer be answered.`,
-      { hint: 'Nothing was recorded; the run goes on without this answer.' },
-    );
-  }
-  return new RequestAnsweredError(run, requestId, answer.by, answer.at);
+/**
+ * A pending request as its checkpoint stores it: the data before any version migration, and
+ * the parties a checkpoint written before requests were rows recorded for an agent's call.
+ */
+interface StoredRequest {
+  data: JsonValue;
+  parties?: { raisedBy: string | null; customer: string | null };
 }
 
 /** How often a continuation retries after another process committed to the run first. */
 const MAX_ATTEMPTS = 25;
+/** Due requests expired per page of `expire`. */
+const EXPIRY_PAGE = 100;
+
+/** A request that has its decision already: who and when, in the error the loser gets. */
+function decidedError(request: ApprovalRequest): Error {
+  const decision = request.decision;
+  const run = request.run ?? request.session;
+  if (request.status === 'expired' || decision?.verdict === 'expired') {
+    return new ExpiredError(
+      `Request ${request.id} of run ${run} expired without an answer${decision ? ` (recorded at ${decision.at})` : ''} and can no longer be answered.`,
+      { hint: 'Nothing was recorded; the run goes on without this answer.' },
+    );
+  }
+  if (request.kind === 'tool-call' && decision !== null) return new AlreadyDecidedError(request.id, decision);
+  return new RequestAnsweredError(
+    run,
+    request.id,
+    decision?.by ?? 'unknown',
+    decision?.at ?? 'an unknown time',
+  );
+}
 
 export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRunner {
   const { checkpoints } = options;
@@ -142,7 +178,14 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     options.requestTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
     'the request TTL',
   );
-  const auditTrail = options.audit;
+  // A store that keeps its own trail takes entries with its writes; one written outside a
+  // write (an integrity refusal) goes to it directly.
+  const ownTrail =
+    checkpoints.keepsAudit && typeof (checkpoints as Partial<Store>).appendAudit === 'function'
+      ? (checkpoints as unknown as Pick<Store, 'appendAudit'>)
+      : undefined;
+  const auditTrail = checkpoints.keepsAudit ? ownTrail : options.audit;
+  const portRoles = options.portRoles ?? {};
   const bindAgent = async (agent: Agent) => (options.bindAgent ? options.bindAgent(agent) : agent);
   const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]));
 
@@ -175,72 +218,231 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     return latest;
   }
 
+  /** The row a pending request waits on: a port request's in the run's book, an agent's call in the agents'. */
+  async function rowOf(request: Pick<PendingRequest, 'id' | 'toolCall'>): Promise<ApprovalRequest | null> {
+    const own = await checkpoints.getApproval(request.id);
+    if (own !== null || request.toolCall !== true || options.agentRequests === undefined) return own;
+    return options.agentRequests.getApproval(request.id);
+  }
+
   /**
-   * Commits an answer with its audit events: in its own transaction when the store keeps the
-   * trail, else appended to `options.audit` right after a won answer. A lost answer writes none.
+   * A port request of a checkpoint written before port requests were rows has none: it is
+   * adopted now (insert-if-absent, the hash computed from the checkpoint as it stands).
+   * An agent's call is never adopted: its row is the agent's.
    */
-  async function answerAudited(answer: RequestAnswer, events: AuditEvent[]): Promise<AnswerResult> {
-    if (checkpoints.keepsAudit) return checkpoints.answerRequest(answer, { audit: events });
-    const result = await checkpoints.answerRequest(answer);
-    if (result.won && auditTrail !== undefined) await auditTrail.appendAudit(events, answer.at);
-    return result;
-  }
-
-  /** As answerAudited, for a checkpoint: entries only when it was saved. */
-  async function saveAudited(
-    checkpoint: StoredCheckpoint,
-    expectedLatest: string,
-    events: AuditEvent[],
-  ): Promise<SaveCheckpointResult> {
-    if (events.length === 0) return checkpoints.saveCheckpoint(checkpoint, expectedLatest);
-    if (checkpoints.keepsAudit)
-      return checkpoints.saveCheckpoint(checkpoint, expectedLatest, { audit: events });
-    const result = await checkpoints.saveCheckpoint(checkpoint, expectedLatest);
-    if (result.saved && auditTrail !== undefined) await auditTrail.appendAudit(events, checkpoint.createdAt);
-    return result;
-  }
-
-  /** Records that `request` expired, once, as its answer; returns the answer that stands. */
-  function recordExpiry(
+  async function adopt(
+    workflow: Workflow,
     run: string,
-    workflow: string,
-    request: PendingRequest & { expiresAt: string },
-    at: string,
-  ): Promise<AnswerResult> {
-    return answerAudited(
-      { run, requestId: request.id, response: null, by: 'countersign', at, expired: true },
-      [
-        {
-          kind: 'workflow.expired',
-          session: auditSessionOf(run),
-          requestId: request.id,
-          actor: 'countersign',
-          data: { run, workflow, port: request.port, expiresAt: request.expiresAt },
-        },
-      ],
+    state: WorkflowRunState,
+    request: PendingRequest,
+  ): Promise<ApprovalRequest | null> {
+    if (request.toolCall === true) return null;
+    const { rows } = raisedRequests(
+      workflow,
+      run,
+      { ...state, requests: [] },
+      { ...state, requests: [request] },
+    );
+    const latest = await checkpoints.latestCheckpoint(run);
+    const parties = latest === null ? undefined : storedRequestData(latest).get(request.id)?.parties;
+    await checkpoints.adoptRequests(
+      parties === undefined ? rows : rows.map((row) => ({ ...row, ...parties })),
+    );
+    return checkpoints.getApproval(request.id);
+  }
+
+  /** By id alone: the run's book first, then the agents'. */
+  async function findRow(requestId: string): Promise<ApprovalRequest | null> {
+    return (
+      (await checkpoints.getApproval(requestId)) ??
+      (await options.agentRequests?.getApproval(requestId)) ??
+      null
     );
   }
 
   /**
-   * Answers recorded for pending requests become messages from their ports; a request past
-   * its expiry without one is answered as expired first. An expiry goes back to the executor
-   * that asked (`onResponse`, `expired: true`); a request reached along an edge has nothing to
-   * send on, so its branch ends and the run records it in `expired`.
+   * The one compare-and-set, with its audit events: in its own transaction when the store
+   * keeps the trail, else appended to `options.audit` right after a won decision.
+   */
+  async function decideAudited(id: string, decision: Decision, events: AuditEvent[]) {
+    if (checkpoints.keepsAudit) return checkpoints.decide(id, decision, events);
+    const result = await checkpoints.decide(id, decision);
+    if (result.won && auditTrail !== undefined) await auditTrail.appendAudit(events, decision.at);
+    return result;
+  }
+
+  /** As decideAudited, for a checkpoint and the port requests it raises: all or nothing. */
+  async function saveAudited(
+    checkpoint: StoredCheckpoint,
+    expectedLatest: string,
+    events: AuditEvent[],
+    requests: ApprovalRequest[],
+  ): Promise<SaveCheckpointResult> {
+    const raised = requests.length > 0 ? { requests } : {};
+    if (events.length === 0) return checkpoints.saveCheckpoint(checkpoint, expectedLatest, raised);
+    if (checkpoints.keepsAudit)
+      return checkpoints.saveCheckpoint(checkpoint, expectedLatest, { ...raised, audit: events });
+    const result = await checkpoints.saveCheckpoint(checkpoint, expectedLatest, raised);
+    if (result.saved && auditTrail !== undefined) await auditTrail.appendAudit(events, checkpoint.createdAt);
+    return result;
+  }
+
+  /**
+   * The binding of a port request, checked before it is answered and before its answer is
+   * applied: the row's payload still hashes to what was raised, and the run's checkpoint
+   * still waits on that very payload (and for the parties the row names). Tool calls are the
+   * agent's to check (it does, before deciding and before running). Null when intact.
+   */
+  function portBindingProblem(
+    row: ApprovalRequest,
+    pending: PendingRequest,
+    state: WorkflowRunState,
+    /** The request as the checkpoint stores it (its data before any version migration). */
+    stored?: StoredRequest,
+  ): string | null {
+    const own = bindingProblem({
+      id: row.id,
+      payload: row.args,
+      payloadJson: row.argsJson,
+      payloadHash: row.argsHash,
+    });
+    if (own !== null) return own;
+    // As stored, or as this version reads it (a registered migration may change the data of
+    // a waiting request; the row was raised from one of the two).
+    const hashes = [pending.data, ...(stored === undefined ? [] : [stored.data])].map((data) => {
+      try {
+        return sha256Hex(canonicalJson(data));
+      } catch {
+        return null;
+      }
+    });
+    if (!hashes.includes(row.argsHash))
+      return "the run's checkpoint no longer holds the request data that was raised";
+    // The parties the checkpoint names: the run's origin, or (checkpoints written before
+    // requests were rows) those it recorded for an agent's call it stood for.
+    const expected = stored?.parties ?? { raisedBy: state.origin.by, customer: state.origin.customer };
+    if (row.raisedBy !== expected.raisedBy || row.customer !== expected.customer)
+      return "the request's parties differ from the run's (who started it, for which customer)";
+    return null;
+  }
+
+  /** Request id → the request as the checkpoint's body holds it; empty when it does not read as one. */
+  function storedRequestData(checkpoint: StoredCheckpoint): Map<string, StoredRequest> {
+    try {
+      const body = decodeCheckpointBody(
+        checkpoint.body,
+        `Checkpoint ${checkpoint.id} of run ${checkpoint.run}`,
+      );
+      // `parties` is no longer part of the format (the schema drops it): read it raw.
+      const raw = (checkpoint.body as { state?: { requests?: Array<{ id?: unknown; parties?: unknown }> } })
+        .state?.requests;
+      const text = (value: unknown) => (typeof value === 'string' ? value : null);
+      const partiesOf = (id: string) => {
+        const parties = raw?.find((request) => request.id === id)?.parties;
+        if (typeof parties !== 'object' || parties === null) return undefined;
+        const { raisedBy, customer } = parties as { raisedBy?: unknown; customer?: unknown };
+        return { raisedBy: text(raisedBy), customer: text(customer) };
+      };
+      return new Map(
+        body.state.requests.map((request): [string, StoredRequest] => {
+          const parties = partiesOf(request.id);
+          return [
+            request.id,
+            parties === undefined ? { data: request.data } : { data: request.data, parties },
+          ];
+        }),
+      );
+    } catch {
+      return new Map();
+    }
+  }
+
+  /** Audits the refusal (`tamper.refused`, as for a tool call) and returns the error to throw. */
+  async function refuseTampered(row: ApprovalRequest, problem: string, actor: string): Promise<Error> {
+    await auditTrail?.appendAudit(
+      [
+        {
+          kind: 'tamper.refused',
+          session: row.session,
+          requestId: row.id,
+          actor,
+          data: {
+            problem,
+            argsHash: row.argsHash,
+            kind: 'port',
+            run: row.run ?? row.session,
+            port: row.tool,
+          },
+        },
+      ],
+      now().toISOString(),
+    );
+    return bindingError(row.id, problem, 'answering');
+  }
+
+  function expiryEvent(row: ApprovalRequest): AuditEvent {
+    return {
+      kind: 'request.expired',
+      session: row.session,
+      requestId: row.id,
+      actor: 'countersign',
+      data: {
+        kind: 'port',
+        run: row.run ?? row.session,
+        workflow: row.agent,
+        port: row.tool,
+        expiresAt: row.expiresAt,
+      },
+    };
+  }
+
+  /** Records that a port request expired, once, as its decision; returns the row as it stands. */
+  async function recordExpiry(row: ApprovalRequest, at: string): Promise<ApprovalRequest | null> {
+    const decision: Decision = {
+      verdict: 'expired',
+      by: 'countersign',
+      reason: EXPIRED_REASON,
+      at,
+      kind: 'expiry',
+    };
+    const result = await decideAudited(row.id, decision, [expiryEvent(row)]);
+    return result.request;
+  }
+
+  /**
+   * Decided requests become messages: a port's answer travels on from the port (or back to
+   * the executor that asked, its onResponse), an agent's decided call goes back to its
+   * executor, whose session carries on. A port request past its expiry is expired first.
+   * An expiry goes back to the executor that asked (`expired: true`); a request reached
+   * along an edge has nothing to send on, so its branch ends and the run records it in
+   * `expired`. A port request whose binding broke stops here: INTEGRITY_VIOLATION, audited.
    */
   async function applyAnswers(
     workflow: Workflow,
     run: string,
     state: WorkflowRunState,
+    stored: ReadonlyMap<string, StoredRequest>,
   ): Promise<WorkflowRunState> {
     if (state.requests.length === 0) return state;
     let next: WorkflowRunState | undefined;
     const at = now().toISOString();
     for (const request of state.requests) {
-      let answer = await checkpoints.getAnswer(run, request.id);
-      if (answer === null && isOverdue(request, at)) {
-        answer = (await recordExpiry(run, workflow.name, request, at)).answer;
+      let row = (await rowOf(request)) ?? (await adopt(workflow, run, state, request));
+      if (row === null) continue; // nothing to apply (an agent's call in a store this runner does not see)
+      if (row.kind === 'port' && row.status === 'pending' && row.expiresAt <= at) {
+        row = await recordExpiry(row, at);
+        if (row === null) continue;
       }
-      if (answer === null) continue;
+      if (row.status === 'pending' || row.decision === null) {
+        // An agent's call past its expiry goes back to the agent, whose session expires it.
+        if (!(request.toolCall === true && row.expiresAt <= at)) continue;
+      }
+      if (row.kind === 'port') {
+        const problem = portBindingProblem(row, request, state, stored.get(request.id));
+        if (problem !== null) throw await refuseTampered(row, problem, 'countersign');
+      }
+      const decision = row.decision;
+      const expired = decision === null || decision.verdict === 'expired';
       next ??= {
         ...state,
         messages: [...state.messages],
@@ -252,26 +454,33 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         requestId: request.id,
         port: request.port,
         request: request.data,
-        by: answer.by,
-        at: answer.at,
+        by: decision?.by ?? 'countersign',
+        at: decision?.at ?? at,
       };
-      if (answer.expired && request.askedBy === null) {
+      const payload: JsonValue =
+        row.kind === 'tool-call'
+          ? {
+              approved: decision?.verdict === 'approved',
+              ...(decision?.reason ? { reason: decision.reason } : {}),
+            }
+          : (decision?.response ?? null);
+      if (expired && request.askedBy === null) {
         next.expired.push({
           requestId: request.id,
           port: request.port,
-          expiresAt: request.expiresAt ?? answer.at,
-          at: answer.at,
+          expiresAt: request.expiresAt ?? meta.at,
+          at: meta.at,
         });
       } else if (request.askedBy !== null) {
         next.messages.push({
           from: request.port,
           to: request.askedBy,
-          payload: answer.expired ? null : answer.response,
-          answer: { ...meta, reply: true, ...(answer.expired ? { expired: true } : {}) },
+          payload: expired ? null : payload,
+          answer: { ...meta, reply: true, ...(expired ? { expired: true } : {}) },
         });
       } else {
-        route(workflow, next, request.port, answer.response, {
-          at: answer.at,
+        route(workflow, next, request.port, payload, {
+          at: meta.at,
           requestTtlMs,
           answer: { ...meta, reply: false },
         });
@@ -280,35 +489,62 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     return next ?? state;
   }
 
-  /** `workflow.requested` for each request a checkpoint raises. */
-  function requestedEvents(
+  /** The rows and `request.raised` entries for the port requests a checkpoint raises. */
+  function raisedRequests(
     workflow: Workflow,
     run: string,
     before: WorkflowRunState,
     after: WorkflowRunState,
-  ): AuditEvent[] {
+  ): { rows: ApprovalRequest[]; events: AuditEvent[] } {
     const known = new Set(before.requests.map((request) => request.id));
-    return after.requests
-      .filter((request) => !known.has(request.id))
-      .map((request) => {
-        const requestJson = canonicalJson(request.data);
-        return {
-          kind: 'workflow.requested',
-          session: auditSessionOf(run),
-          requestId: request.id,
-          actor: workflow.name,
-          data: {
-            run,
-            workflow: workflow.name,
-            version: workflow.version,
-            port: request.port,
-            request: requestJson,
-            requestHash: sha256Hex(requestJson),
-            askedBy: request.askedBy,
-            expiresAt: request.expiresAt,
-          },
-        };
+    const rows: ApprovalRequest[] = [];
+    const events: AuditEvent[] = [];
+    for (const request of after.requests) {
+      if (known.has(request.id) || request.toolCall === true) continue;
+      const node = workflow.nodes.get(request.port);
+      if (node === undefined || node.kind !== 'port') throw new Error(`port ${request.port} vanished`);
+      const port = node as RequestPort<unknown, unknown>;
+      const context = { run, workflow: workflow.name, customer: after.origin.customer };
+      const row: ApprovalRequest = {
+        id: request.id,
+        kind: 'port',
+        session: runSessionOf(run),
+        run,
+        agent: workflow.name,
+        callId: request.askedBy ?? request.port,
+        tool: request.port,
+        args: request.data,
+        ...bindArgs(request.data),
+        effect: port.effectOf(request.data, context),
+        createdAt: request.createdAt,
+        expiresAt: request.expiresAt ?? NEVER_EXPIRES,
+        status: 'pending',
+        decision: null,
+        raisedBy: after.origin.by,
+        customer: after.origin.customer,
+        requiredRole: portRole(workflow, request.port, portRoles),
+      };
+      rows.push(row);
+      events.push({
+        kind: 'request.raised',
+        session: row.session,
+        requestId: row.id,
+        actor: workflow.name,
+        data: {
+          kind: 'port',
+          run,
+          workflow: workflow.name,
+          version: workflow.version,
+          port: request.port,
+          args: row.argsJson,
+          argsHash: row.argsHash,
+          effect: row.effect,
+          askedBy: request.askedBy,
+          expiresAt: request.expiresAt,
+        },
       });
+    }
+    return { rows, events };
   }
 
   function checkpointOf(
@@ -353,8 +589,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     let current = restored;
     let mustWrite = forceWrite;
     let steps = 0;
+    // The base's requests as stored (before any version migration), for the binding check.
+    let stored = storedRequestData(base);
     for (;;) {
-      const applied = await applyAnswers(workflow, run, current);
+      const applied = await applyAnswers(workflow, run, current, stored);
+      stored = new Map();
       // Answers consumed change the state even when nothing is sent on (an expiry that ends
       // a branch): the checkpoint must say so.
       if (applied !== current) mustWrite = true;
@@ -395,10 +634,12 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           next = { ...current, error: result.error };
         }
       }
+      const raised = raisedRequests(workflow, run, current, next);
       const saved = await saveAudited(
         checkpointOf(workflow, run, next, parent, head.seq + 1, superstep),
         head.id,
-        requestedEvents(workflow, run, current, next),
+        raised.events,
+        raised.rows,
       );
       if (!saved.saved) return null;
       parent = head = saved.checkpoint;
@@ -439,6 +680,147 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     });
   }
 
+  /** An agent's call the run waits on, decided through the agent's own path, then the run continues. */
+  async function decideToolCall(
+    workflow: Workflow,
+    row: ApprovalRequest & { run: string },
+    pending: PendingRequest,
+    response: JsonValue,
+    decider: Decider,
+  ): Promise<RunView> {
+    const node = pending.askedBy === null ? undefined : workflow.nodes.get(pending.askedBy);
+    if (!isAgentExecutor(node))
+      throw new Error(`request ${row.id} is a tool call but ${pending.askedBy} runs no agent`);
+    const parsed = approvalAnswerSchema.safeParse(response);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        `The answer to tool call ${row.id} must be { "approved": true|false, "reason"?: text }: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
+      );
+    }
+    const agent = (await bindAgent(node.agent)).with({ run: row.run });
+    // Separation of duties, binding, decided-once and the audit are the agent's own.
+    const turn: TurnResult = await agent.decide(row.id, {
+      approved: parsed.data.approved,
+      by: decider.name,
+      ...(parsed.data.reason ? { reason: parsed.data.reason } : {}),
+      ...(decider.roles === null ? {} : { roles: decider.roles }),
+    });
+    void turn;
+    return continueRun(row.run);
+  }
+
+  async function answer(
+    requestId: string,
+    response: JsonValue,
+    respondOptions: RespondOptions = {},
+    inRun?: string,
+  ) {
+    assertStoreId('request', requestId);
+    let row = await findRow(requestId);
+    if (row === null && inRun !== undefined) {
+      // Perhaps a request of a checkpoint written before port requests were rows.
+      const latest = await requireLatest(inRun);
+      const workflow = workflowNamed(latest.workflow);
+      const state = restoreRunState(workflow, latest);
+      const pending = state.requests.find((request) => request.id === requestId);
+      if (pending !== undefined) row = await adopt(workflow, inRun, state, pending);
+    }
+    if (row === null || row.run === null || (inRun !== undefined && row.run !== inRun)) {
+      let hint = 'List waiting requests with `countersign pending`.';
+      if (inRun !== undefined) {
+        const current = await requireLatest(inRun);
+        const waiting = restoreRunState(workflowNamed(current.workflow), current).requests;
+        hint = waiting.length
+          ? `Pending now: ${waiting.map((request) => `${request.id} (${request.port})`).join(', ')}.`
+          : 'Nothing of it is pending.';
+      }
+      throw new NotFoundError(
+        inRun === undefined
+          ? `There is no request ${requestId} of a workflow run.`
+          : `Run ${inRun} has no request ${requestId}.`,
+        { hint },
+      );
+    }
+    const run = row.run;
+    const decider: Decider = {
+      name: respondOptions.by?.trim() || 'unknown',
+      roles: respondOptions.roles ?? null,
+    };
+    const latest = await requireLatest(run);
+    const workflow = workflowNamed(latest.workflow);
+    const state = restoreRunState(workflow, latest);
+    const pending = state.requests.find((request) => request.id === requestId);
+    if (row.status !== 'pending') throw decidedError(row);
+    if (pending === undefined) {
+      throw new NotFoundError(`Run ${run} is not waiting on request ${requestId}.`, {
+        hint: state.requests.length
+          ? `Pending now: ${state.requests.map((request) => `${request.id} (${request.port})`).join(', ')}.`
+          : `Nothing is pending (the run is ${statusOf(state)}).`,
+      });
+    }
+    if (row.kind === 'tool-call')
+      return decideToolCall(workflow, { ...row, run }, pending, response, decider);
+
+    // A port request. Binding first: nothing is judged or recorded on a request that changed.
+    const problem = portBindingProblem(row, pending, state, storedRequestData(latest).get(requestId));
+    if (problem !== null) throw await refuseTampered(row, problem, decider.name);
+    const at = now().toISOString();
+    if (row.expiresAt <= at) {
+      throw new ExpiredError(
+        `Request ${requestId} of run ${run} expired at ${row.expiresAt} and can no longer be answered.`,
+        {
+          hint: `Nothing was recorded. The run goes on without this answer when it next continues (\`countersign run resume ${run}\`).`,
+        },
+      );
+    }
+    const port = workflow.nodes.get(pending.port);
+    if (port === undefined || port.kind !== 'port')
+      throw new Error(`port ${pending.port} vanished after restore`);
+    const parsed = port.response.safeParse(response);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        `The answer does not fit port ${port.id}: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
+      );
+    }
+    // Separation of duties from the row's parties, before anything is recorded. The role is
+    // the row's and the port's as configured now: an edited row cannot drop it.
+    const parties = {
+      raisedBy: row.raisedBy,
+      customer: row.customer,
+      requiredRole: row.requiredRole,
+      selfApproval: options.selfApproval ?? false,
+    };
+    assertMayDecide(parties, decider, 'answer');
+    const configured = portRole(workflow, port.id, portRoles);
+    if (configured !== null && configured !== row.requiredRole)
+      assertMayDecide({ ...parties, requiredRole: configured }, decider, 'answer');
+    // What the audit binds: the exact answer recorded, as canonical JSON, and its digest.
+    const responseJson = canonicalJson(response);
+    const result = await decideAudited(
+      requestId,
+      { verdict: 'answered', response, by: decider.name, reason: null, at, kind: 'person' },
+      [
+        {
+          kind: 'request.decided',
+          session: row.session,
+          requestId,
+          actor: decider.name,
+          data: {
+            kind: 'port',
+            verdict: 'answered',
+            run,
+            workflow: workflow.name,
+            port: pending.port,
+            response: responseJson,
+            responseHash: sha256Hex(responseJson),
+          },
+        },
+      ],
+    );
+    if (!result.won) throw decidedError(result.request ?? row);
+    return continueRun(run);
+  }
+
   return {
     async start(name, run, input, startOptions = {}) {
       assertStoreId('run', run);
@@ -473,106 +855,37 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       return continueRun(run, resumeOptions.from);
     },
 
-    async respond(run, requestId, response, respondOptions = {}) {
-      const latest = await requireLatest(run);
-      assertStoreId('request', requestId);
-      const workflow = workflowNamed(latest.workflow);
-      const state = restoreRunState(workflow, latest);
-      const pending = state.requests.find((request) => request.id === requestId);
-      const earlier = await checkpoints.getAnswer(run, requestId);
-      if (earlier !== null) throw answeredError(run, requestId, earlier);
-      if (pending === undefined) {
-        throw new NotFoundError(`Run ${run} has no pending request ${requestId}.`, {
-          hint: state.requests.length
-            ? `Pending now: ${state.requests.map((request) => `${request.id} (${request.port})`).join(', ')}.`
-            : `Nothing is pending (the run is ${statusOf(state)}).`,
-        });
-      }
-      const at = now().toISOString();
-      if (isOverdue(pending, at)) {
-        throw new ExpiredError(
-          `Request ${requestId} of run ${run} expired at ${pending.expiresAt} and can no longer be answered.`,
-          {
-            hint: `Nothing was recorded. The run goes on without this answer when it next continues (\`countersign run resume ${run}\`).`,
-          },
-        );
-      }
-      const port = workflow.nodes.get(pending.port);
-      if (port === undefined || port.kind !== 'port')
-        throw new Error(`port ${pending.port} vanished after restore`);
-      const parsed = port.response.safeParse(response);
-      if (!parsed.success) {
-        throw new InvalidInputError(
-          `The answer does not fit port ${port.id}: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
-        );
-      }
-      const by = respondOptions.by?.trim() || 'unknown';
-      // Separation of duties, before anything is recorded: the request's own parties (an
-      // agent's call carries its raiser and customer), else the run's origin.
-      const parties = pending.parties ?? {
-        raisedBy: state.origin.by,
-        customer: state.origin.customer,
-        requiredRole: null,
-        selfApproval: options.selfApproval ?? false,
-      };
-      assertMayDecide(
-        {
-          ...parties,
-          requiredRole: parties.requiredRole ?? portRole(workflow, port.id, options.portRoles ?? {}),
-        },
-        { name: by, roles: respondOptions.roles ?? null },
-        'answer',
-      );
-      // What the audit binds: the exact answer recorded, as canonical JSON, and its digest.
-      const responseJson = canonicalJson(response);
-      const result = await answerAudited({ run, requestId, response, by, at }, [
-        {
-          kind: 'workflow.answered',
-          session: auditSessionOf(run),
-          requestId,
-          actor: by,
-          data: {
-            run,
-            workflow: workflow.name,
-            port: pending.port,
-            response: responseJson,
-            responseHash: sha256Hex(responseJson),
-          },
-        },
-      ]);
-      if (!result.won) throw answeredError(run, requestId, result.answer);
-      return continueRun(run);
+    answer(requestId, response, respondOptions) {
+      return answer(requestId, response, respondOptions);
+    },
+
+    async respond(run, requestId, response, respondOptions) {
+      assertStoreId('run', run);
+      await requireLatest(run);
+      return answer(requestId, response, respondOptions, run);
     },
 
     async expire() {
       const at = now().toISOString();
       const expired: ExpiredWorkflowRequest[] = [];
-      for (const summary of await checkpoints.listRuns()) {
-        if (summary.status !== 'awaiting_input') continue;
-        const latest = await checkpoints.latestCheckpoint(summary.run);
-        if (latest === null) continue;
-        let requests: PendingRequest[];
-        try {
-          // Read as stored: expiry needs no workflow code, so this works without the app.
-          requests = decodeCheckpointBody(latest.body, `Checkpoint ${latest.id} of run ${latest.run}`).state
-            .requests;
-        } catch {
-          continue; // a damaged checkpoint is reported to whoever resumes the run
-        }
-        for (const request of requests) {
-          if (!isOverdue(request, at)) continue;
-          // Answered (or expired) already, but not applied yet: a read, not a losing write.
-          if ((await checkpoints.getAnswer(summary.run, request.id)) !== null) continue;
-          const result = await recordExpiry(summary.run, latest.workflow, request, at);
-          if (!result.won) continue;
+      // Pages of the due-query: each expired row leaves it, so the next page is the rest.
+      for (let page = 0; page < 1000; page++) {
+        const due = await checkpoints.listDue({ at, limit: EXPIRY_PAGE, kind: 'port' });
+        let won = 0;
+        for (const row of due) {
+          if (row.run === null) continue;
+          const decided = await recordExpiry(row, at);
+          if (decided?.decision?.at !== at || decided.decision.kind !== 'expiry') continue;
+          won += 1;
           expired.push({
-            run: summary.run,
-            workflow: latest.workflow,
-            requestId: request.id,
-            port: request.port,
-            expiresAt: request.expiresAt,
+            run: row.run,
+            workflow: row.agent,
+            requestId: row.id,
+            port: row.tool,
+            expiresAt: row.expiresAt,
           });
         }
+        if (due.length < EXPIRY_PAGE || won === 0) break;
       }
       return expired;
     },

@@ -7,13 +7,7 @@ import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AnyExecutor, Workflow } from './define-workflow.ts';
 import type { ExecutorContext, WorkflowState } from './executor-context.ts';
-import type {
-  PendingMessage,
-  PendingRequest,
-  RequestPartiesRecord,
-  RunError,
-  WorkflowRunState,
-} from './run-state.ts';
+import type { PendingMessage, PendingRequest, RunError, WorkflowRunState } from './run-state.ts';
 import { describeIssue } from './schema-hash.ts';
 
 export interface SuperstepEnv {
@@ -35,7 +29,7 @@ export type SuperstepResult = { ok: true; state: WorkflowRunState } | { ok: fals
 interface Effects {
   sends: JsonValue[];
   outputs: JsonValue[];
-  requests: Array<{ port: string; data: JsonValue; expiresAt?: string; parties?: RequestPartiesRecord }>;
+  requests: Array<{ port: string; data: JsonValue; expiresAt?: string; toolCall?: string }>;
 }
 
 /** Thrown inside a superstep to blame an executor; becomes the run's error. */
@@ -121,7 +115,7 @@ export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState):
               at,
               requestTtlMs: env.requestTtlMs,
               ...(request.expiresAt === undefined ? {} : { expiresAt: request.expiresAt }),
-              ...(request.parties === undefined ? {} : { parties: request.parties }),
+              ...(request.toolCall === undefined ? {} : { toolCall: request.toolCall }),
             }),
           );
         }
@@ -196,7 +190,7 @@ async function deliver(
           port: port.id,
           data: asJson(data, `The request data for port ${port.id}`),
           ...(expiresAt === undefined ? {} : { expiresAt }),
-          ...(options.parties === undefined ? {} : { parties: { ...options.parties } }),
+          ...(options.toolCall === undefined ? {} : { toolCall: options.toolCall }),
         });
       },
       agent: env.bindAgent,
@@ -324,7 +318,7 @@ function createRequest(
   portId: string,
   data: JsonValue,
   askedBy: string | null,
-  timing: { at: string; requestTtlMs: number; expiresAt?: string; parties?: RequestPartiesRecord },
+  timing: { at: string; requestTtlMs: number; expiresAt?: string; toolCall?: string },
 ): PendingRequest {
   const { at } = timing;
   const port = workflow.nodes.get(portId);
@@ -337,7 +331,9 @@ function createRequest(
   }
   const expiresAt =
     timing.expiresAt ?? new Date(Date.parse(at) + (port.ttlMs ?? timing.requestTtlMs)).toISOString();
-  const request: PendingRequest = { id: newId('req'), port: portId, data, createdAt: at, askedBy, expiresAt };
-  if (timing.parties !== undefined) request.parties = timing.parties;
+  // An agent's call is waited on under its own row's id; a port request gets a new one.
+  const id = timing.toolCall ?? newId('req');
+  const request: PendingRequest = { id, port: portId, data, createdAt: at, askedBy, expiresAt };
+  if (timing.toolCall !== undefined) request.toolCall = true;
   return request;
 }

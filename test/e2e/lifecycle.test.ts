@@ -171,8 +171,8 @@ describe('approval lifecycle across processes', () => {
       actor: string;
     }>;
     expect(trail.map((entry) => [entry.kind, entry.actor])).toEqual([
-      ['workflow.requested', 'refund'],
-      ['workflow.expired', 'countersign'],
+      ['request.raised', 'refund'],
+      ['request.expired', 'countersign'],
     ]);
     expect((await runCli(['audit', '--verify', '--json'], env)).json).toMatchObject({ ok: true });
     expect(((await runCli(['show', second, '--json'], env)).json as { status: string }).status).toBe(

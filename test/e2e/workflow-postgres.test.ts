@@ -74,8 +74,8 @@ describe.skipIf(pg === null)('refund workflow from the CLI on PostgreSQL', () =>
       'wf.r1',
     ]);
     expect(trail.map((entry) => [entry.kind, entry.actor, entry.requestId])).toEqual([
-      ['workflow.requested', 'refund', id],
-      ['workflow.answered', 'mona', id],
+      ['request.raised', 'refund', id],
+      ['request.decided', 'mona', id],
     ]);
     expect(await ok(['audit', '--verify'])).toMatchObject({ ok: true });
   });
@@ -97,7 +97,7 @@ describe.skipIf(pg === null)('refund workflow from the CLI on PostgreSQL', () =>
     expect(await ok(['expire'])).toMatchObject({ workflowRequests: [] });
     expect(await ok<RunView>(['run', 'resume', 'r2'])).toMatchObject({ status: 'expired', outputs: [] });
     const trail = await ok<Array<{ kind: string }>>(['audit', '--session', 'wf.r2']);
-    expect(trail.map((entry) => entry.kind)).toEqual(['workflow.requested', 'workflow.expired']);
+    expect(trail.map((entry) => entry.kind)).toEqual(['request.raised', 'request.expired']);
     expect(await ok(['audit', '--verify'])).toMatchObject({ ok: true });
   });
 });

@@ -39,7 +39,7 @@ describe('the store watcher', () => {
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
   });
 
-  it('no longer reads the pending requests to announce them: a pass lists them once, for expiry only', async () => {
+  it('reads no pending request to announce it, and none for expiry but the due ones: one due-query per pass', async () => {
     const store = createMemoryStore();
     const calls: string[] = [];
     const counted = new Proxy(store, {
@@ -63,7 +63,8 @@ describe('the store watcher', () => {
     await server.watch();
     // The old announcement read every request that left the pending list (getApproval).
     expect(calls.filter((name) => name === 'getApproval')).toEqual([]);
-    expect(calls.filter((name) => name === 'listApprovals')).toEqual(['listApprovals']);
+    expect(calls.filter((name) => name === 'listApprovals')).toEqual([]);
+    expect(calls.filter((name) => name === 'listDue')).toEqual(['listDue']);
   });
 
   it('answers overdue requests as expired and lets the session continue, so the customer hears it', async () => {
@@ -238,5 +239,72 @@ describe('the store watcher continues stalled sessions', () => {
     expect(
       (await desk.store.listStalledSessions({ nowMs: Date.now() })).map((session) => session.id),
     ).toEqual(['b1']);
+  });
+});
+
+describe('the store watcher expires through the due-query', () => {
+  it("expires an agent's call inside a run from the due-query and continues the run: one request, one sweep", async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createSqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
+    const { createSupportWorkflow } = await import('../../examples/bookstore/support-workflow.ts');
+    const { bookstoreAgent } = await import('../../examples/bookstore/app.ts');
+    const { createDemoModel } = await import('../../src/model/demo-model.ts');
+    const { createWorkflowRunner } = await import('../../src/workflow/runner.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-watch-due-'));
+    const sqlite = createSqliteStore({ path: join(dir, 'store.db') });
+    try {
+      let now = new Date('2026-01-01T10:00:00Z');
+      const agent = createAgent({
+        ...bookstoreAgent.options,
+        model: createDemoModel(),
+        approvalTtl: '1m',
+        now: () => now,
+      });
+      const support = createSupportWorkflow(agent);
+      const dueQueries: unknown[] = [];
+      // Every other method as it is; the due-query is recorded.
+      const store = new Proxy(sqlite, {
+        get(target, key, receiver) {
+          if (key === 'listDue')
+            return (query: Parameters<Store['listDue']>[0]) => {
+              dueQueries.push(query);
+              return target.listDue(query);
+            };
+          const value = Reflect.get(target, key, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const runner = createWorkflowRunner({
+        workflows: [support],
+        checkpoints: sqlite,
+        bindAgent: (bound) => bound.with({ store: sqlite }),
+        now: () => now,
+      });
+      const started = await runner.start('support', 's-1', {
+        customer: 'c-100',
+        message: 'Please cancel my order 1044.',
+      });
+      expect(started.status).toBe('awaiting_input');
+      const server = testServer({ store, agents: [agent], workflows: [support], now: () => now });
+      now = new Date('2026-01-01T10:02:00Z');
+      await server.watch();
+      expect(dueQueries).toContainEqual(
+        expect.objectContaining({ at: now.toISOString(), kind: 'tool-call' }),
+      );
+      expect(dueQueries).toContainEqual(expect.objectContaining({ at: now.toISOString(), kind: 'port' }));
+      expect(await sqlite.getApproval(started.requests[0]!.id)).toMatchObject({
+        status: 'expired',
+        run: 's-1',
+      });
+      const run = (await server.call('GET', '/v1/runs/s-1', { as: 'alice' })).json;
+      expect(run).toMatchObject({ status: 'completed', requests: [] });
+      expect(await orderStatus(sqlite, 1044)).not.toBe('Cancelled');
+      await server.close();
+    } finally {
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

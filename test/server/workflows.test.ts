@@ -140,7 +140,7 @@ describe('workflow requests expire and are audited over HTTP', () => {
     const request = started.requests[0]!;
     expect(request.expiresAt).toBe('2026-03-03T09:00:00.000Z');
     // The checkpoints are in memory: the workflow entries go to the server's own store.
-    expect(await kinds(server)).toEqual(['workflow.requested']);
+    expect(await kinds(server)).toEqual(['request.raised']);
 
     const inbox = async () => {
       const page = await server.call('GET', '/', { as: 'mia', headers: { accept: 'text/html' } });
@@ -156,7 +156,7 @@ describe('workflow requests expire and are audited over HTTP', () => {
     const late = await server.call('POST', path, { as: 'mia', body: { response: approve } });
     expect(late.status).toBe(410);
     expect(late.json.error).toMatchObject({ code: 'EXPIRED', message: expect.stringContaining(request.id) });
-    expect(await kinds(server)).toEqual(['workflow.requested']);
+    expect(await kinds(server)).toEqual(['request.raised']);
     expect((await server.call('GET', '/v1/runs/refund-1040', { as: 'alice' })).json.status).toBe(
       'awaiting_input',
     );
@@ -172,16 +172,13 @@ describe('workflow requests expire and are audited over HTTP', () => {
     expect((await server.call('GET', '/v1/runs', { as: 'alice' })).json).toMatchObject([
       { run: 'refund-1040', status: 'expired' },
     ]);
-    expect(await kinds(server, '?session=wf.refund-1040')).toEqual([
-      'workflow.requested',
-      'workflow.expired',
-    ]);
+    expect(await kinds(server, '?session=wf.refund-1040')).toEqual(['request.raised', 'request.expired']);
     expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json).toMatchObject({ ok: true });
 
     const again = await server.call('POST', path, { as: 'mia', body: { response: approve } });
     expect(again.status).toBe(410);
     await server.watch();
-    expect(await kinds(server)).toEqual(['workflow.requested', 'workflow.expired']);
+    expect(await kinds(server)).toEqual(['request.raised', 'request.expired']);
   });
 
   it('on one SQLite store for agents and runs, the answer and its audit entry are written together', async () => {
@@ -195,7 +192,7 @@ describe('workflow requests expire and are audited over HTTP', () => {
       expect((await server.call('POST', path, { as: 'mia', body: { response: approve } })).status).toBe(200);
       expect((await server.call('POST', path, { as: 'mia', body: { response: approve } })).status).toBe(409);
       const answered = (await store.listAudit({ session: 'wf.refund-1040' })).filter(
-        (entry) => entry.kind === 'workflow.answered',
+        (entry) => entry.kind === 'request.decided',
       );
       expect(answered).toMatchObject([
         {
@@ -204,7 +201,7 @@ describe('workflow requests expire and are audited over HTTP', () => {
           data: { response: '{"approved":true,"note":"Approved, photo checked."}' },
         },
       ]);
-      expect(answered[0]?.at).toBe((await store.getAnswer('refund-1040', requestId))?.at);
+      expect(answered[0]?.at).toBe((await store.getApproval(requestId))?.decision?.at);
       expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json).toMatchObject({
         ok: true,
       });

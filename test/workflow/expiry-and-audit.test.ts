@@ -80,36 +80,44 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
     const request = view.requests[0]!;
     const requested = await store.listAudit();
     const requestJson = canonicalJson(request.data);
+    const row = await store.getApproval(request.id);
+    // The same family as a tool call's: request.raised, its data naming kind, run and port.
     expect(requested).toEqual([
       expect.objectContaining({
-        kind: 'workflow.requested',
+        kind: 'request.raised',
         session: 'wf.refund-1040',
         requestId: request.id,
         actor: 'refund',
         data: {
+          kind: 'port',
           run: 'refund-1040',
           workflow: 'refund',
           version: 1,
           port: 'manager-approval',
-          request: requestJson,
-          requestHash: sha256Hex(requestJson),
+          args: requestJson,
+          argsHash: sha256Hex(requestJson),
+          effect: row?.effect ?? null,
           askedBy: null,
           expiresAt: request.expiresAt,
         },
       }),
     ]);
+    // The row holds what was raised, bound to the same hash.
+    expect(row).toMatchObject({ kind: 'port', run: 'refund-1040', argsJson: requestJson, status: 'pending' });
 
     // Keys in another order: the audit holds the canonical text, and its hash.
     const answer = { note: 'Approved, photo checked.', approved: true };
     await runner.respond('refund-1040', request.id, answer, { by: 'mona' });
     const responseJson = '{"approved":true,"note":"Approved, photo checked."}';
     const entries = await store.listAudit();
-    expect(entries.map((entry) => entry.kind)).toEqual(['workflow.requested', 'workflow.answered']);
+    expect(entries.map((entry) => entry.kind)).toEqual(['request.raised', 'request.decided']);
     expect(entries[1]).toMatchObject({
       session: 'wf.refund-1040',
       requestId: request.id,
       actor: 'mona',
       data: {
+        kind: 'port',
+        verdict: 'answered',
         run: 'refund-1040',
         workflow: 'refund',
         port: 'manager-approval',
@@ -118,7 +126,7 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
       },
     });
     // The entry's time is the answer's.
-    expect(entries[1]?.at).toBe((await store.getAnswer('refund-1040', request.id))?.at);
+    expect(entries[1]?.at).toBe((await store.getApproval(request.id))?.decision?.at);
 
     await expect(runner.respond('refund-1040', request.id, approve, { by: 'max' })).rejects.toMatchObject({
       code: 'ALREADY_DECIDED',
@@ -128,12 +136,12 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
     // `audit --session wf.<run>` lists the run's entries and nothing else.
     await runner.start('refund', 'refund-1043', 1043);
     expect((await store.listAudit({ session: 'wf.refund-1040' })).map((entry) => entry.kind)).toEqual([
-      'workflow.requested',
-      'workflow.answered',
+      'request.raised',
+      'request.decided',
     ]);
   });
 
-  it('concurrent answers: one wins and exactly one workflow.answered is written, naming the winner', async () => {
+  it('concurrent answers: one wins and exactly one request.decided is written, naming the winner', async () => {
     const store = sqliteStore();
     const { runner } = clocked(store);
     const request = (await runner.start('refund', 'r', 1040)).requests[0]!;
@@ -143,9 +151,9 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
       ),
     );
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
-    const answered = (await store.listAudit()).filter((entry) => entry.kind === 'workflow.answered');
+    const answered = (await store.listAudit()).filter((entry) => entry.kind === 'request.decided');
     expect(answered).toHaveLength(1);
-    expect(answered[0]?.actor).toBe((await store.getAnswer('r', request.id))?.by);
+    expect(answered[0]?.actor).toBe((await store.getApproval(request.id))?.decision?.by);
     expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
   });
 
@@ -156,7 +164,7 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
     await expect(runner.respond('r', request.id, { approved: 'yes' })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     });
-    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['workflow.requested']);
+    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['request.raised']);
   });
 });
 
@@ -171,8 +179,8 @@ describe('a checkpoint store without an audit trail (memory, files)', () => {
     });
     const entries = await trail.listAudit();
     expect(entries.map((entry) => [entry.kind, entry.actor])).toEqual([
-      ['workflow.requested', 'refund'],
-      ['workflow.answered', 'mona'],
+      ['request.raised', 'refund'],
+      ['request.decided', 'mona'],
     ]);
     expect(verifyAuditChain(entries).ok).toBe(true);
 
@@ -187,7 +195,7 @@ describe('a checkpoint store without an audit trail (memory, files)', () => {
     const trail = createMemoryStore();
     const failing: Pick<Store, 'appendAudit'> = {
       appendAudit: async (events, at) => {
-        if (events.some((event) => event.kind === 'workflow.answered')) throw new Error('trail is down');
+        if (events.some((event) => event.kind === 'request.decided')) throw new Error('trail is down');
         await trail.appendAudit(events, at);
       },
     };
@@ -195,8 +203,8 @@ describe('a checkpoint store without an audit trail (memory, files)', () => {
     const { runner } = clocked(checkpoints, { audit: failing });
     const request = (await runner.start('refund', 'r', 1040)).requests[0]!;
     await expect(runner.respond('r', request.id, approve, { by: 'mona' })).rejects.toThrow('trail is down');
-    expect(await checkpoints.getAnswer('r', request.id)).toMatchObject({ by: 'mona' });
-    expect((await trail.listAudit()).map((entry) => entry.kind)).toEqual(['workflow.requested']);
+    expect((await checkpoints.getApproval(request.id))?.decision).toMatchObject({ by: 'mona' });
+    expect((await trail.listAudit()).map((entry) => entry.kind)).toEqual(['request.raised']);
     // The answer stands and the run continues with it on its next resume.
     expect((await runner.resume('r')).status).toBe('completed');
   });
@@ -228,8 +236,8 @@ describe('requests expire', () => {
     await expect(runner.respond('r', request.id, approve)).rejects.toThrow(
       `Request ${request.id} of run r expired at ${request.expiresAt}`,
     );
-    expect(await store.getAnswer('r', request.id)).toBeNull();
-    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['workflow.requested']);
+    expect((await store.getApproval(request.id))?.status).toBe('pending');
+    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['request.raised']);
     expect(await runner.history('r')).toEqual(history);
     expect(await store.getState('bookstore', 'refund:1040')).toBeUndefined();
   });
@@ -255,18 +263,23 @@ describe('requests expire', () => {
     });
     // execute never ran: nothing refunded.
     expect(await store.getState('bookstore', 'refund:1040')).toBeUndefined();
-    expect(await store.getAnswer('r', request.id)).toMatchObject({
-      by: 'countersign',
-      response: null,
-      expired: true,
+    expect(await store.getApproval(request.id)).toMatchObject({
+      status: 'expired',
+      decision: { by: 'countersign', kind: 'expiry' },
     });
     expect((await runner.runs()).find((run) => run.run === 'r')?.status).toBe('expired');
     const entries = await store.listAudit({ session: 'wf.r' });
-    expect(entries.map((entry) => entry.kind)).toEqual(['workflow.requested', 'workflow.expired']);
+    expect(entries.map((entry) => entry.kind)).toEqual(['request.raised', 'request.expired']);
     expect(entries[1]).toMatchObject({
       requestId: request.id,
       actor: 'countersign',
-      data: { run: 'r', workflow: 'refund', port: 'manager-approval', expiresAt: request.expiresAt },
+      data: {
+        kind: 'port',
+        run: 'r',
+        workflow: 'refund',
+        port: 'manager-approval',
+        expiresAt: request.expiresAt,
+      },
     });
     expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
     // Too late for anyone now, and nothing more is recorded.
@@ -282,15 +295,24 @@ describe('requests expire', () => {
 
   it('an answer recorded before the expiry stands: resuming later applies it, not an expiry', async () => {
     const store = sqliteStore();
-    const { runner, advance } = clocked(store, { requestTtl: '1h' });
+    const { runner, advance, clock } = clocked(store, { requestTtl: '1h' });
     const request = (await runner.start('refund', 'r', 1040)).requests[0]!;
     // A process recorded the answer in time and died before continuing the run.
-    await store.answerRequest({ run: 'r', requestId: request.id, response: approve, by: 'mona', at: 'then' });
+    const then = new Date(clock.ms).toISOString();
+    const recorded = await store.decide(request.id, {
+      verdict: 'answered',
+      response: approve,
+      by: 'mona',
+      reason: null,
+      at: then,
+      kind: 'person',
+    });
+    expect(recorded.won).toBe(true);
     advance(2 * HOUR);
     expect(await runner.expire()).toEqual([]);
     const view = await runner.resume('r');
     expect(view).toMatchObject({ status: 'completed', outputs: [expect.stringMatching(/^Refund issued/)] });
-    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['workflow.requested']);
+    expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['request.raised']);
   });
 
   it('expire() records every overdue request once, continues no run, and the next resume applies it', async () => {
@@ -316,7 +338,7 @@ describe('requests expire', () => {
       ['a', 'awaiting_input'],
       ['b', 'awaiting_input'],
     ]);
-    expect((await store.listAudit()).filter((entry) => entry.kind === 'workflow.expired')).toHaveLength(1);
+    expect((await store.listAudit()).filter((entry) => entry.kind === 'request.expired')).toHaveLength(1);
     expect(await runner.resume('a')).toMatchObject({ status: 'expired' });
     expect(await runner.resume('b')).toMatchObject({ status: 'awaiting_input' });
   });
@@ -336,8 +358,8 @@ describe('requests expire', () => {
     expect(view.expired).toBeUndefined();
     expect((await stateOf(checkpoints, 'o')).expired).toEqual([]);
     expect((await trail.listAudit()).map((entry) => [entry.kind, entry.requestId])).toEqual([
-      ['workflow.requested', request.id],
-      ['workflow.expired', request.id],
+      ['request.raised', request.id],
+      ['request.expired', request.id],
     ]);
 
     const answered = (await runner.start('opinion', 'o2', { question: 'q' })).requests[0]!;

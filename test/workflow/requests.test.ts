@@ -151,13 +151,15 @@ describe('answering requests', () => {
 
   it('an answer recorded by a process that died before continuing is applied by the next resume', async () => {
     const { runner, checkpoints, request } = await waitingRefund();
-    await checkpoints.answerRequest({
-      run: 'refund-1040',
-      requestId: request.id,
+    const recorded = await checkpoints.decide(request.id, {
+      verdict: 'answered',
       response: approve,
       by: 'mona',
-      at: 'then',
+      reason: null,
+      at: new Date().toISOString(),
+      kind: 'person',
     });
+    expect(recorded.won).toBe(true);
     await expect(runner.respond('refund-1040', request.id, approve)).rejects.toMatchObject({
       code: 'ALREADY_DECIDED',
     });

@@ -7,6 +7,9 @@ import type { WorkflowRunner } from '../../workflow/runner.ts';
 import type { AgentRegistry } from '../agent-registry.ts';
 import { createStalledSweep, type StalledSweepOptions } from './stalled-sweep.ts';
 
+/** Overdue tool calls expired per pass (the rest are due on the next). */
+const EXPIRY_PAGE = 200;
+
 export interface StoreWatcher {
   /** One pass now (tests call it instead of waiting for the timer). */
   tick(): Promise<void>;
@@ -41,11 +44,13 @@ export function watchStore(options: {
   const pass = async () => {
     const at = now();
     const iso = at.toISOString();
-    const listed = await store.listApprovals({ status: 'pending' });
+    // Expiry walks the due-query (an index of pending rows by expiry), not every pending
+    // request: agents' tool calls here, port requests in runs.expire() below.
     const resumeSessions = new Set<string>();
-    for (const request of listed) {
-      if (request.expiresAt > iso) continue;
+    const resumeRuns = new Set<string>();
+    for (const request of await store.listDue({ at: iso, limit: EXPIRY_PAGE, kind: 'tool-call' })) {
       if (!(await expireRequest(store, request, iso))) continue;
+      if (request.run !== null) resumeRuns.add(request.run);
       emit(events, {
         type: 'approval.decided',
         at: iso,
@@ -67,12 +72,12 @@ export function watchStore(options: {
           log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
       }
     }
-    if (options.runs) await expireRuns(options.runs);
+    if (options.runs) await expireRuns(options.runs, resumeRuns);
     await sweepStalled(at.getTime());
   };
 
   /** Overdue workflow requests: recorded as expired (audited), then each run continues. */
-  const expireRuns = async (runs: Pick<WorkflowRunner, 'expire' | 'resume'>) => {
+  const expireRuns = async (runs: Pick<WorkflowRunner, 'expire' | 'resume'>, alsoResume: Set<string>) => {
     let expired: Awaited<ReturnType<WorkflowRunner['expire']>>;
     try {
       expired = await runs.expire();
@@ -80,7 +85,7 @@ export function watchStore(options: {
       log(`countersign: could not expire workflow requests: ${String(error)}`);
       return;
     }
-    for (const run of new Set(expired.map((request) => request.run))) {
+    for (const run of new Set([...alsoResume, ...expired.map((request) => request.run)])) {
       try {
         await runs.resume(run);
       } catch (error) {

@@ -1,12 +1,16 @@
 import { expect } from 'vitest';
 import type { Decision } from '../../core/approval.ts';
+import { isCheckpointStore } from '../checkpoint-store.ts';
+import { checkpoint } from './checkpoint-store-conformance.ts';
 import {
+  answeredBy,
   at,
   atMs,
   byPerson,
   type ConformanceContext,
   event,
   leasedSession,
+  portRequest,
   raise,
   request,
 } from './fixtures.ts';
@@ -160,6 +164,103 @@ export function approvalCases(ctx: ConformanceContext): void {
       expect(await ids({ tool: 'refund' })).toEqual(['c']);
       expect(await ids({ session: 's2', status: 'pending', tool: 'place_order' })).toEqual(['d']);
       expect(await ids({ status: 'expired' })).toEqual([]);
+    });
+  });
+
+  describe('the due-query and the fields of the one request model', () => {
+    it('lists pending requests due at an instant, soonest expiry first, up to a limit, by kind', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await raise(store, 's1', [
+        request({ id: 'late', session: 's1', expiresAt: at(300) }),
+        request({ id: 'soon', session: 's1', expiresAt: at(50) }),
+        request({ id: 'gone', session: 's1', expiresAt: at(40) }),
+      ]);
+      await store.decide('gone', byPerson('approved', 20));
+      const ids = async (query: Parameters<typeof store.listDue>[0]) =>
+        (await store.listDue(query)).map((row) => row.id);
+      expect(await ids({ at: at(49), limit: 10 })).toEqual([]);
+      expect(await ids({ at: at(50), limit: 10 })).toEqual(['soon']);
+      expect(await ids({ at: at(400), limit: 10 })).toEqual(['soon', 'late']);
+      expect(await ids({ at: at(400), limit: 1 })).toEqual(['soon']);
+      expect(await ids({ at: at(400), limit: 10, kind: 'port' })).toEqual([]);
+      expect(await ids({ at: at(400), limit: 10, kind: 'tool-call' })).toEqual(['soon', 'late']);
+    });
+
+    it('keeps kind, run, customer and required role, and filters by kind and run', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const inRun = request({
+        id: 'in-run',
+        session: 's1',
+        run: 'r-7',
+        customer: 'c-100',
+        requiredRole: 'manager',
+      });
+      await raise(store, 's1', [inRun, request({ id: 'plain', session: 's1' })]);
+      expect(await store.getApproval('in-run')).toEqual(inRun);
+      expect((await store.listApprovals({ run: 'r-7' })).map((row) => row.id)).toEqual(['in-run']);
+      expect((await store.listApprovals({ kind: 'tool-call' })).map((row) => row.id).sort()).toEqual([
+        'in-run',
+        'plain',
+      ]);
+      expect(await store.listApprovals({ kind: 'port' })).toEqual([]);
+    });
+  });
+
+  // Port requests are rows of the same table where the store also keeps workflow runs.
+  describe('port requests (stores that keep workflow runs)', () => {
+    const checkpointsOf = (store: unknown) => (isCheckpointStore(store) ? store : null);
+    const raised = async () => {
+      const store = checkpointsOf(ctx.store());
+      if (store === null) return null;
+      const saved = await store.saveCheckpoint(checkpoint('r', 0), null, {
+        requests: [portRequest('r', 'p1')],
+      });
+      expect(saved.saved).toBe(true);
+      return store;
+    };
+
+    it('is inserted with the checkpoint that raises it, beside the tool calls', async () => {
+      const store = await raised();
+      if (store === null) return;
+      expect(await store.getApproval('p1')).toEqual(portRequest('r', 'p1'));
+      expect((await store.listApprovals({ kind: 'port', status: 'pending' })).map((row) => row.id)).toEqual([
+        'p1',
+      ]);
+      expect((await store.listDue({ at: at(100), limit: 5 })).map((row) => row.id)).toEqual(['p1']);
+    });
+
+    it('is answered once; the loser sees the winner', async () => {
+      const store = await raised();
+      if (store === null) return;
+      const [first, second] = await Promise.all([
+        store.decide('p1', answeredBy('alice', 20, { approved: true, note: 'a' })),
+        store.decide('p1', answeredBy('bob', 20, { approved: false, note: 'b' })),
+      ]);
+      const winner = first.won ? first : second;
+      const loser = first.won ? second : first;
+      expect(winner.won).toBe(true);
+      expect(loser).toEqual({ won: false, request: winner.request });
+      expect((await store.getApproval('p1'))?.decision?.response).toEqual(winner.request?.decision?.response);
+    });
+
+    it("refuses a person's answer at or past the expiry, and takes the expiry", async () => {
+      const store = await raised();
+      if (store === null) return;
+      expect(await store.decide('p1', answeredBy('alice', 100))).toMatchObject({
+        won: false,
+        request: { status: 'pending' },
+      });
+      const expiry: Decision = {
+        verdict: 'expired',
+        by: 'countersign',
+        reason: 'x',
+        at: at(100),
+        kind: 'expiry',
+      };
+      expect((await store.decide('p1', expiry)).won).toBe(true);
+      expect(await store.listDue({ at: at(200), limit: 5 })).toEqual([]);
     });
   });
 }

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, expect } from 'vitest';
+import type { Decision } from '../../core/approval.ts';
 import { type AuditEntry, type AuditEvent, verifyAuditChain } from '../../core/audit.ts';
 import type { JsonValue } from '../../core/json.ts';
-import type { CheckpointStore, RequestAnswer, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
-import { at } from './fixtures.ts';
+import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
+import { answeredBy, at, portRequest } from './fixtures.ts';
 import { describe, describeSuite, it, type SkipEntry } from './harness.ts';
 import { storedEvent } from './stored-event.ts';
 
@@ -63,7 +64,7 @@ export async function chain(store: CheckpointStore, run: string, count: number):
 /** An audit event of a workflow answer, as the runner writes it; `data` marks it apart. */
 export function answerEvent(by: string, mark: JsonValue = by): AuditEvent {
   return storedEvent({
-    kind: 'workflow.answered',
+    kind: 'request.decided',
     session: 'wf.r',
     requestId: 'req_1',
     actor: by,
@@ -265,68 +266,105 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
       });
     });
 
-    describe('answers', () => {
-      const answer = (by: string, approved = true) => ({
-        run: 'r',
-        requestId: 'req_1',
-        response: { approved, note: `by ${by}` },
-        by,
-        at: at(20),
-      });
-
-      it('records the first answer and gives later ones the first', async () => {
-        expect(await store().getAnswer('r', 'req_1')).toBeNull();
-        expect(await store().answerRequest(answer('alice'))).toEqual({ won: true, answer: answer('alice') });
-        expect(await store().answerRequest(answer('bob', false))).toEqual({
-          won: false,
-          answer: answer('alice'),
+    describe('port requests (the request book)', () => {
+      // A run waiting at a port: its checkpoint raises the request's row in the same write.
+      const raise = async (ids: string[] = ['req_1']) => {
+        const saved = await store().saveCheckpoint(checkpoint('r', 0), null, {
+          requests: ids.map((id) => portRequest('r', id)),
         });
-        expect(await store().getAnswer('r', 'req_1')).toEqual(answer('alice'));
+        expect(saved.saved).toBe(true);
+      };
+      const expiry: Decision = {
+        verdict: 'expired',
+        by: 'countersign',
+        reason: 'expired',
+        at: at(30),
+        kind: 'expiry',
+      };
+
+      it('a saved checkpoint raises its rows; a refused save raises none', async () => {
+        await raise();
+        expect(await store().getApproval('req_1')).toEqual(portRequest('r', 'req_1'));
+        const lost = await store().saveCheckpoint(checkpoint('r', 0, { id: 'cp-other' }), null, {
+          requests: [portRequest('r', 'req_lost')],
+        });
+        expect(lost.saved).toBe(false);
+        expect(await store().getApproval('req_lost')).toBeNull();
+        expect((await store().listApprovals({ run: 'r' })).map((row) => row.id)).toEqual(['req_1']);
+        expect(await store().listApprovals({ run: 'other' })).toEqual([]);
       });
 
-      it('keeps answers of different runs and requests apart', async () => {
-        await store().answerRequest(answer('alice'));
-        expect(await store().getAnswer('other', 'req_1')).toBeNull();
-        expect(await store().getAnswer('r', 'req_2')).toBeNull();
-        expect((await store().answerRequest({ ...answer('bob'), requestId: 'req_2' })).won).toBe(true);
+      it('refuses to raise what is not a pending port request of the run', async () => {
+        for (const wrong of [
+          portRequest('other', 'req_x'),
+          { ...portRequest('r', 'req_x'), kind: 'tool-call' as const },
+          { ...portRequest('r', 'req_x'), args: { amount: 3500 } },
+        ]) {
+          await expect(
+            store().saveCheckpoint(checkpoint('r', 0), null, { requests: [wrong] }),
+          ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        }
+        expect(await store().latestCheckpoint('r')).toBeNull();
+        expect(await store().getApproval('req_x')).toBeNull();
+      });
+
+      it('records the first answer and gives later ones the row as the winner left it', async () => {
+        await raise();
+        const won = await store().decide('req_1', answeredBy('alice', 20));
+        expect(won).toMatchObject({
+          won: true,
+          request: { status: 'answered', decision: answeredBy('alice', 20) },
+        });
+        const lost = await store().decide('req_1', answeredBy('bob', 21, { approved: false }));
+        expect(lost).toMatchObject({
+          won: false,
+          request: { status: 'answered', decision: { by: 'alice' } },
+        });
+        expect((await store().getApproval('req_1'))?.decision).toEqual(answeredBy('alice', 20));
       });
 
       it('has exactly one winner among concurrent answers', async () => {
+        await raise();
         const results = await Promise.all(
-          ['a', 'b', 'c', 'd', 'e'].map((by) => store().answerRequest(answer(by))),
+          ['a', 'b', 'c', 'd', 'e'].map((by) => store().decide('req_1', answeredBy(by, 20))),
         );
         expect(results.filter((result) => result.won)).toHaveLength(1);
-        const stored = await store().getAnswer('r', 'req_1');
-        for (const result of results) expect(result.answer).toEqual(stored);
+        const stored = await store().getApproval('req_1');
+        for (const result of results) expect(result.request?.decision).toEqual(stored?.decision);
       });
 
-      it('refuses unsafe request ids', async () => {
-        await expect(store().answerRequest({ ...answer('x'), requestId: '../../x' })).rejects.toMatchObject({
-          code: 'INVALID_INPUT',
+      it("refuses a person's answer past the expiry; the expiry is recorded once and stands", async () => {
+        await raise();
+        expect((await store().decide('req_1', answeredBy('alice', 100))).won).toBe(false);
+        expect((await store().getApproval('req_1'))?.status).toBe('pending');
+        expect(await store().decide('req_1', expiry)).toMatchObject({
+          won: true,
+          request: { status: 'expired' },
+        });
+        expect(await store().decide('req_1', answeredBy('alice', 20))).toMatchObject({
+          won: false,
+          request: { status: 'expired' },
         });
       });
 
-      const expiry: RequestAnswer = {
-        run: 'r',
-        requestId: 'req_1',
-        response: null,
-        by: 'countersign',
-        at: at(30),
-        expired: true,
-      };
-
-      it('records an expiry as the answer, flagged: a later answer gets the expiry', async () => {
-        expect(await store().answerRequest(expiry)).toEqual({ won: true, answer: expiry });
-        expect(await store().getAnswer('r', 'req_1')).toEqual(expiry);
-        expect(await store().answerRequest(answer('alice'))).toEqual({ won: false, answer: expiry });
-      });
-
-      it('an answer recorded first stands against the expiry, and carries no expiry flag', async () => {
-        await store().answerRequest(answer('alice'));
-        const late = await store().answerRequest(expiry);
-        expect(late).toEqual({ won: false, answer: answer('alice') });
-        expect(late.answer.expired).toBeUndefined();
-        expect((await store().getAnswer('r', 'req_1'))?.expired).toBeUndefined();
+      it('lists what is due, soonest first, pending only', async () => {
+        await store().saveCheckpoint(checkpoint('r', 0), null, {
+          requests: [
+            portRequest('r', 'req_late', { expiresAt: at(200) }),
+            portRequest('r', 'req_soon', { expiresAt: at(50) }),
+            portRequest('r', 'req_done', { expiresAt: at(40) }),
+          ],
+        });
+        await store().decide('req_done', answeredBy('alice', 20));
+        expect((await store().listDue({ at: at(100), limit: 10 })).map((row) => row.id)).toEqual([
+          'req_soon',
+        ]);
+        expect((await store().listDue({ at: at(300), limit: 10 })).map((row) => row.id)).toEqual([
+          'req_soon',
+          'req_late',
+        ]);
+        expect(await store().listDue({ at: at(300), limit: 1 })).toHaveLength(1);
+        expect(await store().listDue({ at: at(300), limit: 10, kind: 'tool-call' })).toEqual([]);
       });
     });
 
@@ -337,40 +375,37 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
     if (!options.audited) {
       describe('without an audit trail', () => {
         it('ignores audit events given with a write: the write is recorded all the same', async () => {
-          const result = await store().answerRequest(
-            { run: 'r', requestId: 'req_1', response: 1, by: 'alice', at: at(20) },
-            { audit: [answerEvent('alice')] },
-          );
-          expect(result.won).toBe(true);
-          expect(await store().getAnswer('r', 'req_1')).toMatchObject({ by: 'alice' });
-          const saved = await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [answerEvent('x')] });
+          const saved = await store().saveCheckpoint(checkpoint('r', 0), null, {
+            audit: [answerEvent('x')],
+            requests: [portRequest('r', 'req_1')],
+          });
           expect(saved.saved).toBe(true);
+          expect((await store().decide('req_1', answeredBy('alice', 20), [answerEvent('alice')])).won).toBe(
+            true,
+          );
         });
       });
     }
 
     if (options.audited) {
       describe('audit entries commit with their write', () => {
-        const answer = (by: string): RequestAnswer => ({
-          run: 'r',
-          requestId: 'req_1',
-          response: { approved: true, note: `by ${by}` },
-          by,
-          at: at(20),
-        });
+        const raiseOne = async () => {
+          await store().saveCheckpoint(checkpoint('r', 0), null, { requests: [portRequest('r', 'req_1')] });
+        };
 
         it('a won answer appends its entries; a lost one appends none; the chain verifies', async () => {
-          expect((await store().answerRequest(answer('alice'), { audit: [answerEvent('alice')] })).won).toBe(
+          await raiseOne();
+          expect((await store().decide('req_1', answeredBy('alice', 20), [answerEvent('alice')])).won).toBe(
             true,
           );
-          const lost = await store().answerRequest(answer('bob'), { audit: [answerEvent('bob')] });
-          expect(lost).toEqual({ won: false, answer: answer('alice') });
+          const lost = await store().decide('req_1', answeredBy('bob', 20), [answerEvent('bob')]);
+          expect(lost).toMatchObject({ won: false, request: { decision: { by: 'alice' } } });
           const entries = await auditTrail();
           expect(entries).toMatchObject([
             {
               seq: 1,
               at: at(20),
-              kind: 'workflow.answered',
+              kind: 'request.decided',
               session: 'wf.r',
               requestId: 'req_1',
               actor: 'alice',
@@ -380,33 +415,46 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         });
 
         it('concurrent answers: exactly one entry, the winner’s', async () => {
+          await raiseOne();
           const results = await Promise.all(
             ['a', 'b', 'c', 'd', 'e'].map((by) =>
-              store().answerRequest(answer(by), { audit: [answerEvent(by)] }),
+              store().decide('req_1', answeredBy(by, 20), [answerEvent(by)]),
             ),
           );
           expect(results.filter((result) => result.won)).toHaveLength(1);
-          const stored = await store().getAnswer('r', 'req_1');
+          const stored = await store().getApproval('req_1');
           const entries = await auditTrail();
           expect(entries).toHaveLength(1);
-          expect(entries[0]?.actor).toBe(stored?.by);
+          expect(entries[0]?.actor).toBe(stored?.decision?.by);
           expect(verifyAuditChain(entries).ok).toBe(true);
         });
 
         it('an entry that cannot be written rolls the answer back: nothing is recorded, the request stays answerable', async () => {
+          await raiseOne();
           await expect(
-            store().answerRequest(answer('mallory'), { audit: [answerEvent('x'), unwritableEvent()] }),
+            store().decide('req_1', answeredBy('mallory', 20), [answerEvent('x'), unwritableEvent()]),
           ).rejects.toThrow();
-          expect(await store().getAnswer('r', 'req_1')).toBeNull();
+          expect((await store().getApproval('req_1'))?.status).toBe('pending');
           expect(await auditTrail()).toEqual([]);
-          expect((await store().answerRequest(answer('alice'), { audit: [answerEvent('alice')] })).won).toBe(
+          expect((await store().decide('req_1', answeredBy('alice', 20), [answerEvent('alice')])).won).toBe(
             true,
           );
           expect((await auditTrail()).map((entry) => entry.actor)).toEqual(['alice']);
         });
 
+        it('an entry that cannot be written rolls back the checkpoint and the requests it raises', async () => {
+          await expect(
+            store().saveCheckpoint(checkpoint('r', 0), null, {
+              audit: [unwritableEvent()],
+              requests: [portRequest('r', 'req_1')],
+            }),
+          ).rejects.toThrow();
+          expect(await store().latestCheckpoint('r')).toBeNull();
+          expect(await store().getApproval('req_1')).toBeNull();
+        });
+
         it('a saved checkpoint appends its entries at its createdAt; a refused save appends none', async () => {
-          const event = storedEvent({ ...answerEvent('refund'), kind: 'workflow.requested' });
+          const event = storedEvent({ ...answerEvent('refund'), kind: 'request.raised' });
           expect((await store().saveCheckpoint(checkpoint('r', 0), null, { audit: [event] })).saved).toBe(
             true,
           );
@@ -419,7 +467,7 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
           });
           expect(stale.saved).toBe(false);
           const entries = await auditTrail();
-          expect(entries).toMatchObject([{ seq: 1, at: at(0), kind: 'workflow.requested' }]);
+          expect(entries).toMatchObject([{ seq: 1, at: at(0), kind: 'request.raised' }]);
           expect(verifyAuditChain(entries).ok).toBe(true);
         });
 

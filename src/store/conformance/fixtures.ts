@@ -117,3 +117,37 @@ export async function raise(store: Store, session: string, approvals: ApprovalRe
     at: at(10),
   });
 }
+
+/** A pending port request of `run`, as a checkpoint raises it. */
+export function portRequest(
+  run: string,
+  id: string,
+  overrides: Partial<ApprovalRequest> = {},
+): ApprovalRequest {
+  const args = overrides.args ?? { orderId: 1040, amount: 35, reason: 'Damaged cover' };
+  return {
+    id,
+    kind: 'port',
+    session: `wf.${run}`,
+    run,
+    agent: 'refund',
+    callId: 'manager-approval',
+    tool: 'manager-approval',
+    effect: 'Refund 35.00 on order 1040.',
+    createdAt: at(10),
+    expiresAt: at(100),
+    status: 'pending',
+    decision: null,
+    raisedBy: 'desk',
+    customer: 'c-100',
+    requiredRole: 'manager',
+    ...overrides,
+    args,
+    ...bindArgs(args),
+  };
+}
+
+/** A person's answer to a port request. */
+export function answeredBy(by: string, seconds: number, response: JsonValue = { approved: true }): Decision {
+  return { verdict: 'answered', response, by, reason: null, at: at(seconds), kind: 'person' };
+}

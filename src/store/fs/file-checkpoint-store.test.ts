@@ -15,6 +15,8 @@ import {
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
+import { answeredBy, portRequest } from '../conformance/fixtures.ts';
+import { legacyRequestRows } from '../legacy-requests.ts';
 import { runFixture } from '../sqlite/run-fixture.ts';
 import { createFileCheckpointStore, type FileCheckpointStore } from './file-checkpoint-store.ts';
 
@@ -84,11 +86,13 @@ describe('file checkpoint store', () => {
 
   it('never creates anything outside its directory, whatever the run, request or state key', async () => {
     const before = readdirSync(join(dir, '..')).length;
+    for (const id of ['../../etc', '..', 'a/../../b', '/abs']) {
+      await expect(store.getApproval(id)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
     for (const run of ['../../etc', '..', 'a/../../b', '/abs']) {
       await expect(store.saveCheckpoint({ ...checkpoint('r', 0), run }, null)).rejects.toMatchObject({
         code: 'INVALID_INPUT',
       });
-      await expect(store.getAnswer(run, 'req_1')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     }
     await store.setState('../..', '../../../x', 1);
     await store.claimState('/', '/etc/passwd', 1);
@@ -142,16 +146,84 @@ describe('file checkpoint store', () => {
     await expect(store.getCheckpoint('r', 'cp-r-0')).rejects.toThrow(/index\.jsonl \(line 2\)/);
   });
 
-  it('names a damaged answer file', async () => {
-    await store.answerRequest({ run: 'r', requestId: 'req_1', response: true, by: 'a', at: 'now' });
-    writeFileSync(join(dir, 'runs', 'r', 'answers', 'req_1.json'), '{"run":');
-    await expect(store.getAnswer('r', 'req_1')).rejects.toThrow(/req_1\.json is damaged/);
+  it('names a damaged request or decision file', async () => {
+    await store.saveCheckpoint(checkpoint('r', 0), null, { requests: [portRequest('r', 'req_1')] });
+    await store.decide('req_1', answeredBy('a', 20));
+    writeFileSync(join(dir, 'requests', 'req_1.decision.json'), '{"verdict":');
+    await expect(store.getApproval('req_1')).rejects.toThrow(/req_1\.decision\.json is damaged/);
+    writeFileSync(join(dir, 'requests', 'req_1.json'), '{"id":');
+    await expect(store.getApproval('req_1')).rejects.toThrow(/req_1\.json is damaged/);
+  });
+
+  it('an edited payload in a request file no longer matches its hash (the runner refuses it)', async () => {
+    await store.saveCheckpoint(checkpoint('r', 0), null, { requests: [portRequest('r', 'req_1')] });
+    const path = join(dir, 'requests', 'req_1.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"amount":35', '"amount":3500'));
+    const row = await store.getApproval('req_1');
+    expect(row?.args).toMatchObject({ amount: 3500 });
+    expect(row?.argsHash).toBe(portRequest('r', 'req_1').argsHash);
+    expect(row?.argsJson).not.toBe(portRequest('r', 'req_1').argsJson);
+  });
+
+  it('adopts requests of a run written before requests were rows, with the answer its answers/ file recorded', async () => {
+    const body = {
+      format: 1,
+      contract: { nodes: {} },
+      state: {
+        messages: [],
+        requests: [
+          {
+            id: 'req_old',
+            port: 'manager-approval',
+            data: { amount: 35 },
+            createdAt: 'x',
+            askedBy: null,
+            expiresAt: null,
+          },
+          {
+            id: 'req_new',
+            port: 'manager-approval',
+            data: { amount: 9 },
+            createdAt: 'y',
+            askedBy: null,
+            expiresAt: null,
+          },
+        ],
+        origin: { by: 'desk', customer: 'c-100' },
+      },
+    };
+    const old = join(dir, 'old');
+    mkdirSync(join(old, 'runs', 'r', 'answers'), { recursive: true });
+    writeFileSync(
+      join(old, 'runs', 'r', '00000000.json'),
+      JSON.stringify(checkpoint('r', 0, { status: 'awaiting_input', body })),
+    );
+    writeFileSync(
+      join(old, 'runs', 'r', 'answers', 'req_old.json'),
+      JSON.stringify({ run: 'r', requestId: 'req_old', response: { approved: true }, by: 'mia', at: 'z' }),
+    );
+    const reopened = createFileCheckpointStore({ dir: old });
+    // The runner adopts what it finds waiting (legacyRequestRows builds the rows it would).
+    const latest = await reopened.latestCheckpoint('r');
+    await reopened.adoptRequests(legacyRequestRows(latest!, new Map()));
+    expect(await reopened.getApproval('req_old')).toMatchObject({
+      kind: 'port',
+      run: 'r',
+      status: 'answered',
+      raisedBy: 'desk',
+      customer: 'c-100',
+      decision: { verdict: 'answered', by: 'mia', response: { approved: true } },
+    });
+    expect(await reopened.getApproval('req_new')).toMatchObject({ status: 'pending', args: { amount: 9 } });
+    expect((await reopened.decide('req_new', answeredBy('mia', 1))).won).toBe(true);
   });
 
   it('several writer processes: whole index lines, a whole chain, one answer', async () => {
     const writers = 4;
     const count = 15;
-    await store.saveCheckpoint(checkpoint('shared', 0), null);
+    await store.saveCheckpoint(checkpoint('shared', 0), null, {
+      requests: [portRequest('shared', 'req_shared', { expiresAt: '2999-01-01T00:00:00.000Z' })],
+    });
     const startAt = String(Date.now() + 800);
     const outputs = await Promise.all(
       Array.from({ length: writers }, (_, i) =>

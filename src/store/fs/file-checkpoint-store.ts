@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable-error
 import type { JsonValue } from '../../core/json.ts';
 import {
   assertCheckpointHeader,
+  assertRaisedRequests,
   assertStoreId,
   sortRuns,
   toCheckpointSummary,
@@ -13,11 +14,11 @@ import {
 } from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
-  RequestAnswer,
   RunSummary,
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
+import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } from '../legacy-requests.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import {
   type IndexLine,
@@ -26,6 +27,7 @@ import {
   parseIndex,
   parseStateFile,
 } from './file-records.ts';
+import { createFileRequestBook } from './file-request-book.ts';
 import { checkpointFileName, checkpointFilePattern, safeFileName } from './safe-names.ts';
 
 export interface FileCheckpointStoreOptions {
@@ -52,7 +54,10 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 
  *
  *   index.jsonl                       one {run, checkpoint, file, parent} line per checkpoint
  *   runs/<run>/00000000.json          checkpoint files, named by their position in the run
- *   runs/<run>/answers/<request>.json the answer given to a request (created once)
+ *   requests/<request>.json           a port request as raised (see file-request-book.ts)
+ *   requests/<request>.decision.json  its answer or expiry (created once: the compare-and-set)
+ *   runs/<run>/answers/<request>.json answers written before requests were rows (read when
+ *                                     the runner adopts the request, see adoptRequests)
  *   state/<namespace>/<key>.json      executors' application state
  *   tmp/                              files being written
  *
@@ -74,13 +79,17 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
   const writer = createAtomicWriter(tmpDir, durable);
   // The id at each run's latest known position, so a save need not read its parent back.
   const knownLatest = new Map<string, { seq: number; id: string }>();
+  const requestsDir = join(dir, 'requests');
   let ready: Promise<void> | undefined;
+  // The runs' port requests, one file each, answered with `decide` like the agents' tool calls.
+  const requests = createFileRequestBook(requestsDir, writer, () => ensureLayout());
 
   function ensureLayout(): Promise<void> {
     ready ??= Promise.all([
       mkdir(tmpDir, { recursive: true }),
       mkdir(join(dir, 'runs'), { recursive: true }),
       mkdir(join(dir, 'state'), { recursive: true }),
+      mkdir(requestsDir, { recursive: true }),
     ]).then(
       () => undefined,
       (cause) => {
@@ -167,15 +176,24 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     return parseIndex(text, indexPath);
   }
 
-  async function readAnswer(run: string, requestId: string): Promise<RequestAnswer | null> {
-    assertStoreId('request', requestId);
-    const path = inside('runs', run, 'answers', `${requestId}.json`);
+  /** Every answer file of a run, written before port requests were rows. */
+  async function legacyAnswers(run: string): Promise<Map<string, LegacyAnswer>> {
+    const folder = inside('runs', run, 'answers');
+    const found = new Map<string, LegacyAnswer>();
+    let names: string[];
     try {
-      return parseAnswerFile(await readFile(path, 'utf8'), path);
+      names = await readdir(folder);
     } catch (error) {
-      if (isMissing(error)) return null;
+      if (isMissing(error)) return found;
       throw error;
     }
+    for (const name of names) {
+      if (!name.endsWith('.json')) continue;
+      const path = join(folder, name);
+      const answer = parseAnswerFile(await readFile(path, 'utf8'), path);
+      found.set(answer.requestId, answer);
+    }
+    return found;
   }
 
   function statePath(namespace: string, key: string): string {
@@ -200,8 +218,10 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       return join(runDir(run), checkpointFileName(seq));
     },
 
-    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+    async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
+      const raised = options.requests ?? [];
+      assertRaisedRequests(checkpoint, raised);
       await ensureLayout();
       const folder = runDir(checkpoint.run);
       const conflict = async (): Promise<SaveCheckpointResult> => ({
@@ -228,7 +248,16 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       }
       await mkdir(folder, { recursive: true });
       const file = join(folder, checkpointFileName(checkpoint.seq));
-      if (!(await writer.createExclusive(file, `${JSON.stringify(checkpoint)}\n`))) return conflict();
+      // The requests first, so a published checkpoint never waits on a request without a
+      // file; a lost race takes them back. (A crash in between leaves a pending row no
+      // checkpoint waits on: the expiry sweep ends it, and answering it is NOT_FOUND.)
+      if (!(await requests.insert(raised))) {
+        throw new InvalidInputError(`A request raised by checkpoint ${checkpoint.id} already exists.`);
+      }
+      if (!(await writer.createExclusive(file, `${JSON.stringify(checkpoint)}\n`))) {
+        await requests.remove(raised);
+        return conflict();
+      }
       knownLatest.set(checkpoint.run, { seq: checkpoint.seq, id: checkpoint.id });
       const line: IndexLine = {
         run: checkpoint.run,
@@ -291,33 +320,19 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       return sortRuns(list);
     },
 
-    async answerRequest(answer) {
-      assertStoreId('run', answer.run);
-      assertStoreId('request', answer.requestId);
+    // A run written before requests were rows: its answer, if one was recorded in
+    // runs/<run>/answers/, comes with the adopted row as its decision.
+    async adoptRequests(rows) {
       await ensureLayout();
-      const folder = inside('runs', answer.run, 'answers');
-      await mkdir(folder, { recursive: true });
-      const record: RequestAnswer = {
-        run: answer.run,
-        requestId: answer.requestId,
-        response: answer.response,
-        by: answer.by,
-        at: answer.at,
-        ...(answer.expired ? { expired: true } : {}),
-      };
-      const path = join(folder, `${answer.requestId}.json`);
-      if (await writer.createExclusive(path, `${JSON.stringify(record)}\n`)) {
-        return { won: true, answer: structuredClone(record) };
+      for (const row of rows) {
+        const answer = row.run === null ? undefined : (await legacyAnswers(row.run)).get(row.id);
+        await requests.adopt(answer === undefined ? row : legacyRequestRowsWithAnswer(row, answer));
       }
-      const existing = await readAnswer(answer.run, answer.requestId);
-      if (existing === null) throw new Error(`answer ${answer.requestId} vanished after it was created`);
-      return { won: false, answer: existing };
     },
-
-    async getAnswer(run, requestId) {
-      assertStoreId('run', run);
-      return readAnswer(run, requestId);
-    },
+    getApproval: requests.getApproval,
+    listApprovals: requests.listApprovals,
+    listDue: requests.listDue,
+    decide: requests.decide,
 
     async getState(namespace, key) {
       return readState(statePath(namespace, key));

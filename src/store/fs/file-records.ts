@@ -1,11 +1,9 @@
+import type { ApprovalRequest, Decision, RequestKind } from '../../core/approval.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
 import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import type { JsonValue } from '../../core/json.ts';
-import {
-  type RequestAnswer,
-  RUN_STATUSES,
-  type RunStatus,
-  type StoredCheckpoint,
-} from '../checkpoint-store.ts';
+import { RUN_STATUSES, type RunStatus, type StoredCheckpoint } from '../checkpoint-store.ts';
+import type { LegacyAnswer } from '../legacy-requests.ts';
 
 /** One line of index.jsonl. */
 export interface IndexLine {
@@ -75,23 +73,81 @@ export function parseCheckpointFile(text: string, path: string): StoredCheckpoin
   };
 }
 
-export function parseAnswerFile(text: string, path: string): RequestAnswer {
+/** An answer file written before port requests were rows (runs/<run>/answers/<request>.json). */
+export function parseAnswerFile(text: string, path: string): LegacyAnswer {
   const record = parseObject(text, path);
   if (!('response' in record)) throw damaged(path, 'field "response" is missing');
   return {
-    run: field(record, 'run', path, isString),
     requestId: field(record, 'requestId', path, isString),
     response: record.response as JsonValue,
     by: field(record, 'by', path, isString),
     at: field(record, 'at', path, isString),
-    ...(field<boolean | undefined>(
-      record,
-      'expired',
-      path,
-      (value) => value === undefined || typeof value === 'boolean',
-    )
-      ? { expired: true }
-      : {}),
+    expired:
+      field<boolean | undefined>(
+        record,
+        'expired',
+        path,
+        (value) => value === undefined || typeof value === 'boolean',
+      ) === true,
+  };
+}
+
+const requestKinds: readonly string[] = ['tool-call', 'port'] satisfies RequestKind[];
+
+/**
+ * A request file (requests/<id>.json) as raised: always pending, never rewritten. Its
+ * canonical text is rebuilt from `args`, so an edited payload no longer matches `argsHash`.
+ */
+export function parseRequestFile(text: string, path: string): ApprovalRequest {
+  const record = parseObject(text, path);
+  if (!('args' in record)) throw damaged(path, 'field "args" is missing');
+  const args = record.args as JsonValue;
+  let argsJson: string;
+  try {
+    argsJson = canonicalJson(args);
+  } catch (cause) {
+    throw damaged(path, 'field "args" has no canonical JSON form', cause);
+  }
+  return {
+    id: field(record, 'id', path, isString),
+    kind: field(record, 'kind', path, (value) => requestKinds.includes(value as string)),
+    session: field(record, 'session', path, isString),
+    run: field(record, 'run', path, isStringOrNull),
+    agent: field(record, 'agent', path, isString),
+    callId: field(record, 'callId', path, isString),
+    tool: field(record, 'tool', path, isString),
+    args,
+    argsJson,
+    argsHash: field(record, 'argsHash', path, isString),
+    effect: field(record, 'effect', path, isString),
+    createdAt: field(record, 'createdAt', path, isString),
+    expiresAt: field(record, 'expiresAt', path, isString),
+    status: 'pending',
+    decision: null,
+    raisedBy: field(record, 'raisedBy', path, isStringOrNull),
+    customer: field(record, 'customer', path, isStringOrNull),
+    requiredRole: field(record, 'requiredRole', path, isStringOrNull),
+  };
+}
+
+/** The text of a request file: the row as raised, without its status (see parseRequestFile). */
+export function requestFileText(request: ApprovalRequest): string {
+  const { status: _status, decision: _decision, argsJson: _argsJson, ...raised } = request;
+  return `${JSON.stringify(raised)}\n`;
+}
+
+const verdicts: readonly string[] = ['approved', 'rejected', 'answered', 'expired'];
+
+/** A decision file (requests/<id>.decision.json): created once, the request's compare-and-set. */
+export function parseDecisionFile(text: string, path: string): Decision {
+  const record = parseObject(text, path);
+  return {
+    verdict: field(record, 'verdict', path, (value) => verdicts.includes(value as string)),
+    by: field(record, 'by', path, isString),
+    reason: field(record, 'reason', path, isStringOrNull),
+    at: field(record, 'at', path, isString),
+    kind: field(record, 'kind', path, isString),
+    ...('response' in record ? { response: record.response as JsonValue } : {}),
   };
 }
 

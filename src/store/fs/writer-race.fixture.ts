@@ -46,11 +46,12 @@ while (wins < count) {
   else conflicts++;
 }
 
-const answer = await store.answerRequest({
-  run: 'shared',
-  requestId: 'req_shared',
+const answer = await store.decide('req_shared', {
+  verdict: 'answered',
   response: { by: writer },
   by: writer,
+  reason: null,
   at: new Date().toISOString(),
+  kind: 'person',
 });
 process.stdout.write(JSON.stringify({ wins, conflicts, answered: answer.won }));

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import {
   assertCheckpointHeader,
+  assertRaisedRequests,
   assertStoreId,
   sortRuns,
   toCheckpointSummary,
@@ -8,12 +9,13 @@ import {
 } from '../checkpoint-rules.ts';
 import type {
   CheckpointStore,
-  RequestAnswer,
   RunSummary,
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
+
+import { createMemoryRequestBook } from './memory-request-book.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -29,7 +31,8 @@ interface RunEntry {
  */
 export function createMemoryCheckpointStore(): CheckpointStore {
   const runs = new Map<string, RunEntry>();
-  const answers = new Map<string, RequestAnswer>();
+  // The runs' port requests: rows like the agents' tool calls, answered with `decide`.
+  const requests = createMemoryRequestBook();
 
   return {
     kind: 'memory',
@@ -37,8 +40,10 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     keepsAudit: false,
     ...createMemoryAppState(),
 
-    async saveCheckpoint(checkpoint, expectedLatest): Promise<SaveCheckpointResult> {
+    async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
+      const raised = options.requests ?? [];
+      assertRaisedRequests(checkpoint, raised);
       const entry = runs.get(checkpoint.run);
       const latest = entry?.checkpoints.at(-1) ?? null;
       if ((latest?.id ?? null) !== expectedLatest) return { saved: false, latest: copy(latest) };
@@ -52,7 +57,9 @@ export function createMemoryCheckpointStore(): CheckpointStore {
           throw new InvalidInputError(`Checkpoint ${checkpoint.id} already exists.`);
         }
       }
+      requests.assertInsertable(raised);
       const stored = copy(checkpoint);
+      requests.insert(raised);
       if (entry === undefined)
         runs.set(checkpoint.run, { checkpoints: [stored], createdAt: stored.createdAt });
       else entry.checkpoints.push(stored);
@@ -84,29 +91,13 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       return sortRuns(list);
     },
 
-    async answerRequest(answer) {
-      assertStoreId('run', answer.run);
-      assertStoreId('request', answer.requestId);
-      const key = `${answer.run}\n${answer.requestId}`;
-      const existing = answers.get(key);
-      if (existing !== undefined) return { won: false, answer: copy(existing) };
-      const record: RequestAnswer = {
-        run: answer.run,
-        requestId: answer.requestId,
-        response: copy(answer.response),
-        by: answer.by,
-        at: answer.at,
-        ...(answer.expired ? { expired: true } : {}),
-      };
-      answers.set(key, record);
-      return { won: true, answer: copy(record) };
+    async adoptRequests(rows) {
+      requests.adopt(rows);
     },
-
-    async getAnswer(run, requestId) {
-      assertStoreId('run', run);
-      assertStoreId('request', requestId);
-      return copy(answers.get(`${run}\n${requestId}`) ?? null);
-    },
+    getApproval: requests.getApproval,
+    listApprovals: requests.listApprovals,
+    listDue: requests.listDue,
+    decide: requests.decide,
 
     async close() {},
   };

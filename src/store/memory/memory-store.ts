@@ -3,7 +3,7 @@ import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../.
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
-import { assertArgsBound, decisionNeedsUnexpired } from '../approval-rules.ts';
+import { assertArgsBound, decisionNeedsUnexpired, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -263,14 +263,13 @@ export function createMemoryStore(): MemoryStore {
 
     async listApprovals(filter = {}) {
       return [...approvals.values()]
-        .filter(
-          (request) =>
-            (filter.status === undefined || request.status === filter.status) &&
-            (filter.session === undefined || request.session === filter.session) &&
-            (filter.tool === undefined || request.tool === filter.tool),
-        )
+        .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+
+    async listDue(query) {
+      return dueRequests(approvals.values(), query).map(copy);
     },
 
     async decide(id, decision, events, options = {}) {

@@ -1,4 +1,4 @@
-import type { ApprovalRequest, ApprovalStatus, Decision } from '../../core/approval.ts';
+import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
 import type { LeaseRequest } from './leases.ts';
@@ -7,6 +7,9 @@ export interface ApprovalFilter {
   status?: ApprovalStatus;
   session?: string;
   tool?: string;
+  kind?: RequestKind;
+  /** Requests of this workflow run (its port requests and its agents' tool calls). */
+  run?: string;
 }
 
 /**
@@ -28,14 +31,39 @@ export interface DecideOptions {
   lease?: Pick<LeaseRequest, 'owner' | 'untilMs' | 'nowMs'>;
 }
 
-/** Requests waiting for a person, their one decision, and the standing rules decisions grant. */
+/** Pending requests whose expiry has come, for the one expiry sweep (both kinds). */
+export interface DueQuery {
+  /** ISO-8601: requests with `expiresAt <= at` are due. */
+  at: string;
+  /** At most this many, soonest expiry first (then by id). */
+  limit: number;
+  /** Only this kind; both when absent. */
+  kind?: RequestKind;
+}
+
+/**
+ * Where requests waiting for a person live: a model's tool calls and a workflow's port
+ * requests, one kind of row. Raising a request is part of the write that raises it (a step's
+ * commit, a checkpoint's save); after that a row changes once, by `decide`. Every backend
+ * (memory, SQLite, PostgreSQL, the file checkpoint store) passes the approval conformance
+ * cases in `conformance/approval-cases.ts`.
+ */
 export interface RequestBook {
-  // approvals
   getApproval(id: string): Promise<ApprovalRequest | null>;
+  /** Oldest first (then by id). */
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
   /**
-   * The compare-and-set: pending → decision.verdict, only if still pending and, for an
-   * approval, not past its expiry at `decision.at`. Audit events commit with it.
+   * Pending requests due to expire at `query.at`, soonest first: what the expiry sweep reads
+   * instead of every pending row. SQL backends serve it from a partial index on `expires_at`
+   * of pending rows.
+   */
+  listDue(query: DueQuery): Promise<ApprovalRequest[]>;
+  /**
+   * The one compare-and-set: pending → decision.verdict, once, and for a person's verdict
+   * (approved, rejected, answered) only before the request's expiry at `decision.at`. The
+   * loser gets the row as it stands (the winner's decision). Audit events commit with a won
+   * decision only. `options` (a standing rule, the session's lease) apply to tool calls; a
+   * store that keeps only port requests ignores them.
    */
   decide(
     id: string,
@@ -43,8 +71,10 @@ export interface RequestBook {
     audit?: AuditEvent[],
     options?: DecideOptions,
   ): Promise<DecideResult>;
+}
 
-  // standing approvals
+/** "Always approve" for one session (tool calls only). */
+export interface RuleBook {
   /** Rules of a session (or all), oldest first; revoked ones only when asked for. */
   listRules(filter?: { session?: string; includeRevoked?: boolean }): Promise<StandingRule[]>;
   getRule(id: string): Promise<StandingRule | null>;

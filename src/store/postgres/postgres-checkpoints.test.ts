@@ -12,6 +12,7 @@ import {
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
+import { answeredBy, portRequest } from '../conformance/fixtures.ts';
 import { openCheckpointStore } from '../open-checkpoint-store.ts';
 import { createPostgresStore } from './postgres-store.ts';
 
@@ -30,13 +31,8 @@ describe.skipIf(url === null)('PostgreSQL checkpoint store', () => {
   it('an audit row the database refuses takes the answer with it; once it is allowed, both commit together', async () => {
     const schema = freshSchema('cp_audit');
     const store = await createPostgresStore({ connectionString, schema });
-    const answer = {
-      run: 'r',
-      requestId: 'req_1',
-      response: { approved: true },
-      by: 'mona',
-      at: '2030-01-01T00:00:00.000Z',
-    };
+    const answer = answeredBy('mona', 20);
+    await store.saveCheckpoint(checkpoint('r', 0), null, { requests: [portRequest('r', 'req_1')] });
     try {
       await withAdmin((client) =>
         client.query(`
@@ -45,16 +41,14 @@ describe.skipIf(url === null)('PostgreSQL checkpoint store', () => {
           CREATE TRIGGER audit_refuses BEFORE INSERT ON "${schema}".audit
             FOR EACH ROW EXECUTE FUNCTION "${schema}".audit_refuses();`),
       );
-      await expect(store.answerRequest(answer, { audit: [answerEvent('mona')] })).rejects.toThrow(
-        /audit refused/,
-      );
-      expect(await store.getAnswer('r', 'req_1')).toBeNull();
+      await expect(store.decide('req_1', answer, [answerEvent('mona')])).rejects.toThrow(/audit refused/);
+      expect((await store.getApproval('req_1'))?.status).toBe('pending');
       expect(await store.listAudit()).toEqual([]);
 
       await withAdmin((client) => client.query(`DROP TRIGGER audit_refuses ON "${schema}".audit`));
-      expect((await store.answerRequest(answer, { audit: [answerEvent('mona')] })).won).toBe(true);
+      expect((await store.decide('req_1', answer, [answerEvent('mona')])).won).toBe(true);
       expect(await store.listAudit({ session: 'wf.r' })).toMatchObject([
-        { kind: 'workflow.answered', actor: 'mona', requestId: 'req_1' },
+        { kind: 'request.decided', actor: 'mona', requestId: 'req_1' },
       ]);
       expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
     } finally {

@@ -1,19 +1,14 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
-  ANSWER_COLUMNS,
-  CHECKPOINT_COLUMNS,
-  toAnswer,
-  toCheckpoint,
-  toRunSummary,
-} from '../checkpoint-row-readers.ts';
-import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
-import type {
-  CheckpointStore,
-  RequestAnswer,
-  SaveCheckpointResult,
-  StoredCheckpoint,
-} from '../checkpoint-store.ts';
+  assertCheckpointHeader,
+  assertRaisedRequests,
+  assertStoreId,
+  toCheckpointSummary,
+} from '../checkpoint-rules.ts';
+import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { text } from '../sql/rows.ts';
@@ -24,7 +19,7 @@ import { quoteIdentifier } from './schema-name.ts';
 /** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
 export type PostgresCheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState
+  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
@@ -36,20 +31,21 @@ type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at:
  * in `workflow_runs`: `INSERT … ON CONFLICT DO NOTHING` for a run's first checkpoint, else
  * `UPDATE … WHERE latest = $expected`. Under READ COMMITTED a racing writer waits on the row
  * and re-checks the condition against what the first committed, so exactly one of them wins.
- * Answers are one `INSERT … ON CONFLICT DO NOTHING` each; a save or an answer
- * that carries audit events is a transaction that appends them (last, as the audit head's
- * lock asks) only when the write happened.
+ * Claims are one `INSERT … ON CONFLICT DO NOTHING` each. The port requests a save raises are
+ * inserted into `approvals` in its transaction, and its audit events appended last (as the
+ * audit head's lock asks), only when the write happened. Answering one is the store's
+ * `decide`, as for a tool call.
  */
 export function createPostgresCheckpoints(
   connection: Pick<Connection, 'query' | 'transaction'>,
   schema: string,
   codec: PayloadCodec,
   appendAudit: AppendAudit,
+  insertApproval: (query: Query, request: ApprovalRequest) => Promise<void>,
 ): PostgresCheckpointMethods {
   const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
   const runs = q('workflow_runs');
   const checkpoints = q('workflow_checkpoints');
-  const answers = q('workflow_answers');
   const { query, transaction } = connection;
 
   async function checkpointById(on: Query, runId: string, id: string): Promise<StoredCheckpoint | null> {
@@ -70,19 +66,10 @@ export function createPostgresCheckpoints(
     return row === undefined ? null : toCheckpoint(codec, row);
   }
 
-  async function answerOf(on: Query, runId: string, requestId: string): Promise<RequestAnswer | null> {
-    const row = first(
-      await on(`SELECT ${ANSWER_COLUMNS} FROM ${answers} WHERE run = $1 AND request_id = $2`, [
-        runId,
-        requestId,
-      ]),
-    );
-    return row === undefined ? null : toAnswer(codec, row);
-  }
-
   return {
     async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
+      assertRaisedRequests(checkpoint, options.requests);
       return transaction(async (tq) => {
         const won =
           expectedLatest === null
@@ -154,10 +141,22 @@ export function createPostgresCheckpoints(
           ),
         );
         if (row === undefined) throw new Error(`checkpoint ${checkpoint.id} was not inserted`);
-        // Throwing here rolls the checkpoint back too: it never stands without its entries.
+        // Throwing here rolls the checkpoint back too: it never stands without its requests
+        // and entries.
+        for (const request of options.requests ?? []) await insertApproval(tq, request);
         await appendAudit(tq, options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         return { saved: true, checkpoint: toCheckpoint(codec, row) };
+      });
+    },
+
+    async adoptRequests(requests) {
+      if (requests.length === 0) return;
+      await transaction(async (tq) => {
+        for (const request of requests) {
+          const taken = await tq(`SELECT 1 AS taken FROM ${q('approvals')} WHERE id = $1`, [request.id]);
+          if (taken.length === 0) await insertApproval(tq, request);
+        }
       });
     },
 
@@ -185,44 +184,6 @@ export function createPostgresCheckpoints(
         `SELECT id, workflow, version, status, latest, created_at, updated_at FROM ${runs} ORDER BY created_at, id`,
       );
       return rows.map(toRunSummary);
-    },
-
-    async answerRequest(answer, options = {}) {
-      assertStoreId('run', answer.run);
-      assertStoreId('request', answer.requestId);
-      const audit = options.audit ?? [];
-      const insert = async (on: Query) => {
-        const row = first(
-          await on(
-            `INSERT INTO ${answers} (${ANSWER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (run, request_id) DO NOTHING RETURNING ${ANSWER_COLUMNS}`,
-            [
-              answer.run,
-              answer.requestId,
-              codec.encode(answer.response),
-              answer.by,
-              answer.at,
-              answer.expired === true,
-            ],
-          ),
-        );
-        // Only the winner's entries: throwing here rolls the answer back with them.
-        if (row !== undefined) await appendAudit(on, audit, answer.at);
-        return row;
-      };
-      // Without entries the compare-and-set is one statement: no BEGIN/COMMIT round trips.
-      const inserted = audit.length === 0 ? await insert(query) : await transaction(insert);
-      if (inserted !== undefined) return { won: true, answer: toAnswer(codec, inserted) };
-      // The conflicting row is committed (ON CONFLICT waited for it), so this read finds it.
-      const stored = await answerOf(query, answer.run, answer.requestId);
-      if (stored === null) throw new Error(`answer ${answer.requestId} conflicted but cannot be read`);
-      return { won: false, answer: stored };
-    },
-
-    async getAnswer(runId, requestId) {
-      assertStoreId('run', runId);
-      assertStoreId('request', requestId);
-      return answerOf(query, runId, requestId);
     },
   };
 }

@@ -16,7 +16,12 @@ import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '
 import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
-import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.ts';
+import {
+  createPostgresStore,
+  dueRequestsSql,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './postgres-store.ts';
 import { auditPageText, stalledSessionsText } from './row-queries.ts';
 import { tablesIn } from './schema-name.ts';
 
@@ -97,7 +102,6 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'sessions',
         'state',
         'web_sessions',
-        'workflow_answers',
         'workflow_checkpoints',
         'workflow_runs',
       ]);
@@ -114,6 +118,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'deliveries',
         'web_sessions',
         'raised_by',
+        'one_request_model',
       ]);
     });
 
@@ -170,7 +175,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {
@@ -212,6 +217,129 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       });
       expect(plan).toMatch(/Index Scan using audit_pkey on audit/);
       expect(plan).toMatch(/Index Cond: \(seq > /);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
+    });
+
+    it('a schema at migration 8 migrates: pending port requests and recorded answers become rows, the answers table goes', async () => {
+      fresh('adopt');
+      const body = {
+        format: 1,
+        contract: { nodes: {} },
+        state: {
+          messages: [],
+          requests: [
+            {
+              id: 'req_wait',
+              port: 'manager-approval',
+              data: { amount: 35, orderId: 1040 },
+              createdAt: at(1),
+              askedBy: null,
+              expiresAt: at(500),
+            },
+            {
+              id: 'req_done',
+              port: 'manager-approval',
+              data: { amount: 12 },
+              createdAt: at(1),
+              askedBy: null,
+            },
+          ],
+          origin: { by: 'desk', customer: 'c-100' },
+        },
+      };
+      await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query(`CREATE SCHEMA "${schema}"`);
+        await client.query(`SET LOCAL search_path TO "${schema}"`);
+        await client.query(
+          'CREATE TABLE migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+        );
+        for (const migration of loadMigrations().slice(0, 8)) {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO migrations (version, name) VALUES ($1, $2)', [
+            migration.version,
+            migration.name,
+          ]);
+        }
+        await client.query(
+          `INSERT INTO sessions (id, agent, principal, created_at, updated_at) VALUES ('s1', 'bookstore', 'alice', $1, $1)`,
+          [at(0)],
+        );
+        await client.query(
+          `INSERT INTO approvals (id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status)
+           VALUES ('apr_1', 's1', 'bookstore', 'c1', 'place_order', '{}', $1, 'Orders it.', $2, $3, 'pending')`,
+          [request({ id: 'x', session: 's1', args: {} }).argsHash, at(1), at(100)],
+        );
+        await client.query(
+          `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
+           VALUES ('r', 'refund', 1, 'awaiting_input', 'cp-1', 0, $1, $1)`,
+          [at(1)],
+        );
+        await client.query(
+          `INSERT INTO workflow_checkpoints (id, run, seq, parent, superstep, created_at, workflow, version, status, body)
+           VALUES ('cp-1', 'r', 0, NULL, 1, $1, 'refund', 1, 'awaiting_input', $2)`,
+          [at(1), JSON.stringify(body)],
+        );
+        await client.query(
+          `INSERT INTO workflow_answers (run, request_id, response, answered_by, answered_at, expired)
+           VALUES ('r', 'req_done', '{"approved":true}', 'mona', $1, false)`,
+          [at(2)],
+        );
+        await client.query('COMMIT');
+      });
+      const store = await open();
+      expect(await store.getApproval('apr_1')).toMatchObject({
+        kind: 'tool-call',
+        customer: 'alice',
+        run: null,
+      });
+      expect(await store.getApproval('req_wait')).toMatchObject({
+        kind: 'port',
+        run: 'r',
+        session: 'wf.r',
+        args: { amount: 35, orderId: 1040 },
+        argsJson: '{"amount":35,"orderId":1040}',
+        raisedBy: 'desk',
+        customer: 'c-100',
+        status: 'pending',
+        expiresAt: at(500),
+      });
+      expect(await store.getApproval('req_done')).toMatchObject({
+        status: 'answered',
+        decision: { verdict: 'answered', by: 'mona', response: { approved: true } },
+      });
+      const left = await sql(
+        `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relname = 'workflow_answers'`,
+        [schema],
+      );
+      expect(left).toEqual([]);
+      const answer = {
+        verdict: 'answered' as const,
+        response: 1,
+        by: 'mia',
+        reason: null,
+        at: at(3),
+        kind: 'person' as const,
+      };
+      expect((await store.decide('req_wait', answer)).won).toBe(true);
+    });
+
+    it('serves the expiry due-query from the partial index of pending rows, in its order', async () => {
+      fresh('due_plan');
+      await open();
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN ${dueRequestsSql(tablesIn(schema), true)}`,
+          [at(100), 50, 'port'],
+        );
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using approvals_due on approvals/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 

@@ -10,6 +10,7 @@ import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
+import type { Tables } from '../sql/tables.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
@@ -34,6 +35,7 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
 import { migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
@@ -67,6 +69,13 @@ export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessio
   readonly schema: string;
 }
 
+/** Exported so a test can ask PostgreSQL for its plan: it must use the partial index `approvals_due`. */
+export function dueRequestsSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): string {
+  return `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
+    WHERE status = 'pending' AND expires_at <= $1${ofKind ? ' AND kind = $3' : ''}
+    ORDER BY expires_at, id LIMIT $2`;
+}
+
 /**
  * The Store on PostgreSQL, shared by any number of processes. Every method is one statement
  * or one short transaction; nothing is held between calls. Compare-and-sets (decide, lease,
@@ -80,6 +89,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const connection = createConnection(await openPool(options.connectionString, options.pool ?? {}), target);
   try {
     await migrate(connection, schema, target);
+    await adoptLegacyRequests(connection, schema, codec);
   } catch (error) {
     await connection.close();
     throw error;
@@ -177,7 +187,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     kind: 'postgres',
     schema,
     keepsAudit: true,
-    ...createPostgresCheckpoints(connection, schema, codec, appendAudit),
+    ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
     ...createPostgresAppState(query, t.state, codec),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresWebSessions(query, t),
@@ -273,7 +283,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         ['status', filter.status],
         ['session', filter.session],
         ['tool', filter.tool],
+        ['kind', filter.kind],
+        ['run', filter.run],
       ]);
+    },
+
+    async listDue(due) {
+      const rows = await query(dueRequestsSql(t, due.kind !== undefined), [
+        due.at,
+        due.limit,
+        ...(due.kind === undefined ? [] : [due.kind]),
+      ]);
+      return rows.map((row) => toApproval(codec, row));
     },
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {

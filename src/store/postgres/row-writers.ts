@@ -5,7 +5,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
-import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
+import { APPROVAL_COLUMNS, APPROVAL_PLACEHOLDERS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
 import { toAuditLink } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import { executionValues, ruleValues } from '../sql/values.ts';
@@ -39,7 +39,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     // codec the column holds exactly the text that was shown and hashed.
     const inserted = await query(
       `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       VALUES (${APPROVAL_PLACEHOLDERS})
        ON CONFLICT (id) DO NOTHING RETURNING id`,
       approvalValues(codec, request),
     );

@@ -2,7 +2,11 @@
 // order cannot drift (sql/values.ts and row-values.ts give values in the same order).
 export const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
 export const APPROVAL_COLUMNS =
-  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by';
+  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role';
+/** `$1, …, $n` for APPROVAL_COLUMNS (PostgreSQL's numbered parameters). */
+export const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
+  .map((_, index) => `$${index + 1}`)
+  .join(', ');
 export const EXECUTION_COLUMNS =
   'request_id, session, call_id, tool, args, idempotency_key, status, result, attempts, started_at, finished_at';
 export const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';

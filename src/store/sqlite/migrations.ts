@@ -177,4 +177,45 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE approvals ADD COLUMN raised_by TEXT;
   `,
+  // The one request model: a workflow's port requests are rows here too (kind 'port',
+  // session `wf.<run>`, which is no agent session: the table is rebuilt without that foreign
+  // key). `run` ties a row to its workflow run, `customer` and `required_role` are the
+  // parties separation of duties is judged by (a tool call's customer is its session's
+  // principal, filled in here). A port answer's response travels in `decision`, through the
+  // codec. `approvals_due` serves the expiry sweep (pending rows by expiry, nothing else);
+  // `approvals_by_run` the requests of one run. Pending port requests of checkpoints written
+  // before, and answers recorded in `workflow_answers`, are adopted into rows when the store
+  // opens (legacy-requests.ts: that needs the codec), which then drops `workflow_answers`.
+  `
+  CREATE TABLE approvals_v9 (
+    id TEXT PRIMARY KEY,
+    session TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_json TEXT NOT NULL,
+    args_hash TEXT NOT NULL,
+    effect TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decision TEXT,
+    raised_by TEXT,
+    kind TEXT NOT NULL DEFAULT 'tool-call',
+    run TEXT,
+    customer TEXT,
+    required_role TEXT
+  );
+  INSERT INTO approvals_v9 (id, session, agent, call_id, tool, args_json, args_hash, effect, created_at,
+    expires_at, status, decision, raised_by, kind, run, customer, required_role)
+  SELECT a.id, a.session, a.agent, a.call_id, a.tool, a.args_json, a.args_hash, a.effect, a.created_at,
+    a.expires_at, a.status, a.decision, a.raised_by, 'tool-call', NULL, s.principal, NULL
+  FROM approvals a LEFT JOIN sessions s ON s.id = a.session;
+  DROP TABLE approvals;
+  ALTER TABLE approvals_v9 RENAME TO approvals;
+  CREATE INDEX approvals_by_status ON approvals (status, created_at);
+  CREATE INDEX approvals_by_session ON approvals (session);
+  CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
+  CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
+  `,
 ];

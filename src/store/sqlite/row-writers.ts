@@ -12,6 +12,10 @@ import type { StandingRule } from '../store.ts';
 import { approvalExists, ruleExists } from '../store-errors.ts';
 import type { Sql } from './connection.ts';
 
+const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
+  .map(() => '?')
+  .join(', ');
+
 /** The INSERTs shared by the step commit, the ledger and import; callers own the transaction. */
 export function createRowWriters(sql: Sql, codec: PayloadCodec) {
   function insertMessage(session: string, message: StoredMessage): void {
@@ -28,7 +32,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
       throw approvalExists(request.id);
     }
-    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})`).run(
       ...approvalValues(codec, request),
     );
   }

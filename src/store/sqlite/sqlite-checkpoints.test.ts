@@ -9,6 +9,7 @@ import {
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
+import { answeredBy, portRequest } from '../conformance/fixtures.ts';
 import { createSqliteStore } from './sqlite-store.ts';
 
 describeCheckpointStoreConformance({
@@ -23,13 +24,8 @@ it('sqlite: an audit row the database refuses takes the answer with it; once it 
   const dir = mkdtempSync(join(tmpdir(), 'countersign-cp-sqlite-'));
   const path = join(dir, 'store.db');
   const store = createSqliteStore({ path });
-  const answer = {
-    run: 'r',
-    requestId: 'req_1',
-    response: { approved: true },
-    by: 'mona',
-    at: '2030-01-01T00:00:00.000Z',
-  };
+  const answer = answeredBy('mona', 20);
+  await store.saveCheckpoint(checkpoint('r', 0), null, { requests: [portRequest('r', 'req_1')] });
   const raw = (sql: string) => {
     const db = new DatabaseSync(path);
     try {
@@ -43,17 +39,15 @@ it('sqlite: an audit row the database refuses takes the answer with it; once it 
     raw(
       `CREATE TRIGGER audit_refuses BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'audit refused'); END`,
     );
-    await expect(store.answerRequest(answer, { audit: [answerEvent('mona')] })).rejects.toThrow(
-      /audit refused/,
-    );
-    expect(await store.getAnswer('r', 'req_1')).toBeNull();
+    await expect(store.decide('req_1', answer, [answerEvent('mona')])).rejects.toThrow(/audit refused/);
+    expect((await store.getApproval('req_1'))?.status).toBe('pending');
     expect(await store.listAudit()).toEqual([]);
 
     raw('DROP TRIGGER audit_refuses');
-    expect((await store.answerRequest(answer, { audit: [answerEvent('mona')] })).won).toBe(true);
-    expect(await store.getAnswer('r', 'req_1')).toMatchObject({ by: 'mona' });
+    expect((await store.decide('req_1', answer, [answerEvent('mona')])).won).toBe(true);
+    expect((await store.getApproval('req_1'))?.decision).toMatchObject({ by: 'mona' });
     const entries = await store.listAudit({ session: 'wf.r' });
-    expect(entries).toMatchObject([{ kind: 'workflow.answered', actor: 'mona', requestId: 'req_1' }]);
+    expect(entries).toMatchObject([{ kind: 'request.decided', actor: 'mona', requestId: 'req_1' }]);
     expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
   } finally {
     await store.close();

@@ -1,38 +1,38 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
-  ANSWER_COLUMNS,
-  CHECKPOINT_COLUMNS,
-  toAnswer,
-  toCheckpoint,
-  toRunSummary,
-} from '../checkpoint-row-readers.ts';
-import { assertCheckpointHeader, assertStoreId, toCheckpointSummary } from '../checkpoint-rules.ts';
-import type {
-  CheckpointStore,
-  RequestAnswer,
-  SaveCheckpointResult,
-  StoredCheckpoint,
-} from '../checkpoint-store.ts';
+  assertCheckpointHeader,
+  assertRaisedRequests,
+  assertStoreId,
+  toCheckpointSummary,
+} from '../checkpoint-rules.ts';
+import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
 
-/** The AppState part (`state` table) is the store's own: sqlite-app-state.ts. */
-type CheckpointMethods = Omit<CheckpointStore, 'kind' | 'keepsAudit' | 'close' | keyof AppState>;
+/** The AppState part (`state` table) is the store's own: sqlite-app-state.ts; the request book is too. */
+type CheckpointMethods = Omit<
+  CheckpointStore,
+  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+>;
 
 /**
  * The CheckpointStore half of the SQLite store. `workflow_runs` keeps each run's latest
  * checkpoint, so the compare-and-set on it is one row read under BEGIN IMMEDIATE, and a
- * checkpoint write is one INSERT plus one UPDATE whatever the run's length. Audit events
- * given with a save or an answer are linked onto the agents' chain (`appendAudit`, which
- * must run inside the write) in the same transaction, and only when the write happens.
+ * checkpoint write is one INSERT plus one UPDATE whatever the run's length. The port
+ * requests a checkpoint raises go into `approvals` (`insertApproval`) and its audit events
+ * onto the agents' chain (`appendAudit`), both inside the write, so neither stands without
+ * the checkpoint. Answering one is the store's `decide`, as for a tool call.
  */
 export function createSqliteCheckpoints(
   connection: Pick<Connection, 'sql' | 'run' | 'write'>,
   codec: PayloadCodec,
   appendAudit: (events: readonly AuditEvent[] | undefined, at: string) => void,
+  insertApproval: (request: ApprovalRequest) => void,
 ): CheckpointMethods {
   const { sql, run, write } = connection;
 
@@ -44,17 +44,10 @@ export function createSqliteCheckpoints(
     return row === undefined ? null : toCheckpoint(codec, row);
   }
 
-  function answerOf(runId: string, requestId: string): RequestAnswer | null {
-    const row = sql(`SELECT ${ANSWER_COLUMNS} FROM workflow_answers WHERE run = ? AND request_id = ?`).get(
-      runId,
-      requestId,
-    );
-    return row === undefined ? null : toAnswer(codec, row);
-  }
-
   return {
     async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
+      assertRaisedRequests(checkpoint, options.requests);
       return write(() => {
         const head = sql('SELECT latest, latest_seq FROM workflow_runs WHERE id = ?').get(checkpoint.run);
         const latest =
@@ -112,13 +105,24 @@ export function createSqliteCheckpoints(
           checkpoint.status,
           codec.encode(checkpoint.body),
         );
-        // Throwing here rolls the checkpoint back too: it never stands without its entries.
+        // Throwing here rolls the checkpoint back too: it never stands without its requests
+        // and entries.
+        for (const request of options.requests ?? []) insertApproval(request);
         appendAudit(options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         const saved = checkpointById(checkpoint.run, checkpoint.id);
         if (saved === null)
           throw new Error(`checkpoint ${checkpoint.id} vanished inside its own transaction`);
         return { saved: true, checkpoint: saved };
+      });
+    },
+
+    async adoptRequests(requests) {
+      await write(() => {
+        for (const request of requests) {
+          if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) === undefined)
+            insertApproval(request);
+        }
       });
     },
 
@@ -155,37 +159,6 @@ export function createSqliteCheckpoints(
           .all()
           .map(toRunSummary),
       );
-    },
-
-    async answerRequest(answer, options = {}) {
-      assertStoreId('run', answer.run);
-      assertStoreId('request', answer.requestId);
-      return write(() => {
-        const result = sql(
-          `INSERT INTO workflow_answers (${ANSWER_COLUMNS})
-           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run, request_id) DO NOTHING`,
-        ).run(
-          answer.run,
-          answer.requestId,
-          codec.encode(answer.response),
-          answer.by,
-          answer.at,
-          answer.expired ? 1 : 0,
-        );
-        const stored = answerOf(answer.run, answer.requestId);
-        if (stored === null)
-          throw new Error(`answer ${answer.requestId} vanished inside its own transaction`);
-        if (result.changes === 0) return { won: false, answer: stored };
-        // Only the winner's entries: throwing here rolls the answer back with them.
-        appendAudit(options.audit, answer.at);
-        return { won: true, answer: stored };
-      });
-    },
-
-    async getAnswer(runId, requestId) {
-      assertStoreId('run', runId);
-      assertStoreId('request', requestId);
-      return run(() => answerOf(runId, requestId));
     },
   };
 }

@@ -86,7 +86,6 @@ describe('SQLite store', () => {
         'sessions',
         'state',
         'web_sessions',
-        'workflow_answers',
         'workflow_checkpoints',
         'workflow_runs',
       ]);

@@ -37,6 +37,7 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection } from './connection.ts';
 import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
@@ -44,6 +45,7 @@ import { createRowWriters } from './row-writers.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { translateSqliteError } from './sqlite-errors.ts';
 import { createSqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
 
@@ -92,6 +94,14 @@ export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionS
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
+/** Exported so a test can ask SQLite for its plan: it must walk the partial index `approvals_due`. */
+// INDEXED BY: left to itself the planner prefers approvals_by_status (an equality on
+// status) and sorts every pending row; the partial index is already in expiry order.
+export const DUE_REQUESTS_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXED BY approvals_due
+  WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`;
+const DUE_REQUESTS_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXED BY approvals_due
+  WHERE status = 'pending' AND expires_at <= ? AND kind = ? ORDER BY expires_at, id LIMIT ?`;
+
 /**
  * The Store on one SQLite file shared by any number of processes: each method is one
  * statement or one transaction, so a crash or a competing process never sees half a write.
@@ -99,11 +109,14 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const path = resolve(options.path);
   const codec = options.codec ?? jsonCodec;
-  const { sql, run, write, snapshotRead, close } = createConnection(
-    openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.check),
-    path,
-    options.onCommit,
-  );
+  const db = openDatabase(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.check);
+  try {
+    adoptLegacyRequests(db, codec);
+  } catch (error) {
+    db.close();
+    throw translateSqliteError(error, path);
+  }
+  const { sql, run, write, snapshotRead, close } = createConnection(db, path, options.onCommit);
   const {
     sessionById,
     requireSession,
@@ -178,7 +191,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     keepsAudit: true,
     // Workflow runs share the file (and the `state` table) with the agents' sessions, and
     // their audit entries join the agents' chain.
-    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows),
+    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows, insertApproval),
     ...createSqliteAppState({ sql, run, write }, codec),
     ...createSqliteOutbox({ sql, run, write }, codec),
     ...createSqliteWebSessions({ sql, run, write }),
@@ -296,8 +309,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
             ['status', filter.status],
             ['session', filter.session],
             ['tool', filter.tool],
+            ['kind', filter.kind],
+            ['run', filter.run],
           ],
           'created_at, id',
+        ).map((row) => toApproval(codec, row)),
+      );
+    },
+
+    async listDue(query) {
+      return run(() =>
+        (query.kind === undefined
+          ? sql(DUE_REQUESTS_SQL).all(query.at, query.limit)
+          : sql(DUE_REQUESTS_OF_KIND_SQL).all(query.at, query.kind, query.limit)
         ).map((row) => toApproval(codec, row)),
       );
     },

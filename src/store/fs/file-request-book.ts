@@ -1,0 +1,139 @@
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ApprovalRequest, Decision } from '../../core/approval.ts';
+import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
+import { assertStoreId } from '../checkpoint-rules.ts';
+import type { RequestBook } from '../ports/request-book.ts';
+import type { AtomicWriter } from './atomic-file.ts';
+import { parseDecisionFile, parseRequestFile, requestFileText } from './file-records.ts';
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+const DECISION_SUFFIX = '.decision.json';
+
+const byCreated = (a: ApprovalRequest, b: ApprovalRequest) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
+
+export interface FileRequestBook extends RequestBook {
+  /**
+   * Publishes the rows (each its own file, created exclusively); returns false, with none
+   * left behind, when one exists already.
+   */
+  insert(requests: readonly ApprovalRequest[]): Promise<boolean>;
+  /** Takes back rows `insert` published for a checkpoint that then lost its race. */
+  remove(requests: readonly ApprovalRequest[]): Promise<void>;
+  /** Inserts the row unless it exists, with its decision if it has one (adoption of old runs). */
+  adopt(request: ApprovalRequest): Promise<void>;
+}
+
+/**
+ * Requests as files under `dir` (the checkpoint store's requests/):
+ *
+ *   <id>.json           the row as raised (pending), published once and never rewritten
+ *   <id>.decision.json  its decision, published with an exclusive create: the compare-and-set
+ *
+ * A reader sees a request as decided exactly when the decision file exists, so two
+ * processes deciding one request get one winner and the loser reads the winner's file.
+ */
+export function createFileRequestBook(
+  dir: string,
+  writer: AtomicWriter,
+  ready: () => Promise<void>,
+): FileRequestBook {
+  const rowPath = (id: string) => {
+    assertStoreId('request', id);
+    return join(dir, `${id}.json`);
+  };
+  const decisionPath = (id: string) => join(dir, `${id}${DECISION_SUFFIX}`);
+
+  async function readText(path: string): Promise<string | null> {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async function read(id: string): Promise<ApprovalRequest | null> {
+    const path = rowPath(id);
+    const text = await readText(path);
+    if (text === null) return null;
+    const request = parseRequestFile(text, path);
+    const decisionText = await readText(decisionPath(id));
+    if (decisionText === null) return request;
+    const decision = parseDecisionFile(decisionText, decisionPath(id));
+    return { ...request, status: decision.verdict, decision };
+  }
+
+  async function readAll(): Promise<ApprovalRequest[]> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    const rows: ApprovalRequest[] = [];
+    for (const name of names) {
+      if (!name.endsWith('.json') || name.endsWith(DECISION_SUFFIX)) continue;
+      const found = await read(name.slice(0, -'.json'.length));
+      if (found !== null) rows.push(found);
+    }
+    return rows;
+  }
+
+  async function publishDecision(id: string, decision: Decision): Promise<boolean> {
+    return writer.createExclusive(decisionPath(id), `${JSON.stringify(decision)}\n`);
+  }
+
+  return {
+    async insert(requests) {
+      if (requests.length === 0) return true;
+      await ready();
+      await mkdir(dir, { recursive: true });
+      const published: ApprovalRequest[] = [];
+      for (const request of requests) {
+        if (!(await writer.createExclusive(rowPath(request.id), requestFileText(request)))) {
+          await this.remove(published);
+          return false;
+        }
+        published.push(request);
+      }
+      return true;
+    },
+
+    async remove(requests) {
+      for (const request of requests) await unlink(rowPath(request.id)).catch(() => undefined);
+    },
+
+    // Called while `ready` is still settling (it is how old runs are adopted): no await of it here.
+    async adopt(request) {
+      await mkdir(dir, { recursive: true });
+      await writer.createExclusive(rowPath(request.id), requestFileText(request));
+      if (request.decision !== null) await publishDecision(request.id, request.decision);
+    },
+
+    async getApproval(id) {
+      await ready();
+      return read(id);
+    },
+
+    async listApprovals(filter = {}) {
+      await ready();
+      return (await readAll()).filter((request) => matchesFilter(request, filter)).sort(byCreated);
+    },
+
+    async listDue(query) {
+      await ready();
+      return dueRequests(await readAll(), query);
+    },
+
+    async decide(id, decision) {
+      await ready();
+      const request = await read(id);
+      if (request === null || !decisionApplies(request, decision)) return { won: false, request };
+      if (!(await publishDecision(id, decision))) return { won: false, request: await read(id) };
+      return { won: true, request: { ...request, status: decision.verdict, decision }, leased: false };
+    },
+  };
+}

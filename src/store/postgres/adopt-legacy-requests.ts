@@ -1,0 +1,87 @@
+import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
+import { approvalValues } from '../row-values.ts';
+import { APPROVAL_COLUMNS, APPROVAL_PLACEHOLDERS } from '../sql/columns.ts';
+import { payload, text } from '../sql/rows.ts';
+import type { Connection } from './connection.ts';
+import { migrationLockKey, quoteIdentifier } from './schema-name.ts';
+
+/**
+ * After migration 009: the pending port requests of checkpoints written before requests were
+ * rows become rows (insert-if-absent), each with the answer `workflow_answers` recorded for
+ * it, and the table goes — one transaction under the migration lock, so of several processes
+ * opening the schema one adopts and the rest find no table. A checkpoint that does not
+ * decode is skipped (its run reports it when resumed).
+ */
+export async function adoptLegacyRequests(
+  connection: Pick<Connection, 'query' | 'transaction'>,
+  schema: string,
+  codec: PayloadCodec,
+): Promise<void> {
+  const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
+  const answersTable = q('workflow_answers');
+  // A plain read of the catalog, so after the lock it sees a drop another process committed.
+  const present = async (query: Connection['query']) =>
+    (
+      await query(
+        `SELECT 1 AS present FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relname = 'workflow_answers'`,
+        [schema],
+      )
+    ).length > 0;
+  if (!(await present(connection.query))) return;
+  await connection.transaction(async (tq) => {
+    await tq('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
+    if (!(await present(tq))) return;
+    const answers = new Map<string, Map<string, LegacyAnswer>>();
+    for (const row of await tq(`SELECT * FROM ${answersTable}`)) {
+      const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+      const run = text(row, 'run', where);
+      let byRun = answers.get(run);
+      if (byRun === undefined) {
+        byRun = new Map();
+        answers.set(run, byRun);
+      }
+      const requestId = text(row, 'request_id', where);
+      byRun.set(requestId, {
+        requestId,
+        response: payload(codec, row, 'response', where) as LegacyAnswer['response'],
+        by: text(row, 'answered_by', where),
+        at: text(row, 'answered_at', where),
+        expired: row.expired === true,
+      });
+    }
+    const latest = await tq(
+      `SELECT ${CHECKPOINT_COLUMNS} FROM ${q('workflow_checkpoints')}
+       WHERE id IN (SELECT latest FROM ${q('workflow_runs')})`,
+    );
+    for (const row of latest) {
+      let rows: ReturnType<typeof legacyRunRows>;
+      try {
+        const checkpoint = toCheckpoint(codec, row);
+        const runAnswers = answers.get(checkpoint.run) ?? new Map();
+        const newestFirst =
+          runAnswers.size === 0
+            ? [checkpoint]
+            : (
+                await tq(
+                  `SELECT ${CHECKPOINT_COLUMNS} FROM ${q('workflow_checkpoints')} WHERE run = $1 ORDER BY seq DESC`,
+                  [checkpoint.run],
+                )
+              ).map((r) => toCheckpoint(codec, r));
+        rows = legacyRunRows(newestFirst, runAnswers);
+      } catch {
+        continue;
+      }
+      for (const request of rows) {
+        await tq(
+          `INSERT INTO ${q('approvals')} (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})
+           ON CONFLICT (id) DO NOTHING`,
+          approvalValues(codec, request),
+        );
+      }
+    }
+    await tq(`DROP TABLE ${answersTable}`);
+  });
+}

@@ -1,0 +1,75 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
+import { approvalValues } from '../row-values.ts';
+import { APPROVAL_COLUMNS } from '../sql/columns.ts';
+import { payload, text } from '../sql/rows.ts';
+
+/**
+ * After migration 9: the pending port requests of checkpoints written before requests were
+ * rows become rows (insert-if-absent), each with the answer `workflow_answers` recorded for
+ * it, and the table goes — in one transaction, so a crash leaves it to the next open. Runs
+ * once per file: afterwards there is no `workflow_answers` to find. A checkpoint that does
+ * not decode is skipped (its run reports it when resumed); its answers go with the table.
+ */
+export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void {
+  const exists = () =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'workflow_answers'").get() !==
+    undefined;
+  if (!exists()) return;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    if (exists()) {
+      const answers = new Map<string, Map<string, LegacyAnswer>>();
+      for (const row of db.prepare('SELECT * FROM workflow_answers').all()) {
+        const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+        const run = text(row, 'run', where);
+        let byRun = answers.get(run);
+        if (byRun === undefined) {
+          byRun = new Map();
+          answers.set(run, byRun);
+        }
+        const requestId = text(row, 'request_id', where);
+        byRun.set(requestId, {
+          requestId,
+          response: payload(codec, row, 'response', where) as LegacyAnswer['response'],
+          by: text(row, 'answered_by', where),
+          at: text(row, 'answered_at', where),
+          expired: Number(row.expired) === 1,
+        });
+      }
+      const insert = db.prepare(
+        `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_COLUMNS.split(',')
+          .map(() => '?')
+          .join(', ')}) ON CONFLICT (id) DO NOTHING`,
+      );
+      const latest = db.prepare(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE id IN (SELECT latest FROM workflow_runs)`,
+      );
+      const history = db.prepare(
+        `SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE run = ? ORDER BY seq DESC`,
+      );
+      for (const row of latest.all()) {
+        let rows: ReturnType<typeof legacyRunRows>;
+        try {
+          const checkpoint = toCheckpoint(codec, row);
+          const runAnswers = answers.get(checkpoint.run) ?? new Map();
+          const newestFirst =
+            runAnswers.size === 0
+              ? [checkpoint]
+              : history.all(checkpoint.run).map((r) => toCheckpoint(codec, r));
+          rows = legacyRunRows(newestFirst, runAnswers);
+        } catch {
+          continue;
+        }
+        for (const request of rows) insert.run(...approvalValues(codec, request));
+      }
+      db.exec('DROP TABLE workflow_answers');
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bindArgs } from '../../core/canonical-json.ts';
+import { at, leasedSession, raise, request } from '../conformance/fixtures.ts';
+import { migrations } from './migrations.ts';
+import { createSqliteStore, DUE_REQUESTS_SQL, type SqliteStore } from './sqlite-store.ts';
+
+describe('SQLite request rows (migration 9)', () => {
+  let dir: string;
+  let path: string;
+  const opened: SqliteStore[] = [];
+  const open = () => {
+    const store = createSqliteStore({ path });
+    opened.push(store);
+    return store;
+  };
+  const raw = <T>(work: (db: DatabaseSync) => T): T => {
+    const db = new DatabaseSync(path);
+    try {
+      return work(db);
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-request-rows-'));
+    path = join(dir, 'store.db');
+  });
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the expiry sweep walks the partial index of pending rows by expiry: no scan, no sort', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    const plan = raw((db) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${DUE_REQUESTS_SQL}`)
+        .all(at(100), 50)
+        .map((row) => String(row.detail)),
+    );
+    expect(plan).toEqual([
+      expect.stringMatching(/^SEARCH approvals USING INDEX approvals_due \(expires_at<\?\)/),
+    ]);
+    const byRun = raw((db) =>
+      db
+        .prepare('EXPLAIN QUERY PLAN SELECT id FROM approvals WHERE run = ? AND run IS NOT NULL')
+        .all('r')
+        .map((row) => String(row.detail)),
+    );
+    expect(byRun.join('\n')).toMatch(/approvals_by_run/);
+  });
+
+  it('a file written at schema 8 migrates: tool calls get their customer, pending port requests and recorded answers become rows', async () => {
+    const pendingData = { orderId: 1040, amount: 35, reason: 'Damaged cover' };
+    const answeredData = { orderId: 1043, amount: 12, reason: 'Lost' };
+    const body = {
+      format: 1,
+      contract: { nodes: {} },
+      state: {
+        messages: [],
+        requests: [
+          {
+            id: 'req_wait',
+            port: 'manager-approval',
+            data: pendingData,
+            createdAt: at(1),
+            askedBy: null,
+            expiresAt: at(500),
+          },
+          { id: 'req_done', port: 'manager-approval', data: answeredData, createdAt: at(1), askedBy: null },
+        ],
+        fanIn: {},
+        executors: {},
+        outputs: [],
+        origin: { by: 'desk', customer: 'c-100' },
+      },
+    };
+    raw((db) => {
+      for (const migration of migrations.slice(0, 8)) db.exec(migration);
+      db.exec('PRAGMA user_version = 8');
+      db.prepare(
+        "INSERT INTO sessions (id, agent, principal, created_at, updated_at) VALUES ('s1', 'bookstore', 'alice', ?, ?)",
+      ).run(at(0), at(0));
+      const args = bindArgs({ isbn: '978-0' });
+      db.prepare(
+        `INSERT INTO approvals (id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by)
+         VALUES ('apr_1', 's1', 'bookstore', 'c1', 'place_order', ?, ?, 'Orders it.', ?, ?, 'pending', NULL, 'web')`,
+      ).run(args.argsJson, args.argsHash, at(1), at(100));
+      db.prepare(
+        `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
+         VALUES ('r', 'refund', 1, 'awaiting_input', 'cp-1', 0, ?, ?)`,
+      ).run(at(1), at(1));
+      db.prepare(
+        `INSERT INTO workflow_checkpoints (id, run, seq, parent, superstep, created_at, workflow, version, status, body)
+         VALUES ('cp-1', 'r', 0, NULL, 1, ?, 'refund', 1, 'awaiting_input', ?)`,
+      ).run(at(1), JSON.stringify(body));
+      db.prepare(
+        `INSERT INTO workflow_answers (run, request_id, response, answered_by, answered_at, expired)
+         VALUES ('r', 'req_done', ?, 'mona', ?, 0)`,
+      ).run(JSON.stringify({ approved: true, note: 'ok' }), at(2));
+    });
+    const store = open();
+    expect(raw((db) => db.prepare('PRAGMA user_version').get()?.user_version)).toBe(migrations.length);
+    expect(await store.getApproval('apr_1')).toMatchObject({
+      kind: 'tool-call',
+      run: null,
+      customer: 'alice',
+      raisedBy: 'web',
+      status: 'pending',
+    });
+    expect(await store.getApproval('req_wait')).toMatchObject({
+      kind: 'port',
+      session: 'wf.r',
+      run: 'r',
+      tool: 'manager-approval',
+      args: pendingData,
+      argsHash: bindArgs(pendingData).argsHash,
+      expiresAt: at(500),
+      raisedBy: 'desk',
+      customer: 'c-100',
+      status: 'pending',
+    });
+    expect(await store.getApproval('req_done')).toMatchObject({
+      status: 'answered',
+      expiresAt: '9999-12-31T23:59:59.999Z',
+      decision: { verdict: 'answered', by: 'mona', at: at(2), response: { approved: true, note: 'ok' } },
+    });
+    const tables = raw((db) =>
+      db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'workflow_answers'").all(),
+    );
+    expect(tables).toEqual([]);
+    // The pending one is decidable once, like any row; opening again adopts nothing twice.
+    expect(
+      (
+        await store.decide('req_wait', {
+          verdict: 'answered',
+          response: 1,
+          by: 'mia',
+          reason: null,
+          at: at(3),
+          kind: 'person',
+        })
+      ).won,
+    ).toBe(true);
+    await store.close();
+    opened.splice(0);
+    expect((await open().listApprovals()).map((row) => row.id).sort()).toEqual([
+      'apr_1',
+      'req_done',
+      'req_wait',
+    ]);
+  });
+});
