@@ -85,10 +85,15 @@ export class CliContext {
   async requestBook(): Promise<RequestReader> {
     const [{ isRequestReader, requestBooks }, store, checkpoints] = await Promise.all([
       import('../requests/request-books.ts'),
-      this.store(),
+      this.store().then(
+        (opened) => ({ opened, error: null }),
+        (error: unknown) => ({ opened: null, error }),
+      ),
       this.checkpoints().catch(() => null),
     ]);
-    return requestBooks([store, isRequestReader(checkpoints) ? checkpoints : null]);
+    // file:DIR keeps runs only: their port requests are the whole book then.
+    if (store.opened === null && !isRequestReader(checkpoints)) throw store.error;
+    return requestBooks([store.opened, isRequestReader(checkpoints) ? checkpoints : null]);
   }
 
   /** A request of either kind, read once per command. */

@@ -4,6 +4,7 @@ import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import { parseJsonText } from '../core/parse-json.ts';
 import type { RequestDecision } from '../requests/request-desk.ts';
+import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import {
@@ -93,8 +94,11 @@ export const runResume: Command = async ({ args, values, context, out }) => {
 
 export const runRespond: Command = async ({ args, values, context, out }) => {
   const response = parseJsonArg(args.slice(2).join(' '), 'The answer');
+  // Ids that could never be stored are refused as such, before anything is looked up.
+  assertStoreId('run', args[0]!);
+  assertStoreId('request', args[1]!);
   const request = await context.request(args[1]!);
-  if (request.kind !== 'port' || request.run !== args[0])
+  if (request.run !== args[0])
     throw new NotFoundError(`Run ${args[0]} has no request ${args[1]}.`, {
       hint: `See what it waits on with \`countersign pending\`; answer with \`countersign answer ${args[1]} JSON\`.`,
     });

@@ -121,9 +121,13 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
   };
 
   const runnerFor = (request: ApprovalRequest): WorkflowRunner => {
-    if (!options.runner || request.run === null || !workflows.has(request.agent)) {
+    if (
+      !options.runner ||
+      request.run === null ||
+      (request.kind === 'port' && !workflows.has(request.agent))
+    ) {
       throw new NotFoundError(
-        `Request ${request.id} belongs to workflow ${request.agent}, which this app does not run.`,
+        `Request ${request.id} belongs to run ${request.run ?? '-'} of a workflow this app does not run.`,
         { hint: 'Answer it where the app with that workflow runs (COUNTERSIGN_APP).' },
       );
     }
@@ -161,6 +165,15 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       if (request.kind === 'port') {
         const runner = runnerFor(request);
         const run = await runner.answer(id, answerOf(request, decision), {
+          by: decider.by,
+          ...(decider.roles ? { roles: decider.roles } : {}),
+        });
+        return { request: () => get(id), turn: null, run };
+      }
+      if ('response' in decision && request.run !== null) {
+        // A call of an agent inside a run, answered as the run's request ({approved, reason}):
+        // the runner decides it through the agent and continues the run.
+        const run = await runnerFor(request).answer(id, decision.response, {
           by: decider.by,
           ...(decider.roles ? { roles: decider.roles } : {}),
         });

@@ -30,11 +30,11 @@ describe.each(backends)('requests of both kinds from the CLI (%s store)', (_kind
       env,
     );
     const second = await ok<{ requests: Array<{ id: string }> }>(
-      ['run', 'start', 'refund', '1041', '--run', 'refund-1041', '--as', 'backend'],
+      ['run', 'start', 'refund', '1043', '--run', 'refund-1043', '--as', 'backend'],
       env,
     );
     const third = await ok<{ requests: Array<{ id: string }> }>(
-      ['run', 'start', 'refund', '1042', '--run', 'refund-1042', '--as', 'backend'],
+      ['run', 'start', 'refund', '1044', '--run', 'refund-1044', '--as', 'backend'],
       env,
     );
     const [a, b, c] = [first, second, third].map((view) => view.requests[0]!.id);
@@ -42,8 +42,8 @@ describe.each(backends)('requests of both kinds from the CLI (%s store)', (_kind
     expect(pending.map((view) => [view.id, view.kind, view.run])).toEqual(
       expect.arrayContaining([
         [a, 'port', 'refund-1040'],
-        [b, 'port', 'refund-1041'],
-        [c, 'port', 'refund-1042'],
+        [b, 'port', 'refund-1043'],
+        [c, 'port', 'refund-1044'],
       ]),
     );
     const human = await runCli(['show', a!], env);
@@ -78,7 +78,7 @@ describe.each(backends)('requests of both kinds from the CLI (%s store)', (_kind
     expect(again.code).not.toBe(0);
     expect((again.json as ErrorOut).error.code).toBe('ALREADY_DECIDED');
     const wrongRun = await runCli(
-      ['run', 'respond', 'refund-1041', a!, '{"approved": true, "note": "x"}', '--json'],
+      ['run', 'respond', 'refund-1043', a!, '{"approved": true, "note": "x"}', '--json'],
       env,
     );
     expect((wrongRun.json as ErrorOut).error.code).toBe('NOT_FOUND');

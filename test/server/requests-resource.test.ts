@@ -36,7 +36,7 @@ const setups: Array<[string, () => TestServer]> = [
 async function raiseBoth(server: TestServer) {
   const chat = await server.call('POST', '/v1/sessions/s1/messages', {
     as: 'svc',
-    body: { text: 'Please cancel my order 1044.', user: 'c-200' },
+    body: { text: 'Please cancel my order 1044.', user: 'c-100' },
   });
   expect(chat.status).toBe(200);
   const run = await server.call('POST', '/v1/runs', {
@@ -79,7 +79,7 @@ describe.each(setups)('the one request resource (%s)', (_name, make) => {
     expect(one.json).toMatchObject({
       id: toolCall,
       kind: 'tool-call',
-      customer: 'c-200',
+      customer: 'c-100',
       responseSchema: null,
     });
     const bad = await server.call('GET', '/v1/requests?kind=approval', { as: 'alice' });
@@ -113,7 +113,10 @@ describe.each(setups)('the one request resource (%s)', (_name, make) => {
     expect(alias.status).toBe(400);
     expect(alias.json.error.message).toContain('workflow request');
     // The customer the run acts for, and a support approver without the port's role, are refused.
-    const support = await server.call('POST', path(port), { as: 'alice', body: { approved: true } });
+    const support = await server.call('POST', path(port), {
+      as: 'alice',
+      body: { approved: true, reason: 'Looks fine.' },
+    });
     expect(support.status).toBe(403);
     expect((await server.call('GET', `/v1/requests/${port}`, { as: 'alice' })).json.status).toBe('pending');
     // An approval-shaped port takes a verdict too: the reason lands in its one text field.

@@ -79,7 +79,7 @@ export function runRoutes(
     const requestId = c.req.param('requestId');
     // The older address of POST /v1/requests/{id}/decision: the request must be this run's.
     const request = await ctx.requests.get(requestId);
-    if (request.run !== run || request.kind !== 'port')
+    if (request.run !== run)
       throw new NotFoundError(`Run ${run} has no request ${requestId}.`, {
         hint: `Read the run with GET /v1/runs/${run}; answer with POST /v1/requests/{id}/decision.`,
       });
