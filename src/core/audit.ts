@@ -45,6 +45,11 @@ export type AuditEventMap = {
         effect: string;
         askedBy: string | null;
         expiresAt: string | null;
+        /** Added with live port cards; entries written before lack them. */
+        createdAt?: string;
+        raisedBy?: string | null;
+        customer?: string | null;
+        requiredRole?: string | null;
       });
   /** `remember` and `rule` are there when the approval created a standing rule. */
   'request.decided':

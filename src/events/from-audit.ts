@@ -17,7 +17,7 @@ const text = (data: Data, key: string): string | null => {
   return typeof value === 'string' ? value : null;
 };
 
-const verdicts = new Set(['approved', 'rejected', 'expired']);
+const verdicts = new Set(['approved', 'rejected', 'answered', 'expired']);
 const finishedStatuses = new Set(['succeeded', 'failed', 'unknown']);
 
 /**
@@ -51,7 +51,7 @@ export function eventsOf(entry: AuditEntry): CountersignEvent[] {
           at,
           requestId,
           session,
-          verdict: verdict as 'approved' | 'rejected',
+          verdict: verdict as 'approved' | 'rejected' | 'answered',
           by: entry.actor,
           kind: 'person',
         },
@@ -123,7 +123,8 @@ function approvalOf(entry: AuditEntry, id: string, session: string): ApprovalVie
   const { data } = entry;
   // Raised already approved by a standing or auto rule: nobody is asked, nothing is announced.
   if ((text(data, 'status') ?? 'pending') !== 'pending') return null;
-  const tool = text(data, 'tool');
+  // A port request names its port where a tool call names its tool: one card either way.
+  const tool = text(data, 'tool') ?? text(data, 'port');
   const argsJson = text(data, 'args');
   const argsHash = text(data, 'argsHash');
   const effect = text(data, 'effect');

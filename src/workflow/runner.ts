@@ -541,6 +541,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           effect: row.effect,
           askedBy: request.askedBy,
           expiresAt: request.expiresAt,
+          // What a live view of the request needs, as for a tool call's entry.
+          createdAt: row.createdAt,
+          raisedBy: row.raisedBy,
+          customer: row.customer,
+          requiredRole: row.requiredRole,
         },
       });
     }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
+import { eventsOf } from '../../src/events/from-audit.ts';
 import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { type TestServer, testServer, tokens } from './helpers.ts';
@@ -142,6 +143,33 @@ describe.each(setups)('the one request resource (%s)', (_name, make) => {
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe('ALREADY_DECIDED');
     expect((await server.call('GET', '/v1/requests?status=pending', { as: 'alice' })).json).toEqual([]);
+  });
+
+  it('both kinds are announced live from their audit entries, with one card shape', async () => {
+    const server = make();
+    const { toolCall, port } = await raiseBoth(server);
+    const entries = (await server.call('GET', '/v1/audit', { as: 'alice' })).json;
+    const announced = entries
+      .flatMap(eventsOf)
+      .filter((event: { type: string }) => event.type === 'approval.requested')
+      .map(
+        (event: { approval: { id: string; kind: string; tool: string; customer: string | null } }) =>
+          event.approval,
+      );
+    expect(announced).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: toolCall, kind: 'tool-call', tool: 'cancel_order' }),
+        expect.objectContaining({ id: port, kind: 'port', tool: 'manager-approval', customer: 'c-300' }),
+      ]),
+    );
+    await server.call('POST', `/v1/requests/${port}/decision`, {
+      as: 'mia',
+      body: { response: { approved: true, note: 'ok' } },
+    });
+    const after = (await server.call('GET', '/v1/audit', { as: 'alice' })).json.flatMap(eventsOf);
+    expect(after).toContainEqual(
+      expect.objectContaining({ type: 'approval.decided', requestId: port, verdict: 'answered', by: 'mia' }),
+    );
   });
 
   it('the older run route answers only its own run’s requests', async () => {
