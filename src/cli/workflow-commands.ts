@@ -46,7 +46,7 @@ function formatRunView(view: RunView): string {
       `  waiting on ${request.port}: request ${request.id} since ${request.createdAt}${request.expiresAt === null ? '' : `, expires ${request.expiresAt}`}`,
     );
     lines.push(`    data: ${readableJson(request.data)}`);
-    lines.push(`    answer: countersign run respond ${view.run} ${request.id} JSON`);
+    lines.push(`    answer: countersign answer ${request.id} JSON (or approve / reject it)`);
   }
   for (const expired of view.expired ?? []) {
     lines.push(
