@@ -69,6 +69,12 @@ export function raisedEvent(
       createdAt: request.createdAt,
       raisedBy: request.raisedBy,
       status,
+      // Who it is for and who may decide it, so a live card says the same as the row.
+      agent: request.agent,
+      callId: request.callId,
+      customer: request.customer,
+      requiredRole: request.requiredRole,
+      run: request.run,
     },
   };
 }

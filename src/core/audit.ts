@@ -36,6 +36,12 @@ export type AuditEventMap = {
         raisedBy: string | null;
         /** `approved` when a standing or auto rule approved it on the spot: nobody is asked. */
         status: 'pending' | 'approved';
+        /** The row's parties and place, as a live card shows them (added with the one request model). */
+        agent: string;
+        callId: string;
+        customer: string | null;
+        requiredRole: string | null;
+        run: string | null;
       })
     | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
     | (PortRequestEntry & {

@@ -118,7 +118,7 @@ describe.skipIf(browserMissing)(
     };
 
     it('a request appears live in the inbox, the approver approves, the chat shows the reply', async () => {
-      // A refund run waiting for a manager, listed after the tool calls.
+      // A refund run waiting for a manager: its request is a card in the same list.
       const run = await fetch(`${running.url}/v1/runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tokens.svc}`, 'content-type': 'application/json' },
@@ -126,7 +126,8 @@ describe.skipIf(browserMissing)(
       });
       expect(run.status).toBe(200);
       const inbox = await signedIn(tokens.mia);
-      await inbox.getByText('No requests are waiting.').waitFor();
+      await inbox.locator('article[data-kind="port"] h2').getByText('manager-approval').waitFor();
+      expect(await inbox.locator('#pending-count').textContent()).toBe('1');
       const chat = await customer();
       const session = await say(chat, 'Please cancel my order 1044.');
       await chat.getByText('Waiting for approval').waitFor();
@@ -137,7 +138,7 @@ describe.skipIf(browserMissing)(
       await card.waitFor();
       expect(await card.textContent()).toContain('cancel_order');
       expect(await card.locator('pre.args').textContent()).toContain('"orderId": 1044');
-      expect(await inbox.locator('#pending-count').textContent()).toBe('1');
+      expect(await inbox.locator('#pending-count').textContent()).toBe('2');
       await inbox.screenshot({ path: join(shots, 'inbox.png'), fullPage: true });
       await chat.screenshot({ path: join(shots, 'chat-waiting.png'), fullPage: true });
 
@@ -146,7 +147,7 @@ describe.skipIf(browserMissing)(
 
       // The manager answers the refund run from the same list.
       await inbox.getByLabel(/note/).fill('Photo of the damaged cover checked.');
-      await inbox.locator('#port-list').getByRole('button', { name: 'Approve' }).click();
+      await inbox.locator('article[data-kind="port"]').getByRole('button', { name: 'Approve' }).click();
       await inbox
         .getByText('Answered. Run refund-1040 is completed. Output: Refund issued: 35.00 for order 1040.')
         .waitFor();
@@ -158,6 +159,16 @@ describe.skipIf(browserMissing)(
       const executions = await store.listExecutions({ session });
       expect(executions).toMatchObject([{ requestId: id, status: 'succeeded', tool: 'cancel_order' }]);
       expect((await store.getApproval(id))?.decision?.by).toBe('mia');
+
+      // A workflow request raised while the page is open arrives live too, like a tool call.
+      const later = await fetch(`${running.url}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.svc}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow: 'refund', run: 'refund-1043', input: 1043 }),
+      });
+      const laterId = ((await later.json()) as { requests: Array<{ id: string }> }).requests[0]!.id;
+      await inbox.locator(`article[data-kind="port"][id="${laterId}"]`).waitFor();
+      expect(await inbox.locator('#pending-count').textContent()).toBe('1');
     });
 
     it('rejecting with a reason: the customer reads it in the chat', async () => {

@@ -99,6 +99,11 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
           effect: row?.effect ?? null,
           askedBy: null,
           expiresAt: request.expiresAt,
+          // What a live card shows, as the row has it.
+          createdAt: row?.createdAt,
+          raisedBy: null,
+          customer: null,
+          requiredRole: 'manager',
         },
       }),
     ]);
