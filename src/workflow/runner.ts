@@ -146,6 +146,14 @@ interface StoredRequest {
   parties?: { raisedBy: string | null; customer: string | null };
 }
 
+/** Top-level fields of an object answer that its port's parsed answer no longer has. */
+function droppedFields(sent: JsonValue, parsed: unknown): string[] {
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(sent) || !isObject(parsed)) return [];
+  return Object.keys(sent).filter((key) => !(key in parsed));
+}
+
 /** How often a continuation retries after another process committed to the run first. */
 const MAX_ATTEMPTS = 25;
 /** Due requests expired per page of `expire`. */
@@ -763,6 +771,14 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           : `Nothing is pending (the run is ${statusOf(state)}).`,
       });
     }
+    // The row's kind must be the one the checkpoint waits on: an edited kind would send an
+    // agent's call down the port path (or a port's answer to an agent that never asked).
+    if ((row.kind === 'tool-call') !== (pending.toolCall === true))
+      throw await refuseTampered(
+        row,
+        "the request's kind differs from what the run's checkpoint waits on",
+        decider.name,
+      );
     if (row.kind === 'tool-call')
       return decideToolCall(workflow, { ...row, run }, pending, response, decider);
 
@@ -785,6 +801,15 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     if (!parsed.success) {
       throw new InvalidInputError(
         `The answer does not fit port ${port.id}: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
+      );
+    }
+    // What is recorded and audited is the answer as sent: fields the port drops (an `amount`
+    // beside `approved`) would stand in the trail as if they had been approved.
+    const dropped = droppedFields(response, parsed.data);
+    if (dropped.length > 0) {
+      throw new InvalidInputError(
+        `The answer has fields port ${port.id} does not take: ${dropped.join(', ')}. The request is still waiting.`,
+        { hint: "Send only the fields of the port's response schema (GET /v1/requests/{id} shows it)." },
       );
     }
     // Separation of duties from the row's parties, before anything is recorded. The role is
