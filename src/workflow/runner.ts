@@ -331,6 +331,10 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     const expected = stored?.parties ?? { raisedBy: state.origin.by, customer: state.origin.customer };
     if (row.raisedBy !== expected.raisedBy || row.customer !== expected.customer)
       return "the request's parties differ from the run's (who started it, for which customer)";
+    // The deadline is the checkpoint's too: a later expires_at on the row would reopen a
+    // request that already expired.
+    if (row.expiresAt !== (pending.expiresAt ?? NEVER_EXPIRES))
+      return "the request's expiry differs from the one the run's checkpoint recorded";
     return null;
   }
 

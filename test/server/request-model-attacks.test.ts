@@ -384,3 +384,73 @@ describe('bad input', () => {
     expect(await refunded(store)).toBeUndefined();
   });
 });
+
+describe("an agent's call inside a run (one request, not two)", () => {
+  async function supportRun(server: TestServer, store: SqliteStore) {
+    const started = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: {
+        workflow: 'support',
+        run: 's-1',
+        input: { customer: 'c-100', message: 'Please cancel my order 1044.' },
+        user: 'c-100',
+      },
+    });
+    expect(started.status).toBe(200);
+    const [call] = await store.listApprovals({ status: 'pending' });
+    expect(call).toMatchObject({ kind: 'tool-call', run: 's-1' });
+    return call!.id;
+  }
+
+  it('the raiser and the customer are refused on every route and shape', async () => {
+    const { server, store } = setup({ model: createDemoModel() });
+    const id = await supportRun(server, store);
+    const routes: Array<[string, unknown]> = [
+      [`/v1/requests/${id}/decision`, { response: { approved: true } }],
+      [`/v1/requests/${id}/decision`, { approved: true }],
+      [`/v1/approvals/${id}/decision`, { approved: true }],
+      [`/v1/runs/s-1/requests/${id}/response`, { response: { approved: true } }],
+    ];
+    for (const [path, body] of routes) {
+      for (const as of ['svc', 'customer'] as const) {
+        const refused = await server.call('POST', path, { as, body });
+        expect(refused.status, `${as} on ${path}: ${JSON.stringify(refused.json)}`).toBe(403);
+      }
+    }
+    expect((await store.getApproval(id))?.status).toBe('pending');
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+
+  it('a call rejected on one route cannot be answered on another: 409, nothing runs', async () => {
+    const { server, store } = setup({ model: createDemoModel() });
+    const id = await supportRun(server, store);
+    const rejected = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as: 'alice',
+      body: { approved: false, reason: 'Call the customer first.' },
+    });
+    expect(rejected.status).toBe(200);
+    for (const [path, body] of [
+      [`/v1/runs/s-1/requests/${id}/response`, { response: { approved: true } }],
+      [`/v1/requests/${id}/decision`, { response: { approved: true } }],
+      [`/v1/approvals/${id}/decision`, { approved: true }],
+    ] as const) {
+      const again = await server.call('POST', path, { as: 'mia', body });
+      expect(again.status, `${path}: ${JSON.stringify(again.json)}`).toBe(409);
+    }
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+});
+
+describe('expiry bound to the run', () => {
+  it('an expired port request given a later expires_at on disk still cannot be answered', async () => {
+    const { server, store, clock, edit } = setup();
+    const port = await refundRun(server);
+    const row = await store.getApproval(port);
+    clock.at = new Date(Date.parse(row!.expiresAt) + 60_000);
+    edit(`UPDATE approvals SET expires_at = '2999-01-01T00:00:00.000Z' WHERE id = '${port}'`);
+    const late = await server.call('POST', `/v1/requests/${port}/decision`, { as: 'mia', body: answer });
+    expect(late.json.error.code, JSON.stringify(late.json)).toBe('INTEGRITY_VIOLATION');
+    expect((await store.listAudit()).map((entry) => entry.kind)).toContain('tamper.refused');
+    expect(await refunded(store)).toBeUndefined();
+  });
+});
