@@ -454,3 +454,51 @@ describe('expiry bound to the run', () => {
     expect(await refunded(store)).toBeUndefined();
   });
 });
+
+describe('tool-call rows edited on disk', () => {
+  it.each([
+    ['customer', `UPDATE approvals SET customer = NULL`, 'customer'],
+    ['raised_by', `UPDATE approvals SET raised_by = NULL`, 'svc'],
+  ] as const)('an edited %s does not let the refused one decide', async (_name, sql, as) => {
+    const { server, store, edit } = setup();
+    const id = await toolCall(server);
+    edit(sql);
+    const refused = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as,
+      body: { approved: true },
+    });
+    expect(refused.status, JSON.stringify(refused.json)).toBeGreaterThanOrEqual(400);
+    expect((await store.getApproval(id))?.status).toBe('pending');
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+});
+
+describe('the inbox form, abused', () => {
+  it('no CSRF token, a wrong one, the service token, and a huge form: nothing recorded', async () => {
+    const { server, store } = setup();
+    const port = await refundRun(server);
+    const login = await server.app.request('/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: tokens.mia, next: '/' }).toString(),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const post = (form: Record<string, string>) =>
+      server.app.request(`/requests/${port}/decide`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+        body: new URLSearchParams(form).toString(),
+      });
+    expect((await post({ approved: 'true', 'field:note': 'ok' })).status).toBe(403);
+    expect((await post({ csrf: 'forged', approved: 'true', 'field:note': 'ok' })).status).toBe(403);
+    expect((await post({ csrf: 'x', approved: 'true', 'field:note': 'x'.repeat(3_000_000) })).status).toBe(
+      413,
+    );
+    // The raiser signed in to the inbox with its service token is refused like on the API.
+    const backend = await inboxAs(server, tokens.svc, port);
+    const shown = await backend.post(`/requests/${port}/decide`, { approved: 'true', 'field:note': 'mine' });
+    expect(shown).toContain('FORBIDDEN');
+    expect(await statusOf(server, port)).toBe('pending');
+    expect(await refunded(store)).toBeUndefined();
+  });
+});
