@@ -298,10 +298,12 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   /**
    * The binding of a port request, checked before it is answered and before its answer is
    * applied: the row's payload still hashes to what was raised, and the run's checkpoint
-   * still waits on that very payload (and for the parties the row names). Tool calls are the
+   * still waits on that very payload, at that port of that workflow (what the inbox names),
+   * and for the parties the row names. Tool calls are the
    * agent's to check (it does, before deciding and before running). Null when intact.
    */
   function portBindingProblem(
+    workflow: Workflow,
     row: ApprovalRequest,
     pending: PendingRequest,
     state: WorkflowRunState,
@@ -315,6 +317,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       payloadHash: row.argsHash,
     });
     if (own !== null) return own;
+    if (row.tool !== pending.port || row.agent !== workflow.name)
+      return "the request's port or workflow differs from the run's checkpoint";
     // As stored, or as this version reads it (a registered migration may change the data of
     // a waiting request; the row was raised from one of the two).
     const hashes = [pending.data, ...(stored === undefined ? [] : [stored.data])].map((data) => {
@@ -450,7 +454,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         if (!(request.toolCall === true && row.expiresAt <= at)) continue;
       }
       if (row.kind === 'port') {
-        const problem = portBindingProblem(row, request, state, stored.get(request.id));
+        const problem = portBindingProblem(workflow, row, request, state, stored.get(request.id));
         if (problem !== null) throw await refuseTampered(row, problem, 'countersign');
       }
       const decision = row.decision;
@@ -787,7 +791,13 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       return decideToolCall(workflow, { ...row, run }, pending, response, decider);
 
     // A port request. Binding first: nothing is judged or recorded on a request that changed.
-    const problem = portBindingProblem(row, pending, state, storedRequestData(latest).get(requestId));
+    const problem = portBindingProblem(
+      workflow,
+      row,
+      pending,
+      state,
+      storedRequestData(latest).get(requestId),
+    );
     if (problem !== null) throw await refuseTampered(row, problem, decider.name);
     const at = now().toISOString();
     if (row.expiresAt <= at) {

@@ -331,6 +331,19 @@ describe('rows edited on disk', () => {
     expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
   });
 
+  it.each([
+    ['tool (the port)', `UPDATE approvals SET tool = 'execute'`],
+    ['agent (the workflow)', `UPDATE approvals SET agent = 'support'`],
+  ])('an edited %s is INTEGRITY_VIOLATION, audited, nothing refunded', async (_name, sql) => {
+    const { server, store, edit } = setup();
+    const port = await refundRun(server);
+    expect(edit(sql)).toBe(1);
+    const refused = await server.call('POST', `/v1/requests/${port}/decision`, { as: 'mia', body: answer });
+    expect(refused.json.error.code, JSON.stringify(refused.json)).toBe('INTEGRITY_VIOLATION');
+    expect(await tamperKinds(store)).toHaveLength(1);
+    expect(await refunded(store)).toBeUndefined();
+  });
+
   it('a port row moved to another run is refused, and that run is not answered', async () => {
     const { server, store, edit } = setup();
     const port = await refundRun(server);
