@@ -470,6 +470,43 @@ describe('expiry bound to the run', () => {
 
 describe('tool-call rows edited on disk', () => {
   it.each([
+    ['payload', `UPDATE approvals SET args_json = replace(args_json, '1044', '1043')`],
+    ['args_hash', `UPDATE approvals SET args_hash = '00' || substr(args_hash, 3)`],
+  ])('an edited %s is INTEGRITY_VIOLATION, audited, nothing cancelled', async (_name, sql) => {
+    const { server, store, edit } = setup();
+    const id = await toolCall(server);
+    expect(edit(sql)).toBe(1);
+    const refused = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as: 'alice',
+      body: { approved: true },
+    });
+    expect(refused.json.error.code, JSON.stringify(refused.json)).toBe('INTEGRITY_VIOLATION');
+    expect((await store.listAudit()).map((entry) => entry.kind)).toContain('tamper.refused');
+    expect(await orderStatus(store, 1043)).not.toBe('Cancelled');
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+
+  it('a tool call edited to kind port, or into a run, is refused and nothing runs', async () => {
+    const { server, store, edit } = setup();
+    const id = await toolCall(server);
+    edit(`UPDATE approvals SET kind = 'port'`);
+    for (const body of [{ approved: true }, { response: { approved: true } }]) {
+      const refused = await server.call('POST', `/v1/requests/${id}/decision`, { as: 'alice', body });
+      expect(refused.status, JSON.stringify(refused.json)).toBe(404);
+    }
+    edit(`UPDATE approvals SET kind = 'tool-call'`);
+    await refundRun(server);
+    edit(`UPDATE approvals SET run = 'refund-1040' WHERE id = '${id}'`);
+    const asAnswer = await server.call('POST', `/v1/runs/refund-1040/requests/${id}/response`, {
+      as: 'alice',
+      body: { response: { approved: true } },
+    });
+    expect(asAnswer.status, JSON.stringify(asAnswer.json)).toBe(404);
+    expect((await store.getApproval(id))?.status).toBe('pending');
+    expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+
+  it.each([
     ['customer', `UPDATE approvals SET customer = NULL`, 'customer'],
     ['raised_by', `UPDATE approvals SET raised_by = NULL`, 'svc'],
   ] as const)('an edited %s does not let the refused one decide', async (_name, sql, as) => {
