@@ -151,7 +151,7 @@ function droppedFields(sent: JsonValue, parsed: unknown): string[] {
   const isObject = (value: unknown): value is Record<string, unknown> =>
     typeof value === 'object' && value !== null && !Array.isArray(value);
   if (!isObject(sent) || !isObject(parsed)) return [];
-  return Object.keys(sent).filter((key) => !(key in parsed));
+  return Object.keys(sent).filter((key) => !Object.hasOwn(parsed, key));
 }
 
 /** How often a continuation retries after another process committed to the run first. */

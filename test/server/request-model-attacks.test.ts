@@ -176,6 +176,13 @@ describe('shapes, smuggling, races, expiry', () => {
     });
     expect(smuggled.status).toBe(400);
     expect(smuggled.json.error.message).toContain('amount, orderId');
+    // Names every object inherits are fields the port does not take too.
+    const inherited = await server.call('POST', `/v1/requests/${port}/decision`, {
+      as: 'mia',
+      raw: '{"response": {"approved": true, "note": "ok", "constructor": "3500", "__proto__": {"x": 1}}}',
+    });
+    expect(inherited.status).toBe(400);
+    expect(inherited.json.error.message).toContain('constructor');
     const form = await inboxAs(server, tokens.mia, port);
     const shown = await form.post(`/requests/${port}/decide`, {
       approved: 'true',
