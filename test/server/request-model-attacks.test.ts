@@ -461,6 +461,38 @@ describe("an agent's call inside a run (one request, not two)", () => {
   });
 });
 
+describe("racing on an agent's call inside a run", () => {
+  it('an answer on the run route and a verdict on /v1/requests: one wins, the call runs at most once', async () => {
+    const { server, store } = setup({ model: createDemoModel() });
+    await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: {
+        workflow: 'support',
+        run: 's-1',
+        input: { customer: 'c-100', message: 'Please cancel my order 1044.' },
+      },
+    });
+    const [call] = await store.listApprovals({ status: 'pending' });
+    const [a, b] = await Promise.all([
+      server.call('POST', `/v1/runs/s-1/requests/${call!.id}/response`, {
+        as: 'mia',
+        body: { response: { approved: true } },
+      }),
+      server.call('POST', `/v1/requests/${call!.id}/decision`, {
+        as: 'alice',
+        body: { approved: false, reason: 'Call first.' },
+      }),
+    ]);
+    expect([a.status, b.status].sort(), JSON.stringify([a.json, b.json])).toEqual([200, 409]);
+    const decided = (await store.listAudit()).filter(
+      (entry) => entry.kind === 'request.decided' && entry.requestId === call!.id,
+    );
+    expect(decided).toHaveLength(1);
+    if (a.status === 200) expect(await orderStatus(store, 1044)).toBe('Cancelled');
+    else expect(await orderStatus(store, 1044)).not.toBe('Cancelled');
+  });
+});
+
 describe('expiry bound to the run', () => {
   it('an expired port request given a later expires_at on disk still cannot be answered', async () => {
     const { server, store, clock, edit } = setup();
