@@ -244,6 +244,10 @@ describe('shapes, smuggling, races, expiry', () => {
       body: answer,
     });
     expect(after.status).toBe(410);
+    const form = await inboxAs(server, tokens.mia, port);
+    const shown = await form.post(`/requests/${port}/decide`, { approved: 'true', 'field:note': 'late' });
+    expect(shown).toContain('EXPIRED');
+    expect(await statusOf(server, port)).not.toBe('answered');
     expect(await refunded(store)).toBeUndefined();
   });
 
