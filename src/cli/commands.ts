@@ -51,17 +51,24 @@ export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'res
   async approve({ args, values, context, out }) {
     const id = requireArg(args[0], 'countersign approve REQUEST [--as NAME]');
     const reason = values.reason;
-    if ((await context.request(id)).kind === 'port') {
-      const { answer } = await import('./workflow-commands.ts');
-      return answer(context, id, { approved: true, ...(reason ? { reason } : {}) }, values, out);
-    }
-    const agent = await context.agentForRequest(id);
     if (values.always && values['always-with-args']) {
       throw new InvalidInputError('Choose one of --always and --always-with-args.', {
         hint: '--always covers any arguments, --always-with-args only these same ones.',
       });
     }
     const remember = values.always ? 'tool' : values['always-with-args'] ? 'tool-with-args' : undefined;
+    if ((await context.request(id)).kind === 'port') {
+      // --always goes along, so the desk refuses it for a port rather than it being dropped.
+      const { answer } = await import('./workflow-commands.ts');
+      return answer(
+        context,
+        id,
+        { approved: true, ...(reason ? { reason } : {}), ...(remember ? { remember } : {}) },
+        values,
+        out,
+      );
+    }
+    const agent = await context.agentForRequest(id);
     const decide = (bound: typeof agent) =>
       bound.decide(id, {
         approved: true,

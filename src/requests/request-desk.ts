@@ -69,13 +69,14 @@ export interface RequestDesk {
   responseSchema(request: Pick<ApprovalRequest, 'kind' | 'agent' | 'tool'>): ResponseSchema | null;
   /**
    * `only`: refuse, before anything is recorded, a request of the other kind (a route that
-   * answers in one kind's shape).
+   * answers in one kind's shape). `run`: refuse, as NOT_FOUND, a request of another run (the
+   * older addresses that name the run).
    */
   decide(
     id: string,
     decision: RequestDecision,
     decider: RequestDecider,
-    options?: { only?: RequestKind },
+    options?: { only?: RequestKind; run?: string },
   ): Promise<RequestOutcome>;
 }
 
@@ -136,6 +137,17 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
 
   const answerOf = (request: ApprovalRequest, decision: RequestDecision): JsonValue => {
     if ('response' in decision) return decision.response;
+    // A port keeps no standing rules and takes no fields beside its answer: refused, not
+    // dropped, so a person is never told "always" or a field of theirs was taken when it was not.
+    const extras = Object.keys(decision.extra ?? {});
+    if (decision.remember !== undefined || extras.length > 0) {
+      throw new InvalidInputError(
+        `Request ${request.id} waits at port ${request.tool}: ${decision.remember !== undefined ? 'remember applies to tool calls only' : `it takes no ${extras.join(', ')}`}. Nothing was recorded.`,
+        {
+          hint: `Send {"approved": true|false, "reason"?: "…"}, or the answer as {"response": …} to POST /v1/requests/${request.id}/decision.`,
+        },
+      );
+    }
     const schema = responseSchema(request);
     const answer = schema ? approvalAnswer(schema, decision.approved, decision.reason) : null;
     if (answer === null) {
@@ -154,6 +166,11 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
     responseSchema,
     async decide(id, decision, decider, decideOptions = {}) {
       const request = await get(id);
+      if (decideOptions.run !== undefined && request.run !== decideOptions.run) {
+        throw new NotFoundError(`Run ${decideOptions.run} has no request ${id}.`, {
+          hint: `Read the run with GET /v1/runs/${decideOptions.run}; answer with POST /v1/requests/{id}/decision.`,
+        });
+      }
       if (decideOptions.only !== undefined && request.kind !== decideOptions.only) {
         throw new InvalidInputError(
           request.kind === 'port'

@@ -146,6 +146,14 @@ interface StoredRequest {
   parties?: { raisedBy: string | null; customer: string | null };
 }
 
+/** Top-level fields of an object answer that its port's parsed answer no longer has. */
+function droppedFields(sent: JsonValue, parsed: unknown): string[] {
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(sent) || !isObject(parsed)) return [];
+  return Object.keys(sent).filter((key) => !Object.hasOwn(parsed, key));
+}
+
 /** How often a continuation retries after another process committed to the run first. */
 const MAX_ATTEMPTS = 25;
 /** Due requests expired per page of `expire`. */
@@ -290,10 +298,12 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   /**
    * The binding of a port request, checked before it is answered and before its answer is
    * applied: the row's payload still hashes to what was raised, and the run's checkpoint
-   * still waits on that very payload (and for the parties the row names). Tool calls are the
+   * still waits on that very payload, at that port of that workflow (what the inbox names),
+   * and for the parties the row names. Tool calls are the
    * agent's to check (it does, before deciding and before running). Null when intact.
    */
   function portBindingProblem(
+    workflow: Workflow,
     row: ApprovalRequest,
     pending: PendingRequest,
     state: WorkflowRunState,
@@ -307,6 +317,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       payloadHash: row.argsHash,
     });
     if (own !== null) return own;
+    if (row.tool !== pending.port || row.agent !== workflow.name)
+      return "the request's port or workflow differs from the run's checkpoint";
     // As stored, or as this version reads it (a registered migration may change the data of
     // a waiting request; the row was raised from one of the two).
     const hashes = [pending.data, ...(stored === undefined ? [] : [stored.data])].map((data) => {
@@ -323,6 +335,10 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     const expected = stored?.parties ?? { raisedBy: state.origin.by, customer: state.origin.customer };
     if (row.raisedBy !== expected.raisedBy || row.customer !== expected.customer)
       return "the request's parties differ from the run's (who started it, for which customer)";
+    // The deadline is the checkpoint's too: a later expires_at on the row would reopen a
+    // request that already expired.
+    if (row.expiresAt !== (pending.expiresAt ?? NEVER_EXPIRES))
+      return "the request's expiry differs from the one the run's checkpoint recorded";
     return null;
   }
 
@@ -438,7 +454,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         if (!(request.toolCall === true && row.expiresAt <= at)) continue;
       }
       if (row.kind === 'port') {
-        const problem = portBindingProblem(row, request, state, stored.get(request.id));
+        const problem = portBindingProblem(workflow, row, request, state, stored.get(request.id));
         if (problem !== null) throw await refuseTampered(row, problem, 'countersign');
       }
       const decision = row.decision;
@@ -763,11 +779,25 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           : `Nothing is pending (the run is ${statusOf(state)}).`,
       });
     }
+    // The row's kind must be the one the checkpoint waits on: an edited kind would send an
+    // agent's call down the port path (or a port's answer to an agent that never asked).
+    if ((row.kind === 'tool-call') !== (pending.toolCall === true))
+      throw await refuseTampered(
+        row,
+        "the request's kind differs from what the run's checkpoint waits on",
+        decider.name,
+      );
     if (row.kind === 'tool-call')
       return decideToolCall(workflow, { ...row, run }, pending, response, decider);
 
     // A port request. Binding first: nothing is judged or recorded on a request that changed.
-    const problem = portBindingProblem(row, pending, state, storedRequestData(latest).get(requestId));
+    const problem = portBindingProblem(
+      workflow,
+      row,
+      pending,
+      state,
+      storedRequestData(latest).get(requestId),
+    );
     if (problem !== null) throw await refuseTampered(row, problem, decider.name);
     const at = now().toISOString();
     if (row.expiresAt <= at) {
@@ -785,6 +815,15 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     if (!parsed.success) {
       throw new InvalidInputError(
         `The answer does not fit port ${port.id}: ${describeIssue(parsed.error).detail}. The request is still waiting.`,
+      );
+    }
+    // What is recorded and audited is the answer as sent: fields the port drops (an `amount`
+    // beside `approved`) would stand in the trail as if they had been approved.
+    const dropped = droppedFields(response, parsed.data);
+    if (dropped.length > 0) {
+      throw new InvalidInputError(
+        `The answer has fields port ${port.id} does not take: ${dropped.join(', ')}. The request is still waiting.`,
+        { hint: "Send only the fields of the port's response schema (GET /v1/requests/{id} shows it)." },
       );
     }
     // Separation of duties from the row's parties, before anything is recorded. The role is

@@ -135,7 +135,8 @@ export const operations: Operation[] = [
       'A tool call takes `{"approved": true}` or `{"approved": false, "reason": "…"}` (plus `remember`); the ' +
       'stored call runs and the session continues. A workflow request takes `{"response": …}` in its port\'s ' +
       'response schema (`responseSchema` on the request); a port whose answer is `{approved, …text}` also ' +
-      'takes `approved` and `reason`. The run continues either way. The decider is the authenticated caller; ' +
+      'takes `approved` and `reason` (nothing else: `remember` or another field is 400, as is an answer with ' +
+      'fields the port does not take). The run continues either way. The decider is the authenticated caller; ' +
       'the raiser, the customer and a caller whose only role is `service` get 403 FORBIDDEN. 409 ' +
       'ALREADY_DECIDED names the first decision; 410 EXPIRED; 500 INTEGRITY_VIOLATION when the stored ' +
       'request no longer matches its hash (nothing runs).',

@@ -1,7 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { ForbiddenError } from '../../core/errors/forbidden-error.ts';
-import { NotFoundError } from '../../core/errors/not-found-error.ts';
 import { userIdPattern } from '../../core/ids.ts';
 import { jsonValue } from '../../core/json-schema.ts';
 import { hasRole } from '../auth/identity.ts';
@@ -78,15 +77,11 @@ export function runRoutes(
     const run = c.req.param('run');
     const requestId = c.req.param('requestId');
     // The older address of POST /v1/requests/{id}/decision: the request must be this run's.
-    const request = await ctx.requests.get(requestId);
-    if (request.run !== run)
-      throw new NotFoundError(`Run ${run} has no request ${requestId}.`, {
-        hint: `Read the run with GET /v1/runs/${run}; answer with POST /v1/requests/{id}/decision.`,
-      });
     const outcome = await ctx.requests.decide(
       requestId,
       { response: body.response },
       { by: identity.name, roles: identity.roles },
+      { run },
     );
     return c.json(outcome.run ?? (await desk.view(run)));
   });

@@ -98,10 +98,14 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const parsed = decisionFromForm(form);
     if ('error' in parsed) return flash('error', parsed.error);
     try {
-      const outcome = await ctx.requests.decide(id, parsed.decision, {
-        by: name,
-        roles: viewer.identity.roles,
-      });
+      // The older address names the run: the request must be that run's.
+      const run = c.req.param('run');
+      const outcome = await ctx.requests.decide(
+        id,
+        parsed.decision,
+        { by: name, roles: viewer.identity.roles },
+        run === undefined ? {} : { run },
+      );
       return flash('ok', outcomeText(outcome, parsed.decision));
     } catch (error) {
       if (!CountersignError.is(error)) throw error;
