@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bookstoreAgent } from '../../examples/bookstore/app.ts';
 import { createServer } from '../../src/server/create-server.ts';
@@ -10,7 +11,7 @@ import { createPostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { binPath, tempStore } from '../helpers/cli.ts';
-import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../helpers/postgres.ts';
+import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL, withAdmin } from '../helpers/postgres.ts';
 
 const pg = await postgresForTests();
 
@@ -75,6 +76,31 @@ describe('health and readiness', () => {
     }
   });
 
+  it('SQLite: /readyz is 503 once another instance has upgraded the schema past this one', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'countersign-health-')), 'h.db');
+    const store = createSqliteStore({ path });
+    const running = await listening(store);
+    try {
+      expect((await probe(running.url, '/readyz')).status).toBe(200);
+      const { known } = await store.schemaVersion();
+      // What a newer countersign's migration leaves behind, from another connection.
+      const other = new DatabaseSync(path);
+      other.exec(`PRAGMA user_version = ${known + 1}`);
+      other.close();
+      const stale = await probe(running.url, '/readyz');
+      expect(stale.status).toBe(503);
+      expect(stale.body).toEqual({
+        status: 'unavailable',
+        store: 'sqlite',
+        reason: `the store's schema is at version ${known + 1}, newer than this countersign knows (${known}): another instance upgraded it; upgrade this one`,
+      });
+      expect(await probe(running.url, '/healthz')).toMatchObject({ status: 200 });
+    } finally {
+      await running.close();
+      await store.close();
+    }
+  });
+
   describe.skipIf(pg === null)('PostgreSQL', () => {
     const schema = freshSchema('health');
     afterAll(async () => {
@@ -92,6 +118,28 @@ describe('health and readiness', () => {
         expect(down.body).toMatchObject({ status: 'unavailable', store: 'postgres' });
       } finally {
         await running.close();
+      }
+    });
+
+    it('503 once another instance has migrated the schema past this one', async () => {
+      const store = await createPostgresStore({ connectionString: TEST_PG_URL, schema });
+      const running = await listening(store);
+      try {
+        expect((await probe(running.url, '/readyz')).status).toBe(200);
+        const { known } = await store.schemaVersion();
+        await withAdmin(async (client) => {
+          await client.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, 'future')`, [
+            known + 1,
+          ]);
+        });
+        const stale = await probe(running.url, '/readyz');
+        expect(stale.status).toBe(503);
+        expect((stale.body as { reason: string }).reason).toContain(
+          `newer than this countersign knows (${known})`,
+        );
+      } finally {
+        await running.close();
+        await store.close();
       }
     });
   });

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { hasSchemaVersion } from '../../store/ports/schema-version.ts';
 import type { Store } from '../../store/store.ts';
 import type { ServerEnv } from '../server-context.ts';
 
@@ -9,9 +10,10 @@ const STORE_TIMEOUT_MS = 2000;
 /**
  * `GET /healthz`: the process is up and serving. `GET /readyz`: the store answers a keyed
  * read (one primary-key lookup, no scan). Both are open to anyone and say nothing about the
- * data, so a load balancer or an orchestrator can call them without a token. The schema is
- * checked when the store is opened (a store newer than this countersign refuses to open),
- * so a server that started is on current migrations.
+ * data, so a load balancer or an orchestrator can call them without a token. Readiness also
+ * compares the store's schema with this countersign's migrations (one read of a version
+ * number): an instance still running after another one upgraded the shared schema is not
+ * ready, and says to upgrade it.
  */
 export function healthRoutes(app: Hono<ServerEnv>, store: Store): void {
   app.on(['GET', 'HEAD'], '/healthz', (c) => {
@@ -27,6 +29,15 @@ export function healthRoutes(app: Hono<ServerEnv>, store: Store): void {
   });
 }
 
+async function schemaProblem(store: Store): Promise<string | null> {
+  if (!hasSchemaVersion(store)) return null;
+  const { current, known } = await store.schemaVersion();
+  if (current === known) return null;
+  return current > known
+    ? `the store's schema is at version ${current}, newer than this countersign knows (${known}): another instance upgraded it; upgrade this one`
+    : `the store's schema is at version ${current}, older than this countersign's (${known}): restart to migrate it`;
+}
+
 async function storeProblem(store: Store): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<string>((resolve) => {
@@ -36,7 +47,7 @@ async function storeProblem(store: Store): Promise<string | null> {
     );
   });
   try {
-    return await Promise.race([store.getSession('readyz-probe').then(() => null), timeout]);
+    return await Promise.race([store.getSession('readyz-probe').then(() => schemaProblem(store)), timeout]);
   } catch (error) {
     const what = CountersignError.is(error) ? error.code : 'an error';
     // The message may name hosts or paths: the route is public, so it gives the code only.

@@ -6,6 +6,7 @@ import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
+import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
@@ -37,7 +38,7 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
-import { migrate } from './migrate.ts';
+import { loadMigrations, migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
@@ -46,7 +47,7 @@ import { createPostgresOutbox } from './postgres-outbox.ts';
 import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
-import { assertSchemaName, DEFAULT_SCHEMA, tablesIn } from './schema-name.ts';
+import { assertSchemaName, DEFAULT_SCHEMA, quoteIdentifier, tablesIn } from './schema-name.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -62,7 +63,7 @@ export interface PostgresStoreOptions {
  * store, and the server's outbox and sign-in store (`deliveries`, `web_sessions`):
  * `createServer` uses them when given this store.
  */
-export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessionStore {
+export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessionStore, SchemaVersion {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -407,6 +408,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {
       return auditOf(query, auditCursor(filter));
+    },
+
+    async schemaVersion() {
+      const rows = await query(`SELECT max(version) AS version FROM ${quoteIdentifier(schema)}.migrations`);
+      return { current: Number(rows[0]?.version ?? 0), known: loadMigrations().length };
     },
 
     async lastAuditSeq(): Promise<number> {

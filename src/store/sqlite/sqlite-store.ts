@@ -8,6 +8,7 @@ import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
+import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
@@ -39,6 +40,7 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection } from './connection.ts';
+import { migrations } from './migrations.ts';
 import { openDatabase } from './open-database.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
@@ -82,7 +84,7 @@ export interface SqliteStoreOptions {
  * Also the server's outbox and sign-in store (`deliveries`, `web_sessions`): `createServer`
  * uses them when given this store.
  */
-export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionStore {
+export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionStore, SchemaVersion {
   readonly kind: 'sqlite';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -437,6 +439,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async lastAuditSeq(): Promise<number> {
       return run(() => Number(sql('SELECT max(seq) AS seq FROM audit').get()?.seq ?? 0));
+    },
+
+    async schemaVersion() {
+      return run(() => ({
+        current: Number(sql('PRAGMA user_version').get()?.user_version ?? 0),
+        known: migrations.length,
+      }));
     },
 
     async exportSession(id): Promise<SessionSnapshot | null> {
