@@ -3,6 +3,8 @@ import { bindArgs } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
 import { defaultPortEffect, NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import type { StoredCheckpoint } from './checkpoint-store.ts';
+import type { PayloadCodec } from './codec.ts';
+import { payload, text } from './row-readers.ts';
 
 /** An answer as the `workflow_answers` table (or a file store's answers/) recorded it before requests were rows. */
 export interface LegacyAnswer {
@@ -109,4 +111,33 @@ export function legacyRunRows(
     if ([...answers.keys()].every((id) => rows.has(id))) break;
   }
   return [...rows.values()];
+}
+
+/**
+ * The rows of the retired `workflow_answers` table, by run and request id, as both SQL
+ * backends read them before adopting (SQLite stores `expired` as 0/1, PostgreSQL as boolean).
+ */
+export function legacyAnswersByRun(
+  codec: PayloadCodec,
+  rows: readonly Record<string, unknown>[],
+): Map<string, Map<string, LegacyAnswer>> {
+  const answers = new Map<string, Map<string, LegacyAnswer>>();
+  for (const row of rows) {
+    const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
+    const run = text(row, 'run', where);
+    let byRun = answers.get(run);
+    if (byRun === undefined) {
+      byRun = new Map();
+      answers.set(run, byRun);
+    }
+    const requestId = text(row, 'request_id', where);
+    byRun.set(requestId, {
+      requestId,
+      response: payload(codec, row, 'response', where) as LegacyAnswer['response'],
+      by: text(row, 'answered_by', where),
+      at: text(row, 'answered_at', where),
+      expired: row.expired === true || Number(row.expired) === 1,
+    });
+  }
+  return answers;
 }

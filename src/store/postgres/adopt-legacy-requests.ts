@@ -1,9 +1,8 @@
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
+import { legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
 import { approvalValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, APPROVAL_PLACEHOLDERS } from '../sql/columns.ts';
-import { payload, text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
 import { migrationLockKey, quoteIdentifier } from './schema-name.ts';
 
@@ -34,24 +33,7 @@ export async function adoptLegacyRequests(
   await connection.transaction(async (tq) => {
     await tq('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
     if (!(await present(tq))) return;
-    const answers = new Map<string, Map<string, LegacyAnswer>>();
-    for (const row of await tq(`SELECT * FROM ${answersTable}`)) {
-      const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
-      const run = text(row, 'run', where);
-      let byRun = answers.get(run);
-      if (byRun === undefined) {
-        byRun = new Map();
-        answers.set(run, byRun);
-      }
-      const requestId = text(row, 'request_id', where);
-      byRun.set(requestId, {
-        requestId,
-        response: payload(codec, row, 'response', where) as LegacyAnswer['response'],
-        by: text(row, 'answered_by', where),
-        at: text(row, 'answered_at', where),
-        expired: row.expired === true,
-      });
-    }
+    const answers = legacyAnswersByRun(codec, await tq(`SELECT * FROM ${answersTable}`));
     const latest = await tq(
       `SELECT ${CHECKPOINT_COLUMNS} FROM ${q('workflow_checkpoints')}
        WHERE id IN (SELECT latest FROM ${q('workflow_runs')})`,

@@ -1,10 +1,9 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { type LegacyAnswer, legacyRunRows } from '../legacy-requests.ts';
+import { legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
 import { approvalValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
-import { payload, text } from '../sql/rows.ts';
 
 /**
  * After migration 9: the pending port requests of checkpoints written before requests were
@@ -21,24 +20,7 @@ export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void
   db.exec('BEGIN IMMEDIATE');
   try {
     if (exists()) {
-      const answers = new Map<string, Map<string, LegacyAnswer>>();
-      for (const row of db.prepare('SELECT * FROM workflow_answers').all()) {
-        const where = `workflow_answers(run=${String(row.run)}, request_id=${String(row.request_id)})`;
-        const run = text(row, 'run', where);
-        let byRun = answers.get(run);
-        if (byRun === undefined) {
-          byRun = new Map();
-          answers.set(run, byRun);
-        }
-        const requestId = text(row, 'request_id', where);
-        byRun.set(requestId, {
-          requestId,
-          response: payload(codec, row, 'response', where) as LegacyAnswer['response'],
-          by: text(row, 'answered_by', where),
-          at: text(row, 'answered_at', where),
-          expired: Number(row.expired) === 1,
-        });
-      }
+      const answers = legacyAnswersByRun(codec, db.prepare('SELECT * FROM workflow_answers').all());
       const insert = db.prepare(
         `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_COLUMNS.split(',')
           .map(() => '?')
