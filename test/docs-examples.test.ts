@@ -19,9 +19,9 @@ interface Doc {
   /**
    * Commands run before a block (keyed by its first command) to build the state it shows,
    * written as in the docs (env prefixes and the block's example ids work). `fresh` starts a
-   * new store there, which the document's later blocks then share.
+   * new store there, which the document's later blocks then share; `env` holds from there on.
    */
-  setup?: Record<string, { fresh?: boolean; commands: string[] }>;
+  setup?: Record<string, { fresh?: boolean; env?: Record<string, string>; commands: string[] }>;
 }
 
 const raiseCancel = 'countersign chat demo "Please cancel my order 1044." --user c-100 --as sam';
@@ -49,6 +49,12 @@ const docs: Doc[] = [
             'COUNTERSIGN_APP=kitchen countersign chat k "We\'re out of eggs, put a dozen on the list."',
           ],
         },
+      // The session examples export s4, a session with one waiting request, signed.
+      'countersign session export s4 --out s4.json': {
+        fresh: true,
+        env: { COUNTERSIGN_EXPORT_KEY: '2026-12:docs-example-secret-docs-example-secret' },
+        commands: ['countersign chat s4 "Please cancel my order 1044." --user c-100 --as backend'],
+      },
       // The audit excerpt is the trail of one approved cancel in a store of its own.
       'countersign audit': {
         fresh: true,
@@ -132,42 +138,6 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
   },
   {
     file: 'docs/cli.md',
-    command: 'countersign session export s4 --out s4.json',
-    reason: 'needs session s4 with a waiting request and a COUNTERSIGN_EXPORT_KEY',
-  },
-  {
-    file: 'docs/cli.md',
-    command: 'countersign session export s4 --out s4b.json --json',
-    reason: 'needs session s4 and a COUNTERSIGN_EXPORT_KEY',
-  },
-  {
-    file: 'docs/cli.md',
-    command: 'COUNTERSIGN_EXPORT_KEY= countersign session export s4 --out unsigned.json',
-    reason: 'needs session s4',
-  },
-  {
-    file: 'docs/cli.md',
-    command: 'COUNTERSIGN_STORE=sqlite:other.sqlite countersign session import s4.json --as bob',
-    reason: 'needs the signed export of the skipped session export',
-  },
-  {
-    file: 'docs/cli.md',
-    command: 'COUNTERSIGN_STORE=sqlite:other2.sqlite countersign session import s4.json --json',
-    reason: 'needs the signed export of the skipped session export',
-  },
-  {
-    file: 'docs/cli.md',
-    command:
-      'COUNTERSIGN_EXPORT_KEY=2026-12:another-secret-another-secret-0000 countersign session import s4.json --json',
-    reason: 'needs the signed export of the skipped session export',
-  },
-  {
-    file: 'docs/cli.md',
-    command: 'countersign session import unsigned.json --json',
-    reason: 'needs the unsigned export of the skipped session export',
-  },
-  {
-    file: 'docs/cli.md',
     command: 'countersign session import forged.json --trust-unsigned',
     reason: 'needs a hand-forged export file',
   },
@@ -188,19 +158,14 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
     command: 'countersign session import stranger.json --trust-unsigned --json',
     reason: 'needs an export of another app',
   },
-  {
-    file: 'docs/cli.md',
-    command: 'COUNTERSIGN_STORE=sqlite:other.sqlite countersign session import s4.json --json',
-    reason: 'needs the store of the skipped first import',
-  },
 ];
 
 /**
- * Today 40 examples run and 24 are skipped. Fewer run, or more skipped, means the skip list
+ * Today 48 examples run and 16 are skipped. Fewer run, or more skipped, means the skip list
  * grew or the docs lost examples: raise MIN_RUN when you add examples, never lower it quietly.
  */
-const MIN_RUN = 40;
-const MAX_SKIPPED = 24;
+const MIN_RUN = 48;
+const MAX_SKIPPED = 16;
 
 interface Example {
   file: string;
@@ -279,7 +244,9 @@ const ID = /\b(apr|req|cp|rule)_[a-z2-7]{32}\b/g;
 
 function normalise(text: string, tmp: string): string {
   return text
+    .replaceAll(`${tmp}/`, '') // the docs' relative files (s4.json) run in the store's folder
     .replaceAll(tmp, '<TMP>')
+    .replace(/\b\d+ bytes\b/g, '<N> bytes')
     .replace(ID, '$1_<ID>')
     .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<TIME>')
     .replace(/\b\d+h \d+m\b/g, '<DURATION>')
@@ -376,6 +343,17 @@ function learnIds(ids: Map<string, string>, expected: string, actual: string): v
   });
 }
 
+/** The docs' relative files (s4.json, sqlite:other.sqlite) live in the store's temp folder. */
+function inFolder(args: string[], dir: string): string[] {
+  return args.map((arg) => (/^[\w-]+\.json$/.test(arg) ? join(dir, arg) : arg));
+}
+
+function inFolderEnv(env: Record<string, string>, dir: string): Record<string, string> {
+  const store = env.COUNTERSIGN_STORE;
+  if (store === undefined) return env;
+  return { ...env, COUNTERSIGN_STORE: store.replace(/^sqlite:(?!\/)/, `sqlite:${dir}/`) };
+}
+
 function tempStore(): { dir: string; store: string } {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-docs-'));
   return { dir, store: `sqlite:${join(dir, 'countersign.db')}` };
@@ -392,6 +370,7 @@ for (const doc of docs) {
     const blocks = parseExamples(doc.file);
     let shared = tempStore();
     let ids = new Map<string, string>();
+    let docEnv: Record<string, string> = {};
 
     for (const block of blocks) {
       const first = block[0] as Example;
@@ -401,17 +380,21 @@ for (const doc of docs) {
           ids = new Map();
         }
         let blockEnv: Record<string, string> = {};
-        const env = () => ({ ...baseEnv, COUNTERSIGN_STORE: shared.store, ...blockEnv });
+        const env = () => ({ ...baseEnv, COUNTERSIGN_STORE: shared.store, ...docEnv, ...blockEnv });
         const setup = doc.setup?.[first.command];
         if (setup?.fresh) {
           shared = tempStore();
           ids = new Map();
         }
+        docEnv = { ...docEnv, ...setup?.env };
         for (const line of setup?.commands ?? []) {
           const parsed = parseCommand(line);
           if (parsed === undefined) throw new Error(`setup is not a countersign command: ${line}`);
           const args = parsed.args.map((arg) => arg.replace(ID, (id) => ids.get(id) ?? id));
-          const run = await runCli(args, { ...env(), ...parsed.env, COUNTERSIGN_STORE: shared.store });
+          const run = await runCli(inFolder(args, shared.dir), {
+            ...env(),
+            ...inFolderEnv(parsed.env, shared.dir),
+          });
           expect(run.code, `setup ${line}: ${run.stderr}`).toBe(0);
           const documented = block.map((e) => `${e.command}\n${e.expected.join('\n')}`).join('\n');
           learnIds(ids, documented, run.stdout);
@@ -438,7 +421,10 @@ for (const doc of docs) {
             continue;
           }
           const args = parsed.args.map((arg) => arg.replace(ID, (id) => ids.get(id) ?? id));
-          const run = await runCli(args, { ...env(), ...parsed.env, COUNTERSIGN_STORE: shared.store });
+          const run = await runCli(inFolder(args, shared.dir), {
+            ...env(),
+            ...inFolderEnv(parsed.env, shared.dir),
+          });
           ran.push(`${doc.file}: ${example.command}`);
           const label = `${doc.file}:${example.block + 1} $ ${example.command}`;
           const exit =
