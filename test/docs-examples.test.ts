@@ -41,6 +41,10 @@ const docs: Doc[] = [
     file: 'docs/cli.md',
     store: 'per-document',
     setup: {
+      // A request to reject, on a session of its own (s1's was approved just before).
+      'countersign reject apr_vhqod3gsmv5mb4agjpaff5wkfz4c4k5r': {
+        commands: ['countersign chat s2 "Please cancel my order 1044." --user c-100 --as backend'],
+      },
       // A second eggs request on session k, in a fresh kitchen store (the list of 2 items).
       'COUNTERSIGN_APP=kitchen countersign approve apr_kh6tnn5ngozt2lqpn6dy7mhezhi5kgg5 --always --as alice':
         {
@@ -86,12 +90,6 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
     file: 'docs/cli.md',
     command: 'countersign show apr_lgiehmrbswzdqiuq73b4jrjzuuze7spx',
     reason: 'needs a request answered "moved on" from the interactive console (stdin)',
-  },
-  {
-    file: 'docs/cli.md',
-    command:
-      'countersign reject apr_vhqod3gsmv5mb4agjpaff5wkfz4c4k5r --reason "Support must call the customer first. Do not retry." --as alice',
-    reason: 'needs a second waiting cancel of order 1044, which the shared store has already cancelled',
   },
   {
     file: 'docs/cli.md',
@@ -161,11 +159,11 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
 ];
 
 /**
- * Today 48 examples run and 16 are skipped. Fewer run, or more skipped, means the skip list
+ * Today 49 examples run and 15 are skipped. Fewer run, or more skipped, means the skip list
  * grew or the docs lost examples: raise MIN_RUN when you add examples, never lower it quietly.
  */
-const MIN_RUN = 48;
-const MAX_SKIPPED = 16;
+const MIN_RUN = 49;
+const MAX_SKIPPED = 15;
 
 interface Example {
   file: string;
