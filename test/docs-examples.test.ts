@@ -76,8 +76,6 @@ const docs: Doc[] = [
  * Examples not run, each with why. Keyed by file and the command as written after `$ `.
  * Every entry must still match an example (a stale entry fails), and the number of examples
  * run may not drop below MIN_RUN: do not grow this list to make a drifted example pass.
- */
-/**
  * `output` (the first documented line) or `nth` (which occurrences in the file, from 1) tell
  * apart examples of the same command.
  */
@@ -135,7 +133,7 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
     command: 'countersign session import forged.json --trust-unsigned',
     reason: 'needs a hand-forged export file',
   },
-  { file: 'docs/cli.md', command: 'countersign resume s4', reason: 'needs the imported session s4' },
+  { file: 'docs/cli.md', command: 'countersign resume s4', reason: 'continues the skipped forged import' },
   {
     file: 'docs/cli.md',
     command: 'countersign executions',
