@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { kitchenAgent } from '../../examples/kitchen/app.ts';
+import type { Agent } from '../../src/agent/create-agent.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import { type RunningServer, startServer } from '../../src/server/start-server.ts';
 import { chatSecret, customerToken, openSignInLink } from '../helpers/chat-client.ts';
@@ -17,7 +18,7 @@ describe('POST /chat/api/ui: the AI SDK UI message stream for useChat', () => {
     running = undefined;
   });
 
-  async function listen(agents?: Parameters<typeof testServer>[0]['agents']): Promise<string> {
+  async function listen(agents?: Agent[]): Promise<string> {
     server = testServer({ chat: { secret: chatSecret }, ...(agents ? { agents } : {}) });
     running = await startServer(server, { host: '127.0.0.1', port: 0 });
     return running.url;
