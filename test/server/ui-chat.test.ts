@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kitchenAgent } from '../../examples/kitchen/app.ts';
 import type { Agent } from '../../src/agent/create-agent.ts';
@@ -160,5 +162,14 @@ describe('POST /chat/api/ui: the AI SDK UI message stream for useChat', () => {
     const decided = await server.store.getApproval(request!.id);
     expect(decided?.status).toBe('approved');
     expect(decided?.decision?.by).toBe('c-100');
+  });
+
+  it('docs/server.md shows the page’s useChat component exactly as the browser test builds it', () => {
+    const root = resolve(import.meta.dirname, '../..');
+    const docs = readFileSync(resolve(root, 'docs/server.md'), 'utf8');
+    const page = readFileSync(resolve(root, 'examples/use-chat/src/chat.tsx'), 'utf8');
+    const section = docs.slice(docs.indexOf('### A React page with `useChat`'));
+    const block = /```tsx\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(block).toBe(page);
   });
 });

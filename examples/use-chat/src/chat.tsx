@@ -1,6 +1,6 @@
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-import { useState } from 'react';
+import { Composer } from './composer.tsx';
 import { Message } from './message.tsx';
 
 export function Chat() {
@@ -8,7 +8,6 @@ export function Chat() {
     transport: new DefaultChatTransport({ api: '/chat/api/ui' }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
-  const [text, setText] = useState('');
   const approve = (id: string) => addToolApprovalResponse({ id, approved: true });
   return (
     <main>
@@ -16,19 +15,7 @@ export function Chat() {
         <Message key={m.id} message={m} approve={approve} />
       ))}
       {error && <p role="alert">{error.message}</p>}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          sendMessage({ text });
-          setText('');
-        }}
-      >
-        <input aria-label="Message" value={text} onChange={(e) => setText(e.target.value)} />
-        <button type="submit">Send</button>
-      </form>
-      <button type="button" onClick={() => sendMessage()}>
-        Check for updates
-      </button>
+      <Composer send={(text) => sendMessage({ text })} refresh={() => sendMessage()} />
     </main>
   );
 }
