@@ -13,6 +13,7 @@ import { type ChatTarget, chatBody, chatLog, chatMissingBody, chatSignedOutBody 
 import type { Flash } from './flash-store.ts';
 import type { SafeHtml } from './html.ts';
 import { page } from './layout.ts';
+import { uiChatRoutes } from './ui-chat-routes.ts';
 import { formText, withFlash } from './web-guard.ts';
 
 /**
@@ -161,4 +162,7 @@ export function chatRoutes(
     }
     return c.redirect(back, 303);
   });
+
+  // The same customers, for an AI SDK UI page (useChat) instead of these server-rendered ones.
+  uiChatRoutes(app, ctx, signIns);
 }
