@@ -33,7 +33,7 @@ export function createServerMetrics(requests: Pick<RequestBook, 'countPending'>)
   const registers = [registry];
   const decisions = new Counter({
     name: 'countersign_decisions_total',
-    help: 'Requests decided by a person (or a rule), by verdict and request kind.',
+    help: 'Requests decided by a person, by verdict and request kind.',
     labelNames: ['verdict', 'kind'] as const,
     registers,
   });
