@@ -13,8 +13,10 @@ import { createAgent } from '../src/agent/create-agent.ts';
 import { ATTR, SPAN } from '../src/core/tracing.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import type { AnyLanguageModel } from '../src/model/language-model.ts';
+import { createMemoryCheckpointStore } from '../src/store/memory/memory-checkpoint-store.ts';
 import { createMemoryStore } from '../src/store/memory/memory-store.ts';
 import { bookstore } from './helpers/bookstore-agent.ts';
+import { testServer } from './server/helpers.ts';
 import { harness } from './workflow/helpers.ts';
 
 /**
@@ -113,6 +115,34 @@ describe('tracing', () => {
     expect(step?.attributes[ATTR.errorCode]).toBe('MODEL_ERROR');
     expect(step?.status).toMatchObject({ code: 2, message: 'MODEL_ERROR' });
     expect(step?.events.map((event) => event.name)).toEqual(['exception']);
+  });
+
+  it('a workflow request answered through the request desk gets the decision span', async () => {
+    const server = testServer({ workflows: [refundWorkflow], checkpoints: createMemoryCheckpointStore() });
+    const started = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: { workflow: 'refund', run: 'run-b', input: 1040 },
+    });
+    const requestId = started.json.requests[0].id as string;
+    exporter.reset();
+    const answered = await server.call('POST', `/v1/requests/${requestId}/decision`, {
+      as: 'mia',
+      body: { response: { approved: true, note: 'photo-checked-7731' } },
+    });
+    expect(answered.status).toBe(200);
+    const [decided] = named(SPAN.requestDecide);
+    expect(decided?.attributes).toEqual({
+      [ATTR.requestId]: requestId,
+      [ATTR.requestKind]: 'port',
+      [ATTR.run]: 'run-b',
+      [ATTR.tool]: 'manager-approval',
+    });
+    // The run continues inside the answer: its supersteps are children of the decision.
+    const steps = named(SPAN.superstep);
+    expect(steps.length).toBeGreaterThan(0);
+    for (const step of steps) expect(parentOf(step)).toBe(decided!.spanContext().spanId);
+    expect(allValues().filter((text) => text.includes('1040') || text.includes('photo-checked'))).toEqual([]);
+    await server.close();
   });
 
   it('a refund workflow superstep: run, workflow and number, no order data', async () => {

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { metricsAccessFromEnv } from '../../src/server/metrics.ts';
 import { startServer } from '../../src/server/start-server.ts';
+import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
 import { raiseCancel, testServer } from './helpers.ts';
 
 /**
@@ -102,6 +104,27 @@ describe('GET /metrics', () => {
     // No customer data in labels: no session, request id, order or principal.
     const labelValues = after.samples.flatMap((sample) => Object.values(sample.labels));
     expect(labelValues.filter((label) => /s1|s2|apr_|1044|c-100|alice/.test(label))).toEqual([]);
+  });
+
+  it('a workflow request answered through /v1/requests counts as a port decision', async () => {
+    const { server, url } = await listening({
+      metrics: 'open',
+      workflows: [refundWorkflow],
+      checkpoints: createMemoryCheckpointStore(),
+    });
+    const started = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: { workflow: 'refund', run: 'run-m', input: 1040 },
+    });
+    const requestId = started.json.requests[0].id as string;
+    const answered = await server.call('POST', `/v1/requests/${requestId}/decision`, {
+      as: 'mia',
+      body: { response: { approved: true, note: 'ok' } },
+    });
+    expect(answered.status).toBe(200);
+    const { samples } = await scrape(url);
+    expect(value(samples, 'countersign_decisions_total', { verdict: 'answered', kind: 'port' })).toBe(1);
+    expect(value(samples, 'countersign_time_to_decision_seconds_count', { kind: 'port' })).toBe(1);
   });
 
   it('two servers in one process each have their own registry', async () => {
