@@ -14,7 +14,7 @@ import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { SessionRecord } from '../core/session.ts';
 import { signalDecision } from '../core/signals.ts';
-import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
+import { ATTR, activeSpan, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { ModelCallHooks } from '../model/call-model.ts';
@@ -305,119 +305,111 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
 
-    decide(requestId, input, read = {}) {
-      const attributes = {
-        [ATTR.requestId]: requestId,
-        [ATTR.requestKind]: 'tool-call',
-        [ATTR.agent]: options.name,
-        [ATTR.verdict]: input.approved ? 'approved' : 'rejected',
-      };
-      return withSpan(SPAN.requestDecide, attributes, async (span) => {
-        const rt = getRuntime();
-        const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
-        if (!request)
-          throw new NotFoundError(`No approval request ${requestId}.`, {
-            hint: 'List waiting requests with `countersign pending`.',
-          });
-        if (request.agent !== rt.agentName)
-          throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
-        setSpanAttributes(span, {
-          [ATTR.session]: request.session,
-          [ATTR.tool]: request.tool,
-          [ATTR.run]: request.run,
+    async decide(requestId, input, read = {}) {
+      const rt = getRuntime();
+      const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
+      if (!request)
+        throw new NotFoundError(`No approval request ${requestId}.`, {
+          hint: 'List waiting requests with `countersign pending`.',
         });
-        const session = await assertMayAct(rt, request, input, 'decide');
-        await auditIgnoredFields(rt, request, input);
-        const unbound = bindingProblem(toolCallBinding(request));
-        if (unbound !== null) {
-          // Refused before the compare-and-set, and written down: the trail shows the attempt.
-          await rt.store.appendAudit(
-            [
-              {
-                kind: 'tamper.refused',
-                session: request.session,
-                requestId,
-                actor: input.by?.trim() || 'unknown',
-                data: { problem: unbound, argsHash: request.argsHash },
-              },
-            ],
-            rt.now().toISOString(),
-          );
-          throw bindingError(requestId, unbound, 'deciding');
-        }
-        const at = rt.now().toISOString();
-        if (request.status === 'pending' && request.expiresAt <= at) {
-          await expireRequest(rt.store, request, at);
-          throw expiredError(requestId, request.expiresAt);
-        }
-        const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
-        const decision: Decision = {
-          verdict: input.approved ? 'approved' : 'rejected',
-          by: input.by?.trim() || 'unknown',
-          reason,
-          at,
-          kind: 'person',
-        };
-        const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
-        // Continuing inline: the session's lease is taken in the decision's own transaction.
-        const owner = options.continuations ? undefined : newLeaseOwner();
-        // Leases run on the wall clock, as acquireSessionLease's do.
-        const nowMs = Date.now();
-        const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
-        const outcome = await rt.store.decide(
-          requestId,
-          decision,
+      if (request.agent !== rt.agentName)
+        throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      setSpanAttributes(activeSpan(), {
+        [ATTR.session]: request.session,
+        [ATTR.tool]: request.tool,
+        [ATTR.run]: request.run,
+      });
+      const session = await assertMayAct(rt, request, input, 'decide');
+      await auditIgnoredFields(rt, request, input);
+      const unbound = bindingProblem(toolCallBinding(request));
+      if (unbound !== null) {
+        // Refused before the compare-and-set, and written down: the trail shows the attempt.
+        await rt.store.appendAudit(
           [
             {
-              kind: 'request.decided',
+              kind: 'tamper.refused',
               session: request.session,
               requestId,
-              actor: decision.by,
-              data: {
-                verdict: decision.verdict,
-                reason,
-                tool: request.tool,
-                args: request.argsJson,
-                argsHash: request.argsHash,
-                ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
-              },
+              actor: input.by?.trim() || 'unknown',
+              data: { problem: unbound, argsHash: request.argsHash },
             },
           ],
-          { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
+          rt.now().toISOString(),
         );
-        if (!outcome.won) {
-          const current = outcome.request ?? request;
-          if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
-            throw expiredError(requestId, current.expiresAt);
-          }
-          if (current.decision) throw new AlreadyDecidedError(requestId, current.decision);
-          throw new AlreadyDecidedError(requestId, {
-            verdict: current.status === 'pending' ? 'rejected' : current.status,
-            by: 'unknown',
-            reason: null,
-            at,
-            kind: 'person',
-          });
+        throw bindingError(requestId, unbound, 'deciding');
+      }
+      const at = rt.now().toISOString();
+      if (request.status === 'pending' && request.expiresAt <= at) {
+        await expireRequest(rt.store, request, at);
+        throw expiredError(requestId, request.expiresAt);
+      }
+      const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
+      const decision: Decision = {
+        verdict: input.approved ? 'approved' : 'rejected',
+        by: input.by?.trim() || 'unknown',
+        reason,
+        at,
+        kind: 'person',
+      };
+      const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
+      // Continuing inline: the session's lease is taken in the decision's own transaction.
+      const owner = options.continuations ? undefined : newLeaseOwner();
+      // Leases run on the wall clock, as acquireSessionLease's do.
+      const nowMs = Date.now();
+      const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
+      const outcome = await rt.store.decide(
+        requestId,
+        decision,
+        [
+          {
+            kind: 'request.decided',
+            session: request.session,
+            requestId,
+            actor: decision.by,
+            data: {
+              verdict: decision.verdict,
+              reason,
+              tool: request.tool,
+              args: request.argsJson,
+              argsHash: request.argsHash,
+              ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
+            },
+          },
+        ],
+        { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
+      );
+      if (!outcome.won) {
+        const current = outcome.request ?? request;
+        if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
+          throw expiredError(requestId, current.expiresAt);
         }
-        signalDecision(request, decision);
-        emit(rt.events, {
-          type: 'approval.decided',
+        if (current.decision) throw new AlreadyDecidedError(requestId, current.decision);
+        throw new AlreadyDecidedError(requestId, {
+          verdict: current.status === 'pending' ? 'rejected' : current.status,
+          by: 'unknown',
+          reason: null,
           at,
-          requestId,
-          session: request.session,
-          verdict: decision.verdict,
-          by: decision.by,
-          kind: decision.kind,
+          kind: 'person',
         });
-        faultPoint('after-decision');
-        if (!outcome.leased) return continueSession(request.session, 'decided');
-        return continueSession(
-          request.session,
-          'decided',
-          owner,
-          session ? knownAfterDecision(session, outcome.request) : undefined,
-        );
+      }
+      signalDecision(request, decision);
+      emit(rt.events, {
+        type: 'approval.decided',
+        at,
+        requestId,
+        session: request.session,
+        verdict: decision.verdict,
+        by: decision.by,
+        kind: decision.kind,
       });
+      faultPoint('after-decision');
+      if (!outcome.leased) return continueSession(request.session, 'decided');
+      return continueSession(
+        request.session,
+        'decided',
+        owner,
+        session ? knownAfterDecision(session, outcome.request) : undefined,
+      );
     },
 
     approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),
@@ -499,6 +491,19 @@ export function createAgent(options: AgentOptions): Agent {
     return session;
   }
 
+  // Every decision of a tool call (HTTP, CLI, approve/reject) passes here, inside its span.
+  const decideUntraced = agent.decide;
+  agent.decide = (requestId, input, read) =>
+    withSpan(
+      SPAN.requestDecide,
+      {
+        [ATTR.requestId]: requestId,
+        [ATTR.requestKind]: 'tool-call',
+        [ATTR.agent]: options.name,
+        [ATTR.verdict]: input.approved ? 'approved' : 'rejected',
+      },
+      () => decideUntraced(requestId, input, read),
+    );
   return agent;
 }
 

@@ -278,7 +278,7 @@ export class SessionRun {
    * Raises the request for one call, approved on the spot when a rule covers it (`auto`,
    * named in the audit); otherwise it waits for a person.
    */
-  private async surface(
+  private surface(
     tool: Tool,
     callId: string,
     args: JsonValue,
@@ -297,27 +297,39 @@ export class SessionRun {
       [ATTR.run]: this.runtime.run,
       [ATTR.verdict]: auto ? 'approved' : 'pending',
     };
-    return withSpan(SPAN.requestRaise, attributes, async () => {
-      const raised = toolCallRequest({
-        id,
-        session: this.session.id,
-        agent: this.runtime.agentName,
-        callId,
-        tool: tool.name,
-        args,
-        effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
-        now,
-        ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
-        raisedBy: this.raiser,
-        run: this.runtime.run,
-        customer: this.session.principal,
-        requiredRole: tool.role ?? null,
-      });
-      const audit = [raisedEvent(raised, tool, this.runtime.agentName, auto ? 'approved' : 'pending')];
-      if (!auto) return { request: raised, audit };
-      const approved = approvedByRule(raised, auto);
-      return { request: approved.request, audit: [...audit, approved.event] };
+    return withSpan(SPAN.requestRaise, attributes, () =>
+      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto),
+    );
+  }
+
+  private async surfaceOnce(
+    id: string,
+    tool: Tool,
+    callId: string,
+    args: JsonValue,
+    parsedArgs: unknown,
+    now: Date,
+    auto: AutoApproval | null,
+  ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
+    const raised = toolCallRequest({
+      id,
+      session: this.session.id,
+      agent: this.runtime.agentName,
+      callId,
+      tool: tool.name,
+      args,
+      effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
+      now,
+      ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
+      raisedBy: this.raiser,
+      run: this.runtime.run,
+      customer: this.session.principal,
+      requiredRole: tool.role ?? null,
     });
+    const audit = [raisedEvent(raised, tool, this.runtime.agentName, auto ? 'approved' : 'pending')];
+    if (!auto) return { request: raised, audit };
+    const approved = approvedByRule(raised, auto);
+    return { request: approved.request, audit: [...audit, approved.event] };
   }
 
   /**

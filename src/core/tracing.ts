@@ -68,9 +68,14 @@ export function withSpan<T>(
   });
 }
 
+/** The span of the step running now (undefined outside one, or without an SDK's context). */
+export function activeSpan(): Span | undefined {
+  return trace.getActiveSpan();
+}
+
 /** Add attributes learned during the step (the verdict, the outcome). */
-export function setSpanAttributes(span: Span, attributes: SpanAttributes): void {
-  span.setAttributes(clean(attributes));
+export function setSpanAttributes(span: Span | undefined, attributes: SpanAttributes): void {
+  span?.setAttributes(clean(attributes));
 }
 
 /** A step that failed without throwing (a superstep's error result): status and code only. */
