@@ -15,6 +15,7 @@ export {
   createServer,
   type ServerOptions,
 } from './server/create-server.ts';
+export type { MetricsAccess } from './server/metrics.ts';
 export { type EnvServerConfig, serverConfigFromEnv } from './server/server-config.ts';
 export { type RunningServer, startServer } from './server/start-server.ts';
 export { SIGNATURE_HEADER, signPayload, verifySignature } from './server/webhooks/signature.ts';

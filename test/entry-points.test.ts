@@ -12,11 +12,24 @@ const entry = (name: string) => resolve(root, 'src', `${name}.ts`);
 const HTTP = ['hono', '@hono/node-server'];
 const POSTGRES = ['pg', 'pg-boss', 'pg-pool', 'pg-protocol'];
 const TEST_RUNNER = ['vitest', '@vitest/runner'];
+// The server's /metrics only: prom-client is a dependency of countersign/server's code path.
+const METRICS = ['prom-client', 'tdigest', 'bintrees'];
 
 describe('entry points', () => {
   it('importing countersign loads no HTTP server, no PostgreSQL driver and no test runner', () => {
     const loaded = packagesLoaded(entry('index'));
     expect(loaded.filter((name) => [...HTTP, ...POSTGRES, ...TEST_RUNNER].includes(name))).toEqual([]);
+  });
+
+  it('importing countersign loads no metrics client; the tracing API it loads is dependency-free', () => {
+    const loaded = packagesLoaded(entry('index'));
+    expect(loaded.filter((name) => METRICS.includes(name))).toEqual([]);
+    // @opentelemetry/api is a no-op without an SDK and has no dependencies of its own.
+    expect(loaded.filter((name) => name.startsWith('@opentelemetry/'))).toEqual(['@opentelemetry/api']);
+    const pkg = JSON.parse(
+      readFileSync(resolve(root, 'node_modules/@opentelemetry/api/package.json'), 'utf8'),
+    ) as { dependencies?: Record<string, string> };
+    expect(pkg.dependencies ?? {}).toEqual({});
   });
 
   it('countersign/postgres loads pg only when a store, bus or queue is opened', () => {
@@ -26,7 +39,7 @@ describe('entry points', () => {
 
   it('countersign/server loads hono, and no PostgreSQL driver or test runner', () => {
     const loaded = packagesLoaded(entry('server'));
-    expect(loaded).toEqual(expect.arrayContaining(HTTP));
+    expect(loaded).toEqual(expect.arrayContaining([...HTTP, 'prom-client']));
     expect(loaded.filter((name) => [...POSTGRES, ...TEST_RUNNER].includes(name))).toEqual([]);
   });
 

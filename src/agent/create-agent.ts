@@ -13,6 +13,8 @@ import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { SessionRecord } from '../core/session.ts';
+import { signalDecision } from '../core/signals.ts';
+import { ATTR, activeSpan, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { ModelCallHooks } from '../model/call-model.ts';
@@ -312,6 +314,11 @@ export function createAgent(options: AgentOptions): Agent {
         });
       if (request.agent !== rt.agentName)
         throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+      setSpanAttributes(activeSpan(), {
+        [ATTR.session]: request.session,
+        [ATTR.tool]: request.tool,
+        [ATTR.run]: request.run,
+      });
       const session = await assertMayAct(rt, request, input, 'decide');
       await auditIgnoredFields(rt, request, input);
       const unbound = bindingProblem(toolCallBinding(request));
@@ -385,6 +392,7 @@ export function createAgent(options: AgentOptions): Agent {
           kind: 'person',
         });
       }
+      signalDecision(request, decision);
       emit(rt.events, {
         type: 'approval.decided',
         at,
@@ -483,6 +491,19 @@ export function createAgent(options: AgentOptions): Agent {
     return session;
   }
 
+  // Every decision of a tool call (HTTP, CLI, approve/reject) passes here, inside its span.
+  const decideUntraced = agent.decide;
+  agent.decide = (requestId, input, read) =>
+    withSpan(
+      SPAN.requestDecide,
+      {
+        [ATTR.requestId]: requestId,
+        [ATTR.requestKind]: 'tool-call',
+        [ATTR.agent]: options.name,
+        [ATTR.verdict]: input.approved ? 'approved' : 'rejected',
+      },
+      () => decideUntraced(requestId, input, read),
+    );
   return agent;
 }
 

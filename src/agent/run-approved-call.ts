@@ -5,6 +5,8 @@ import type { IntegrityViolationError } from '../core/errors/integrity-violation
 import type { JsonValue } from '../core/json.ts';
 import type { ToolResult } from '../core/messages.ts';
 import type { BatchCall } from '../core/session.ts';
+import { signal } from '../core/signals.ts';
+import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
 import type { ExecutionFinish, Store } from '../store/store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
@@ -30,7 +32,30 @@ export type ApprovedCallOutcome =
  * The stored call, exactly once: ledger row before, result after. A row found in
  * `started` means an earlier process died mid-call; only idempotent tools run again.
  */
-export async function runApprovedCall(
+export function runApprovedCall(
+  deps: ApprovedCallDeps,
+  call: BatchCall,
+  request: ApprovalRequest,
+  deferFinish = false,
+): Promise<ApprovedCallOutcome> {
+  const attributes = {
+    [ATTR.requestId]: request.id,
+    [ATTR.session]: deps.session,
+    [ATTR.agent]: deps.runtime.agentName,
+    [ATTR.tool]: request.tool,
+    [ATTR.run]: request.run,
+  };
+  return withSpan(SPAN.execution, attributes, async (span) => {
+    const outcome = await runOnce(deps, call, request, deferFinish);
+    const status =
+      outcome.kind === 'result' ? (outcome.result.isError ? 'failed' : 'succeeded') : outcome.kind;
+    setSpanAttributes(span, { [ATTR.outcome]: status });
+    return outcome;
+  });
+}
+
+/** runApprovedCall without its span. */
+async function runOnce(
   deps: ApprovedCallDeps,
   call: BatchCall,
   request: ApprovalRequest,
@@ -125,6 +150,7 @@ export async function runApprovedCall(
     if (!tool.idempotent) {
       if (record.status !== 'unknown') {
         await store.finishExecution(request.id, { status: 'unknown', result: null, at: now() });
+        signal({ kind: 'outcome-unknown' });
       }
       return { kind: 'unknown' };
     }

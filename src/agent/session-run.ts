@@ -9,6 +9,8 @@ import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
+import { signal, signalDecision } from '../core/signals.ts';
+import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
 import { callModel, type ModelResponse } from '../model/call-model.ts';
 import { fromModelResult } from '../model/from-model-result.ts';
@@ -172,7 +174,17 @@ export class SessionRun {
     });
   }
 
-  private async callModel(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
+  /** One model step, in a span that records a failure as MODEL_ERROR (its stable code). */
+  private callModel(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
+    const attributes = { [ATTR.session]: this.session.id, [ATTR.agent]: this.runtime.agentName };
+    return withSpan(SPAN.modelStep, attributes, async (span) => {
+      const step = await this.callModelOnce();
+      setSpanAttributes(span, { [ATTR.calls]: step.calls.length });
+      return step;
+    });
+  }
+
+  private async callModelOnce(): Promise<{ text: string; calls: ToolCall[]; unparseable: Set<string> }> {
     let result: ModelResponse;
     try {
       result = await callModel(
@@ -181,6 +193,7 @@ export class SessionRun {
         this.runtime.modelCall,
       );
     } catch (cause) {
+      signal({ kind: 'model-error' });
       const detail = cause instanceof Error ? cause.message : String(cause);
       throw new ModelCallError(`The model call failed: ${detail}`, {
         hint: `Everything decided and executed so far is saved. Run \`countersign resume ${this.session.id}\` (or send the next message) to continue.`,
@@ -265,7 +278,7 @@ export class SessionRun {
    * Raises the request for one call, approved on the spot when a rule covers it (`auto`,
    * named in the audit); otherwise it waits for a person.
    */
-  private async surface(
+  private surface(
     tool: Tool,
     callId: string,
     args: JsonValue,
@@ -274,6 +287,30 @@ export class SessionRun {
     auto: AutoApproval | null,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
     const id = newId('apr');
+    // The request is stored with the step's commit right after; the span covers raising it.
+    const attributes = {
+      [ATTR.requestId]: id,
+      [ATTR.requestKind]: 'tool-call',
+      [ATTR.session]: this.session.id,
+      [ATTR.agent]: this.runtime.agentName,
+      [ATTR.tool]: tool.name,
+      [ATTR.run]: this.runtime.run,
+      [ATTR.verdict]: auto ? 'approved' : 'pending',
+    };
+    return withSpan(SPAN.requestRaise, attributes, () =>
+      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto),
+    );
+  }
+
+  private async surfaceOnce(
+    id: string,
+    tool: Tool,
+    callId: string,
+    args: JsonValue,
+    parsedArgs: unknown,
+    now: Date,
+    auto: AutoApproval | null,
+  ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
     const raised = toolCallRequest({
       id,
       session: this.session.id,
@@ -637,6 +674,7 @@ export async function expireRequest(store: Store, request: ApprovalRequest, at: 
       data: { expiresAt: request.expiresAt },
     },
   ]);
+  if (outcome.won) signalDecision(request, decision);
   return outcome.won;
 }
 

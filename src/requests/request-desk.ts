@@ -6,6 +6,7 @@ import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { ATTR, SPAN, withSpan } from '../core/tracing.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import type { WorkflowRunner } from '../workflow/runner.ts';
@@ -181,10 +182,19 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       }
       if (request.kind === 'port') {
         const runner = runnerFor(request);
-        const run = await runner.answer(id, answerOf(request, decision), {
-          by: decider.by,
-          ...(decider.roles ? { roles: decider.roles } : {}),
-        });
+        // Tool calls get their decision span in agent.decide; a port's answer gets it here.
+        const attributes = {
+          [ATTR.requestId]: id,
+          [ATTR.requestKind]: 'port',
+          [ATTR.run]: request.run,
+          [ATTR.tool]: request.tool,
+        };
+        const run = await withSpan(SPAN.requestDecide, attributes, () =>
+          runner.answer(id, answerOf(request, decision), {
+            by: decider.by,
+            ...(decider.roles ? { roles: decider.roles } : {}),
+          }),
+        );
         return { request: () => get(id), turn: null, run };
       }
       if ('response' in decision && request.run !== null) {

@@ -43,6 +43,7 @@ import { parseTrustedProxies } from './http/client-address.ts';
 import { toErrorReply } from './http/error-status.ts';
 import { isApiPath, securityHeaders } from './http/security-headers.ts';
 import { ServerError } from './http/server-error.ts';
+import { createServerMetrics, type MetricsAccess, metricsRoute } from './metrics.ts';
 import type { ServerContext, ServerEnv } from './server-context.ts';
 import { assetRoutes } from './web/assets.ts';
 import { authRoutes, WEB_SESSION_TTL_MS } from './web/auth-routes.ts';
@@ -113,6 +114,8 @@ export interface ServerOptions {
   checkpoints?: CheckpointStore;
   /** Roles request ports need, by port id, for ports that do not declare one themselves. */
   portRoles?: Record<string, string>;
+  /** `GET /metrics` for Prometheus: 'off' (default), 'open', or `{ token }` (docs/deployment.md). */
+  metrics?: MetricsAccess;
 }
 
 export interface CountersignServer {
@@ -242,6 +245,8 @@ export function createServer(options: ServerOptions): CountersignServer {
 
   // Before sign-in is resolved: probes carry no credentials and must not touch the sessions.
   healthRoutes(app, options.store);
+  const metrics = options.metrics && options.metrics !== 'off' ? createServerMetrics(options.store) : null;
+  if (metrics && options.metrics) metricsRoute(app, metrics, options.metrics);
 
   app.use('*', async (c, next) => {
     c.set('caller', await resolveCaller(c, auth));
@@ -346,6 +351,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     webhooksIdle: async () => webhooks?.idle(),
     async close() {
       for (const end of [...streams]) end();
+      metrics?.stop();
       await Promise.all([webhooks?.stop(), watcher.stop(), feed.close()]);
     },
   };

@@ -49,6 +49,7 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     ...(config.publicOrigin ? { publicOrigin: config.publicOrigin } : {}),
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
     secureCookies: config.secureCookies,
+    metrics: config.metrics,
     ...(chat ? { chat: { secret: chat.secret } } : {}),
     ...(input.app.workflows?.length ? { workflows: input.app.workflows } : {}),
     ...(input.checkpoints ? { checkpoints: input.checkpoints } : {}),

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { type ApproverEntry, parseApproverEntries } from './auth/approver-tokens.ts';
 import { parseTrustedProxies } from './http/client-address.ts';
+import { type MetricsAccess, metricsAccessFromEnv } from './metrics.ts';
 
 export interface EnvServerConfig {
   approvers: ApproverEntry[];
@@ -17,6 +18,8 @@ export interface EnvServerConfig {
   chatSecret: string | undefined;
   /** COUNTERSIGN_TRUST_PROXY, checked: the proxies whose X-Forwarded-For is believed. */
   trustProxy: string | undefined;
+  /** COUNTERSIGN_METRICS (off | open | token) with COUNTERSIGN_METRICS_TOKEN. */
+  metrics: MetricsAccess;
 }
 
 /** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks, the public origin and the chat secret. */
@@ -78,5 +81,6 @@ export function serverConfigFromEnv(env: Readonly<Record<string, string | undefi
     secureCookies: publicOrigin?.startsWith('https:') ?? false,
     chatSecret: env.COUNTERSIGN_CHAT_SECRET?.trim() || undefined,
     trustProxy,
+    metrics: metricsAccessFromEnv(env),
   };
 }

@@ -15,6 +15,7 @@ import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
+import { signalDecision } from '../core/signals.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type {
   CheckpointStore,
@@ -273,9 +274,12 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
    * keeps the trail, else appended to `options.audit` right after a won decision.
    */
   async function decideAudited(id: string, decision: Decision, events: AuditEvent[]) {
-    if (checkpoints.keepsAudit) return checkpoints.decide(id, decision, events);
-    const result = await checkpoints.decide(id, decision);
-    if (result.won && auditTrail !== undefined) await auditTrail.appendAudit(events, decision.at);
+    const result = checkpoints.keepsAudit
+      ? await checkpoints.decide(id, decision, events)
+      : await checkpoints.decide(id, decision);
+    if (result.won && !checkpoints.keepsAudit && auditTrail !== undefined)
+      await auditTrail.appendAudit(events, decision.at);
+    if (result.won) signalDecision(result.request, decision);
     return result;
   }
 

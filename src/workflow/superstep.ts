@@ -5,6 +5,7 @@ import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { ATTR, markFailed, SPAN, withSpan } from '../core/tracing.ts';
 import type { AnyExecutor, Workflow } from './define-workflow.ts';
 import type { ExecutorContext, WorkflowState } from './executor-context.ts';
 import type { PendingMessage, PendingRequest, RunError, WorkflowRunState } from './run-state.ts';
@@ -58,7 +59,22 @@ function asJson(value: unknown, what: string): JsonValue {
  * result is all-or-nothing: if any executor throws, nothing it or the others did counts,
  * and the caller records the error against the state the superstep started from.
  */
-export async function runSuperstep(env: SuperstepEnv, before: WorkflowRunState): Promise<SuperstepResult> {
+export function runSuperstep(env: SuperstepEnv, before: WorkflowRunState): Promise<SuperstepResult> {
+  const attributes = {
+    [ATTR.run]: env.run,
+    [ATTR.workflow]: env.workflow.name,
+    [ATTR.superstep]: env.superstep,
+    [ATTR.messages]: before.messages.length,
+  };
+  return withSpan(SPAN.superstep, attributes, async (span) => {
+    const result = await superstepOnce(env, before);
+    // A failed superstep is a result, not a throw: its code goes on the span all the same.
+    if (!result.ok) markFailed(span, result.error.code);
+    return result;
+  });
+}
+
+async function superstepOnce(env: SuperstepEnv, before: WorkflowRunState): Promise<SuperstepResult> {
   const { workflow } = env;
   const groups = new Map<string, PendingMessage[]>();
   for (const message of before.messages) {

@@ -272,6 +272,12 @@ export function createMemoryStore(): MemoryStore {
       return dueRequests(approvals.values(), query).map(copy);
     },
 
+    async countPending() {
+      let pending = 0;
+      for (const request of approvals.values()) if (request.status === 'pending') pending++;
+      return pending;
+    },
+
     async decide(id, decision, events, options = {}) {
       const request = approvals.get(id);
       if (

@@ -59,6 +59,12 @@ export interface RequestBook {
    */
   listDue(query: DueQuery): Promise<ApprovalRequest[]>;
   /**
+   * How many requests wait (both kinds), for the server's `/metrics` gauge, read at scrape
+   * time. Optional: the SQL backends count from the partial index of pending rows, so a
+   * scrape reads the waiting rows' index entries, never the whole table.
+   */
+  countPending?(): Promise<number>;
+  /**
    * The one compare-and-set: pending → decision.verdict, once, and for a person's verdict
    * (approved, rejected, answered) only before the request's expiry at `decision.at`. The
    * loser gets the row as it stands (the winner's decision). Audit events commit with a won

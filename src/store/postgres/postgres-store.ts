@@ -289,6 +289,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       ]);
     },
 
+    async countPending() {
+      // Served by the partial index approvals_due (pending rows only).
+      const rows = await query(`SELECT COUNT(*)::int AS n FROM ${t.approvals} WHERE status = 'pending'`, []);
+      return Number((rows[0] as { n: number } | undefined)?.n ?? 0);
+    },
+
     async listDue(due) {
       const rows = await query(dueRequestsSql(t, due.kind !== undefined), [
         due.at,

@@ -101,6 +101,8 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 // status) and sorts every pending row; the partial index is already in expiry order.
 export const DUE_REQUESTS_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXED BY approvals_due
   WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`;
+/** The partial index holds pending rows only: counting it reads no decided request. */
+const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM approvals INDEXED BY approvals_due WHERE status = 'pending'`;
 const DUE_REQUESTS_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXED BY approvals_due
   WHERE status = 'pending' AND expires_at <= ? AND kind = ? ORDER BY expires_at, id LIMIT ?`;
 
@@ -326,6 +328,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           : sql(DUE_REQUESTS_OF_KIND_SQL).all(query.at, query.kind, query.limit)
         ).map((row) => toApproval(codec, row)),
       );
+    },
+
+    async countPending() {
+      return run(() => (sql(COUNT_PENDING_SQL).get() as { n: number }).n);
     },
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
