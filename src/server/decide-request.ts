@@ -1,4 +1,5 @@
 import type { TurnResult } from '../agent/views.ts';
+import type { RequestDecision } from '../requests/request-desk.ts';
 import type { Identity } from './auth/identity.ts';
 import type { ServerContext } from './server-context.ts';
 
@@ -8,6 +9,21 @@ export interface DecisionBody {
   remember?: 'tool' | 'tool-with-args' | undefined;
   /** Anything else the client sent (arguments, another tool, a name): ignored, and audited. */
   extra: Record<string, unknown>;
+}
+
+/**
+ * A client's verdict as the one decide path takes it. Everything else the client sent is
+ * passed through so the agent writes its `tamper.ignored` audit entry; a client-sent `by` is
+ * renamed `sentBy`, since `by` is ours to set from the authenticated identity.
+ */
+export function verdictOf(body: DecisionBody): RequestDecision {
+  const { by: sentBy, ...extra } = body.extra;
+  return {
+    approved: body.approved,
+    ...(body.reason !== undefined ? { reason: body.reason } : {}),
+    ...(body.remember !== undefined ? { remember: body.remember } : {}),
+    extra: { ...extra, ...(sentBy !== undefined ? { sentBy } : {}) },
+  };
 }
 
 /**
@@ -21,17 +37,9 @@ export async function decideToolCall(
   requestId: string,
   body: DecisionBody,
 ): Promise<TurnResult> {
-  // Passed through so the agent writes its `tamper.ignored` audit entry; a client-sent `by`
-  // is renamed, since `by` is ours to set from the authenticated identity.
-  const { by: sentBy, ...extra } = body.extra;
   const outcome = await ctx.requests.decide(
     requestId,
-    {
-      approved: body.approved,
-      ...(body.reason !== undefined ? { reason: body.reason } : {}),
-      ...(body.remember !== undefined ? { remember: body.remember } : {}),
-      extra: { ...extra, ...(sentBy !== undefined ? { sentBy } : {}) },
-    },
+    verdictOf(body),
     { by: identity.name, roles: identity.roles },
     { only: 'tool-call' },
   );

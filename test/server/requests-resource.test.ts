@@ -100,11 +100,21 @@ describe.each(setups)('the one request resource (%s)', (_name, make) => {
     expect((await server.call('GET', `/v1/requests/${toolCall}`, { as: 'alice' })).json.status).toBe(
       'pending',
     );
-    const decided = await server.call('POST', path(toolCall), { as: 'alice', body: { approved: true } });
+    // A sent `by` or call is never taken: the decider is the token's, and the extras are audited.
+    const decided = await server.call('POST', path(toolCall), {
+      as: 'alice',
+      body: { approved: true, by: 'mallory', args: { orderId: 1 } },
+    });
     expect(decided.status).toBe(200);
     expect(decided.json.request).toMatchObject({ id: toolCall, status: 'approved' });
     expect(decided.json.turn.status).toBe('completed');
     expect(decided.json.run).toBeNull();
+    expect(decided.json.request.decision.by).toBe('alice');
+    const audit = (await server.call('GET', '/v1/audit', { as: 'alice' })).json as Array<{
+      kind: string;
+      data: { fields?: string[] };
+    }>;
+    expect(audit.find((entry) => entry.kind === 'tamper.ignored')?.data.fields).toEqual(['args', 'sentBy']);
 
     // The older tool-call route refuses a port request before anything is recorded.
     const alias = await server.call('POST', `/v1/approvals/${port}/decision`, {

@@ -4,6 +4,7 @@ import { toApprovalView } from '../../agent/views.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
 import { enrichTurn, getApproval, queryApprovals, toHttpView } from '../approval-views.ts';
+import { verdictOf } from '../decide-request.ts';
 import { queryText, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import { parseLimit } from './approval-routes.ts';
@@ -77,15 +78,8 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     if (answer.success) {
       decision = { response: answer.data.response };
     } else {
-      const { approved, reason, remember, ...rest } = body as z.infer<typeof decisionBody>;
-      // `by` is ours to set from the authenticated identity; a sent one is renamed and audited.
-      const { by: sentBy, ...extra } = rest;
-      decision = {
-        approved,
-        ...(reason !== undefined ? { reason } : {}),
-        ...(remember !== undefined ? { remember } : {}),
-        extra: { ...extra, ...(sentBy !== undefined ? { sentBy } : {}) },
-      };
+      const { approved, reason, remember, ...extra } = body as z.infer<typeof decisionBody>;
+      decision = verdictOf({ approved, reason, remember, extra });
     }
     const outcome = await ctx.requests.decide(c.req.param('id'), decision, {
       by: identity.name,
