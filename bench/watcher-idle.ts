@@ -14,7 +14,8 @@ import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
-const WAITING = 1000;
+// `WAITING=10000 node bench/watcher-idle.ts 5` for a larger backlog.
+const WAITING = Number(process.env.WAITING ?? 1000);
 
 async function seed(store: Store): Promise<void> {
   const at = new Date().toISOString();
