@@ -320,7 +320,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     }
     if (reply.status === 401) return c.redirect('/login', 303);
     for (const [name, value] of Object.entries(reply.headers)) c.header(name, value);
-    return errorPage(c, reply.status as 400, reply.body.error.message);
+    return errorPage(c, reply.status as 400, reply.body.error.message, reply.body.error.code);
   });
 
   const webhooks: WebhookSender | null = options.webhook

@@ -5,6 +5,8 @@ import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
 import { answerForm } from './port-card.ts';
 import { prettyJson } from './pretty-json.ts';
+import { localTime } from './local-time.ts';
+import { decidedText, type Reader } from './people-messages.ts';
 import { visibleHtml } from './visible-html.ts';
 
 export interface Viewer {
@@ -40,26 +42,26 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
   const hidden = html`<input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">`;
   return html`<div class="decide">
-    <form method="post" action="${action}" class="approve-form">
+    <form method="post" action="${action}" class="approve-form decide-form">
       ${hidden}
       ${
         view.standingAllowed
           ? html`<label class="check"><input type="checkbox" name="remember" value="tool"> Always approve ${view.tool} for this session</label>`
           : ''
       }
-      <button type="submit" name="verdict" value="approve" class="approve" aria-describedby="title-${view.id}">Approve</button>
+      <button type="submit" name="verdict" value="approve" class="approve" data-shortcut="approve" aria-describedby="title-${view.id}">Approve</button>
     </form>
-    <form method="post" action="${action}" class="reject-form">
+    <form method="post" action="${action}" class="reject-form decide-form">
       ${hidden}
       <label for="reason-${view.id}">Reason for rejecting <span class="hint">(the agent and the customer read it)</span></label>
-      <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off">
+      <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off" data-shortcut="reject">
       <button type="submit" name="verdict" value="reject" class="reject" aria-describedby="title-${view.id}">Reject</button>
     </form>
   </div>`;
 }
 
-/** One request, every argument in full, rendered as text. */
-export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
+/** One request, every argument in full, rendered as text; times in the viewer's zone. */
+export function approvalFacts(view: HttpApprovalView, nowMs: number, timeZone: string): SafeHtml {
   const port = view.kind === 'port';
   return html`<dl class="facts">
     <dt>${port ? 'Workflow request' : 'Tool'}</dt><dd><code>${view.tool}</code>${view.requiredRole ? html` <span class="badge">needs ${view.requiredRole}</span>` : ''}</dd>
@@ -70,35 +72,21 @@ export function approvalFacts(view: HttpApprovalView, nowMs: number): SafeHtml {
         ? html`<dt>Customer</dt><dd>${view.customer ?? 'no customer'} <span class="hint">workflow ${view.agent}, run</span> <code>${view.run ?? ''}</code></dd>`
         : html`<dt>Customer</dt><dd>${view.customer ?? 'no signed-in customer'} <span class="hint">session</span> <code>${view.session}</code></dd>`
     }
-    <dt>Raised</dt><dd><time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time></dd>
+    <dt>Raised</dt><dd>${localTime(view.createdAt, timeZone)} <span class="hint">(<time datetime="${view.createdAt}" data-age>${ageText(view.createdAt, nowMs)}</time>)</span></dd>
     ${
       view.status === 'pending'
-        ? html`<dt>Expires in</dt><dd><time datetime="${view.expiresAt}" data-countdown>${remainingText(view.expiresAt, nowMs)}</time></dd>`
+        ? html`<dt>Expires</dt><dd>${localTime(view.expiresAt, timeZone)} <span class="hint">(in <time datetime="${view.expiresAt}" data-countdown>${remainingText(view.expiresAt, nowMs)}</time>)</span></dd>`
         : ''
     }
   </dl>`;
 }
 
-/** One card for a request of either kind: the facts a person needs, then the way to decide. */
-export function approvalCard(view: HttpApprovalView, viewer: Viewer, nowMs: number): SafeHtml {
-  return html`<article class="card card-${view.kind}" id="${view.id}" data-request="${view.id}" data-kind="${view.kind}" aria-labelledby="title-${view.id}">
-    <h2 id="title-${view.id}"><code>${view.tool}</code> <span class="for">for ${view.customer ?? 'no customer'}</span></h2>
-    ${approvalFacts(view, nowMs)}
-    <p><a href="/requests/${view.id}">${view.kind === 'port' ? 'Details' : 'Conversation and details'}<span class="visually-hidden"> of ${view.tool} for ${view.customer ?? 'no customer'}</span></a></p>
-    ${decisionForms(view, viewer, '/')}
-  </article>`;
-}
-
-export function decisionText(view: HttpApprovalView): SafeHtml {
+/** How a decided request was decided, in the viewer's words and zone. */
+export function decisionText(view: HttpApprovalView, reader: Reader): SafeHtml {
   const d = view.decision;
   if (!d)
-    return html`${view.status === 'expired' ? 'Expired without a decision.' : 'Waiting for a decision.'}`;
+    return html`${view.status === 'expired' ? `It expired at ${localTime(view.expiresAt, reader.timeZone)} without a decision, so nothing was done.` : 'Waiting for a decision.'}`;
   if (d.verdict === 'answered')
-    return html`Answered by ${d.by} at ${d.at}${d.response === undefined ? '' : html`: <code>${JSON.stringify(d.response)}</code>`}`;
-  const who = d.kind === 'person' ? d.by : `${d.by} (${d.kind})`;
-  return html`${capitalize(d.verdict)} by ${who} at ${d.at}${d.reason ? html` — ${visibleHtml(d.reason)}` : ''}`;
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+    return html`Answered by ${d.by} at ${localTime(d.at, reader.timeZone)}${d.response === undefined ? '' : html`: <code>${JSON.stringify(d.response)}</code>`}`;
+  return html`${visibleHtml(decidedText(d, reader))}`;
 }

@@ -1,111 +1,67 @@
 import type { AuditEntry, AuditVerification } from '../../core/audit.ts';
-import type { ExecutionRecord } from '../../core/execution.ts';
-import type { StoredMessage } from '../../core/messages.ts';
-import type { HttpApprovalView } from '../approval-views.ts';
-import { approvalCard, approvalFacts, decisionForms, decisionText, type Viewer } from './approval-card.ts';
+import type { Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
-import { compactJson, prettyJson } from './pretty-json.ts';
+import { type ListQuery, isFiltered } from './list-query.ts';
+import { filterForm, pager, type RowsPage } from './list-page.ts';
+import { localTime } from './local-time.ts';
+import { compactJson } from './pretty-json.ts';
+import { type PaneData, requestPane } from './request-pane.ts';
 import { reasonList } from './suggested-reasons.ts';
 import { visibleHtml } from './visible-html.ts';
 
-/** Everything waiting for a person, tool calls and workflow requests alike, oldest first. */
-export function pendingBody(list: HttpApprovalView[], viewer: Viewer, nowMs: number): SafeHtml {
-  return html`<h1>Pending requests <span class="count" id="pending-count">${list.length}</span></h1>
-  <p class="hint">Oldest first: agents' tool calls and workflow requests. New requests appear here as they arrive.</p>
-  <div id="pending-list">
-    <p class="empty"${list.length ? html` hidden` : ''}>No requests are waiting.</p>
-    ${list.map((view) => approvalCard(view, viewer, nowMs))}
-  </div>
-  ${reasonList}`;
-}
-
-export function detailBody(
-  view: HttpApprovalView,
-  viewer: Viewer,
-  messages: StoredMessage[],
-  execution: ExecutionRecord | null,
-  nowMs: number,
-): SafeHtml {
-  const pending = view.status === 'pending';
+/** A request on its own page: the pane's content with the page's heading. */
+export function detailBody(data: PaneData, viewer: Viewer, nowMs: number, timeZone: string): SafeHtml {
   return html`<p><a href="/">← Pending requests</a></p>
-  <h1 id="title-${view.id}"><code>${view.tool}</code> for ${view.customer ?? 'no customer'}</h1>
-  <p id="live-notice" class="flash ok" role="status" hidden></p>
-  <section aria-labelledby="request-h">
-    <h2 id="request-h">Request <code class="small">${view.id}</code></h2>
-    ${approvalFacts(view, nowMs)}
-    <p class="status status-${view.status}"><strong>Status:</strong> ${view.status}. ${pending ? '' : decisionText(view)}</p>
-    ${pending ? decisionForms(view, viewer, `/requests/${view.id}`) : ''}
-    ${
-      execution
-        ? html`<h3>Execution</h3>
-          <p>${execution.status} at ${execution.finishedAt ?? execution.startedAt} (key <code>${execution.idempotencyKey}</code>)</p>
-          ${execution.result === null ? '' : html`<pre class="args">${prettyJson(execution.result)}</pre>`}`
-        : ''
-    }
-  </section>
-  ${
-    view.kind === 'port'
-      ? ''
-      : html`<section aria-labelledby="conversation-h">
-    <h2 id="conversation-h">Conversation</h2>
-    ${conversation(messages, view)}
-  </section>`
-  }
+  ${requestPane(data, viewer, { nowMs, timeZone, level: 1, returnTo: `/requests/${data.view.id}` })}
   ${reasonList}`;
 }
 
-/** The session as the model saw it, up to now; the call under review is marked. */
-function conversation(messages: StoredMessage[], view: HttpApprovalView): SafeHtml {
-  if (messages.length === 0) return html`<p>No messages.</p>`;
-  return html`<ol class="conversation">
-    ${messages.map(({ message, at }) => {
-      if (message.role === 'user')
-        return html`<li class="msg user"><span class="role">Customer</span> <time datetime="${at}">${at}</time><p>${visibleHtml(message.text, { multiline: true })}</p></li>`;
-      if (message.role === 'assistant')
-        return html`<li class="msg assistant"><span class="role">Agent</span> <time datetime="${at}">${at}</time>
-          ${message.text ? html`<p>${visibleHtml(message.text, { multiline: true })}</p>` : ''}
-          ${(message.calls ?? []).map(
-            (call) =>
-              html`<p class="call${call.id === view.callId ? ' this-call' : ''}">${call.id === view.callId ? html`<strong>This request:</strong> ` : ''}Proposed <code>${call.tool}</code> <code>${compactJson(call.args)}</code></p>`,
-          )}</li>`;
-      return html`<li class="msg tool"><span class="role">Tool results</span>
-        ${message.results.map(
-          (result) =>
-            html`<p><code>${result.tool}</code>${result.isError ? ' (not done)' : ''}: <code>${compactJson(result.output)}</code></p>`,
-        )}</li>`;
-    })}
-  </ol>`;
-}
+// Decided requests come in the order they were decided; the store's 'decided' sort is that.
+export const HISTORY_SORTS = ['decided'] as const;
+export const HISTORY_STATUSES = ['approved', 'rejected', 'expired', 'answered'] as const;
+const historyWords: Record<string, string> = {
+  '': 'Any outcome',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  expired: 'Expired',
+  answered: 'Answered',
+};
 
-export function historyBody(list: HttpApprovalView[], filter: { tool?: string; session?: string }): SafeHtml {
+/** Decided requests, with the list's filters (partial, case-insensitive), paged by the store. */
+export function historyBody(rows: RowsPage, query: ListQuery, timeZone: string): SafeHtml {
+  const zone = timeZone === 'UTC' ? 'UTC' : `your time zone (${timeZone})`;
   return html`<h1>Decided requests</h1>
-  <form method="get" action="/history" class="filters">
-    <label>Tool <input name="tool" value="${filter.tool ?? ''}"></label>
-    <label>Session <input name="session" value="${filter.session ?? ''}"></label>
-    <button type="submit">Filter</button>
-  </form>
+  ${filterForm('/history', query, { statuses: HISTORY_STATUSES, sorts: HISTORY_SORTS, words: historyWords })}
   ${
-    list.length === 0
-      ? html`<p>Nothing decided yet.</p>`
-      : html`<div class="table-wrap"><table>
-    <caption class="visually-hidden">Decided requests, newest first</caption>
-    <thead><tr><th scope="col">When</th><th scope="col">Verdict</th><th scope="col">By</th><th scope="col">Tool and arguments</th><th scope="col">Customer</th><th scope="col">Reason</th></tr></thead>
+    rows.views.length === 0
+      ? html`<p>${isFiltered(query) ? html`Nothing decided matches these filters. <a href="/history">Show all</a>.` : 'Nothing decided yet.'}</p>`
+      : html`<p class="hint">Times are in ${zone}.</p>
+    <div class="table-wrap"><table class="history">
+    <caption class="visually-hidden">Decided requests</caption>
+    <thead><tr><th scope="col">When</th><th scope="col">Outcome</th><th scope="col">By</th><th scope="col">Tool and arguments</th><th scope="col">Customer</th><th scope="col">Reason</th></tr></thead>
     <tbody>
-    ${list.map(
-      (view) => html`<tr>
-      <td><time datetime="${view.decision?.at ?? view.expiresAt}">${view.decision?.at ?? view.expiresAt}</time></td>
-      <td class="verdict-${view.status}">${view.status}</td>
-      <td>${view.decision ? (view.decision.kind === 'person' ? view.decision.by : `${view.decision.by} (${view.decision.kind})`) : 'countersign (expiry)'}</td>
-      <td><a href="/requests/${view.id}"><code>${view.tool}</code></a> <code class="small">${compactJson(view.args)}</code></td>
-      <td>${view.customer ?? '—'} <span class="hint">${view.session}</span></td>
-      <td>${visibleHtml(view.decision?.reason ?? '')}</td>
-    </tr>`,
-    )}
+    ${rows.views.map((view) => {
+      const at = view.decision?.at ?? view.expiresAt;
+      return html`<tr>
+      <td data-label="When"><time datetime="${at}">${localTime(at, timeZone)}</time></td>
+      <td data-label="Outcome" class="verdict-${view.status}">${view.status}</td>
+      <td data-label="By">${view.decision ? (view.decision.kind === 'person' ? view.decision.by : `${view.decision.by} (${view.decision.kind})`) : 'countersign (expiry)'}</td>
+      <td data-label="Tool"><a href="/requests/${view.id}"><code>${view.tool}</code></a> <code class="small">${compactJson(view.args)}</code></td>
+      <td data-label="Customer">${view.customer ?? '—'} <span class="hint">${view.session}</span></td>
+      <td data-label="Reason">${visibleHtml(view.decision?.reason ?? '')}</td>
+    </tr>`;
+    })}
     </tbody></table></div>`
-  }`;
+  }
+  ${pager('/history', query, rows, 'decided')}`;
 }
 
-export function auditBody(entries: AuditEntry[], total: number, verdict: AuditVerification | null): SafeHtml {
+export function auditBody(
+  entries: AuditEntry[],
+  total: number,
+  verdict: AuditVerification | null,
+  timeZone: string,
+): SafeHtml {
   return html`<h1>Audit trail</h1>
   <form method="get" action="/audit" class="inline">
     <input type="hidden" name="verify" value="1">
@@ -128,7 +84,7 @@ export function auditBody(entries: AuditEntry[], total: number, verdict: AuditVe
     ${entries.map(
       (entry) => html`<tr>
       <td>${entry.seq}</td>
-      <td><time datetime="${entry.at}">${entry.at}</time></td>
+      <td><time datetime="${entry.at}">${localTime(entry.at, timeZone)}</time></td>
       <td>${entry.kind}</td>
       <td>${entry.actor}</td>
       <td>${entry.requestId ? html`<a href="/requests/${entry.requestId}"><code class="small">${entry.requestId}</code></a>` : '—'}</td>

@@ -2,7 +2,7 @@ import type { Identity } from '../auth/identity.ts';
 import type { Flash } from './flash-store.ts';
 import { html, type SafeHtml } from './html.ts';
 
-export type Section = 'inbox' | 'history' | 'audit' | 'chat' | 'login';
+export type Section = 'inbox' | 'history' | 'stats' | 'audit' | 'chat' | 'login';
 
 export interface PageOptions {
   title: string;
@@ -15,11 +15,14 @@ export interface PageOptions {
   scripts?: string[];
   /** Data attributes for the page's script (e.g. the request a detail page shows). */
   data?: Record<string, string>;
+  /** A page with a list beside a pane (the inbox, the history) uses the screen's width. */
+  wide?: boolean;
 }
 
 const navItems: Array<{ section: Section; href: string; label: string }> = [
   { section: 'inbox', href: '/', label: 'Pending' },
   { section: 'history', href: '/history', label: 'History' },
+  { section: 'stats', href: '/stats', label: 'Numbers' },
   { section: 'audit', href: '/audit', label: 'Audit' },
 ];
 
@@ -65,7 +68,7 @@ export function page(options: PageOptions): string {
   <a class="brand" href="${options.section === 'chat' ? '/chat' : '/'}">countersign</a>
   ${nav}
 </header>
-<main id="main"${data}>
+<main id="main"${options.wide ? html` class="wide"` : ''}${data}>
 ${flash}
 <p id="live" class="visually-hidden" aria-live="polite"></p>
 ${options.body}

@@ -17,7 +17,7 @@ export function answerForm(view: HttpApprovalView, viewer: Viewer, returnTo: str
     <input type="hidden" name="return" value="${returnTo}">`;
   const fields = approvalFields(view.responseSchema ?? {});
   if (fields !== null) {
-    return html`<form method="post" action="${action}" class="decide port-form">
+    return html`<form method="post" action="${action}" class="decide port-form decide-form">
       ${hidden}
       ${fields.map(
         (
@@ -25,11 +25,11 @@ export function answerForm(view: HttpApprovalView, viewer: Viewer, returnTo: str
         ) => html`<label for="${view.id}-${name}">${name} <span class="hint">(sent with the answer)</span></label>
           <input id="${view.id}-${name}" name="field:${name}" required maxlength="2000" autocomplete="off">`,
       )}
-      <button type="submit" name="approved" value="true" class="approve" aria-describedby="title-${view.id}">Approve</button>
+      <button type="submit" name="approved" value="true" class="approve" data-shortcut="approve" aria-describedby="title-${view.id}">Approve</button>
       <button type="submit" name="approved" value="false" class="reject" aria-describedby="title-${view.id}">Reject</button>
     </form>`;
   }
-  return html`<form method="post" action="${action}" class="decide port-form">
+  return html`<form method="post" action="${action}" class="decide port-form decide-form">
     ${hidden}
     <label for="${view.id}-json">Answer (JSON matching the port's response schema)</label>
     <textarea id="${view.id}-json" name="json" rows="3" required></textarea>

@@ -1,11 +1,25 @@
-// Progressive enhancement for the approval inbox: live arrivals and decisions (Server-Sent
-// Events), ticking countdowns. Every action still works as a plain form without this file.
+// Progressive enhancement for the approval inbox. Without this file every link and form
+// still works (the pane beside the list is a link, deciding is a form post). With it:
+// the pane opens in place, decisions need no page load and focus moves to the next request,
+// the keyboard shortcuts listed on the page work, and arrivals and decisions show live
+// (Server-Sent Events). Times tick; the browser's time zone is told to the server (a cookie)
+// so the pages it renders show the approver's local times.
 (() => {
   const main = document.getElementById('main');
   const live = document.getElementById('live');
   const list = document.getElementById('pending-list');
   const count = document.getElementById('pending-count');
+  const pane = document.getElementById('pane');
+  const arrivals = document.getElementById('arrivals');
+  const table = list?.closest('table');
   const pageKind = main?.dataset.page;
+
+  try {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const cookie = `countersign_tz=${encodeURIComponent(zone)}`;
+    if (zone && !document.cookie.split('; ').includes(cookie))
+      document.cookie = `${cookie}; path=/; samesite=strict; max-age=31536000`;
+  } catch {}
 
   const span = (ms) => {
     const s = Math.floor(ms / 1000);
@@ -23,6 +37,7 @@
       const left = Date.parse(el.getAttribute('datetime')) - now;
       el.textContent = left > 0 ? span(left) : 'expired';
       el.classList.toggle('soon', left > 0 && left < 5 * 60 * 1000);
+      el.closest('tr')?.classList.toggle('expiring', left < 15 * 60 * 1000);
     }
     for (const el of document.querySelectorAll('time[data-age]')) {
       const ago = now - Date.parse(el.getAttribute('datetime'));
@@ -35,70 +50,273 @@
   const announce = (text) => {
     if (live) live.textContent = text;
   };
-  const cards = () => (list ? list.querySelectorAll('article.card:not(.gone)') : []);
-  const recount = () => {
-    const n = cards().length;
-    if (count) count.textContent = String(n);
-    document.title = `${n ? `(${n}) ` : ''}Pending · countersign`;
-    const empty = list?.querySelector('.empty');
-    if (empty) empty.hidden = n > 0;
+  const rows = () => (list ? [...list.querySelectorAll('tr.row:not(.gone)')] : []);
+  const current = () => list?.querySelector('tr.row.current') ?? null;
+  const setCount = (delta) => {
+    if (!count || !/^\d+$/.test(count.textContent.replace(/,/g, ''))) return;
+    const n = Math.max(0, Number(count.textContent.replace(/,/g, '')) + delta);
+    count.textContent = n.toLocaleString('en-US');
+    document.title = `${n ? `(${n.toLocaleString('en-US')}) ` : ''}Pending · countersign`;
+    for (const total of document.querySelectorAll('.pager .total')) total.textContent = count.textContent;
+  };
+  const showEmpty = () => {
+    const empty = document.querySelector('.list-pane .empty');
+    if (empty) empty.hidden = rows().length > 0;
+  };
+  const listAddress = () => {
+    const url = new URL(location.href);
+    url.searchParams.delete('selected');
+    url.searchParams.delete('flash');
+    url.hash = '';
+    return url.pathname + url.search;
   };
 
-  const insertCard = async (id) => {
-    if (!list || document.getElementById(id)) return;
-    const response = await fetch(`/inbox/cards/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
-    if (response.status !== 200 || document.getElementById(id)) return;
+  /** Shows a request in the pane: the same markup the page renders for ?selected=. */
+  const open = async (row, { focus = true } = {}) => {
+    if (!row || !pane) return;
+    for (const other of list.querySelectorAll('tr.row.current')) {
+      other.classList.remove('current');
+      other.removeAttribute('aria-current');
+    }
+    row.classList.add('current');
+    row.setAttribute('aria-current', 'true');
+    const link = row.querySelector('a.open');
+    if (focus) link?.focus();
+    const id = row.dataset.request;
+    main.dataset.request = id;
+    const url = new URL(location.href);
+    url.searchParams.set('selected', id);
+    url.searchParams.delete('flash');
+    history.replaceState(null, '', url.pathname + url.search);
+    const response = await fetch(
+      `/inbox/pane/${encodeURIComponent(id)}?return=${encodeURIComponent(listAddress())}`,
+      { credentials: 'same-origin' },
+    );
+    if (!response.ok || main.dataset.request !== id) return;
     // The server rendered and escaped this markup; it is parsed inert, then attached.
     const template = document.createElement('template');
     template.innerHTML = await response.text();
-    list.append(template.content);
-    recount();
+    pane.replaceChildren(template.content);
     tick();
   };
 
-  const markDecided = (id, text) => {
-    const card = document.getElementById(id);
-    if (card && list?.contains(card)) {
-      card.classList.add('gone');
-      const forms = card.querySelector('.decide');
-      const note = document.createElement('p');
-      note.className = 'note';
-      note.textContent = text;
-      if (forms) forms.replaceWith(note);
-      else card.append(note);
-      recount();
-      setTimeout(() => card.remove(), 5000);
-    }
-    if (pageKind === 'detail' && main.dataset.request === id && main.dataset.status === 'pending') {
-      const notice = document.getElementById('live-notice');
-      if (notice) {
-        notice.textContent = `${text} Reload to see the result.`;
-        notice.hidden = false;
-      }
-    }
+  const move = (step) => {
+    const all = rows();
+    if (all.length === 0) return;
+    const at = all.indexOf(current());
+    const next = all[Math.min(all.length - 1, Math.max(0, at === -1 ? 0 : at + step))];
+    open(next).catch(() => undefined);
   };
 
-  // A reconnecting EventSource sends Last-Event-ID and is replayed what it missed; when that
-  // was too much, the server sends `reload` instead: the store is the record, so re-read it.
-  const sync = async () => {
-    if (!list) return;
-    const response = await fetch('/v1/approvals?status=pending', { credentials: 'same-origin' });
-    if (!response.ok) return;
-    const pending = await response.json();
-    const ids = new Set(pending.map((view) => view.id));
-    for (const card of cards()) if (!ids.has(card.id)) markDecided(card.id, 'No longer pending.');
-    for (const view of pending) await insertCard(view.id);
+  /** A row is done: it leaves the list, and the next one (or the previous) opens. */
+  const removeRow = (id, { advance }) => {
+    const row = document.getElementById(id);
+    if (!row || !list?.contains(row) || row.classList.contains('gone')) return false;
+    const all = rows();
+    const at = all.indexOf(row);
+    const wasCurrent = row.classList.contains('current');
+    row.classList.add('gone');
+    row.remove();
+    setCount(-1);
+    showEmpty();
+    if (advance && wasCurrent) {
+      const rest = rows();
+      const next = rest[Math.min(at, rest.length - 1)];
+      if (next) open(next).catch(() => undefined);
+      else if (pane) {
+        pane.replaceChildren();
+        const p = document.createElement('p');
+        p.className = 'hint';
+        p.textContent = 'Nothing left on this page.';
+        pane.append(p);
+        pane.focus();
+      }
+    }
+    return true;
+  };
+
+  const paneNotice = (text, ok) => {
+    const notice = pane?.querySelector('.live-notice') ?? document.querySelector('.live-notice');
+    if (!notice) return;
+    notice.textContent = text;
+    notice.className = `live-notice flash ${ok ? 'ok' : 'error'}`;
+    notice.setAttribute('role', ok ? 'status' : 'alert');
+    notice.hidden = false;
+  };
+  const pageNotice = (text, ok) => {
+    if (!arrivals) return;
+    arrivals.textContent = text;
+    arrivals.className = `flash ${ok ? 'ok' : 'error'}`;
+    arrivals.setAttribute('role', ok ? 'status' : 'alert');
+    arrivals.hidden = false;
+  };
+
+  // Decisions this page sent and has no answer for yet: their live event is not someone else's.
+  const inFlight = new Set();
+
+  /** Posts a form as the page would, asking for the answer as JSON. */
+  const post = async (form, submitter) => {
+    const body = new FormData(form, submitter);
+    const response = await fetch(form.action, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+      body: new URLSearchParams(body),
+    });
+    const type = response.headers.get('content-type') ?? '';
+    if (!type.includes('application/json')) {
+      return { ok: false, text: `The inbox answered ${response.status}; reload the page and try again.` };
+    }
+    return response.json();
+  };
+
+  // Decisions from the pane: no page load; the next request opens and takes the focus.
+  pane?.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.classList.contains('decide-form')) return;
+    if (pageKind !== 'pending') return;
+    event.preventDefault();
+    const id = form.closest('[data-request]')?.dataset.request;
+    for (const button of form.querySelectorAll('button')) button.disabled = true;
+    if (id) inFlight.add(id);
+    post(form, event.submitter)
+      .then((result) => {
+        if (id) inFlight.delete(id);
+        announce(result.text);
+        if (result.ok && id) {
+          pageNotice(result.text, true);
+          removeRow(id, { advance: true });
+        } else {
+          paneNotice(result.text, false);
+          for (const button of form.querySelectorAll('button')) button.disabled = false;
+        }
+      })
+      .catch(() => {
+        if (id) inFlight.delete(id);
+        paneNotice('The inbox could not be reached; nothing was sent. Try again.', false);
+        for (const button of form.querySelectorAll('button')) button.disabled = false;
+      });
+  });
+
+  // The bulk decision: each selected request is decided on its own; the answer says how each went.
+  const bulk = document.getElementById('bulk');
+  bulk?.addEventListener('submit', (event) => {
+    event.preventDefault();
+    post(bulk, event.submitter)
+      .then((result) => {
+        pageNotice(result.text, result.ok);
+        announce(result.text);
+        const open = current()?.dataset.request;
+        for (const one of result.results ?? []) if (one.ok) removeRow(one.id, { advance: one.id === open });
+        if (result.ok) document.getElementById('bulk-reason').value = '';
+      })
+      .catch(() => pageNotice('The inbox could not be reached; nothing was sent. Try again.', false));
+  });
+
+  // Opening a request from the list, without a page load.
+  list?.addEventListener('click', (event) => {
+    const link = event.target.closest?.('a[data-open]');
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    open(link.closest('tr')).catch(() => undefined);
+  });
+
+  // The shortcuts the page lists (shortcuts.ts): the keys are read from that list.
+  const keys = new Map(
+    [...document.querySelectorAll('#shortcut-keys [data-key]')].map((el) => [el.dataset.key, el.dataset.action]),
+  );
+  const typing = (el) =>
+    el instanceof HTMLElement &&
+    (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName)) &&
+    !(el instanceof HTMLInputElement && el.type === 'checkbox');
+  const inPane = (selector) => pane?.querySelector(selector);
+  document.addEventListener('keydown', (event) => {
+    if (pageKind !== 'pending' || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing(event.target)) {
+      if (event.key === 'Escape') event.target.blur();
+      return;
+    }
+    const action =
+      event.key === 'ArrowDown' ? 'next' : event.key === 'ArrowUp' ? 'previous' : keys.get(event.key);
+    if (!action) return;
+    const act = {
+      next: () => move(1),
+      previous: () => move(-1),
+      approve: () => inPane('[data-shortcut="approve"]')?.click(),
+      reject: () => inPane('[data-shortcut="reject"]')?.focus(),
+      claim: () => inPane('[data-shortcut="claim"]')?.click(),
+      edit: () => {
+        const edit = inPane('[data-shortcut="edit"]');
+        if (edit instanceof HTMLDetailsElement) edit.open = true;
+        edit?.querySelector('input, textarea')?.focus();
+      },
+      select: () => {
+        const box = current()?.querySelector('input[type="checkbox"]');
+        if (box) box.checked = !box.checked;
+      },
+      search: () => document.getElementById('search')?.focus(),
+    }[action];
+    if (!act) return;
+    event.preventDefault();
+    act();
+  });
+
+  // Arrivals join the list when this view would show them at the end (unfiltered, oldest
+  // first, last page); otherwise the page says new requests arrived, with a link.
+  const insertRow = async (id) => {
+    if (!list || document.getElementById(id)) return false;
+    const fits = table?.dataset.filtered === 'no' && table.dataset.sort === 'oldest' && table.dataset.last === 'yes';
+    setCount(1);
+    if (!fits) {
+      pageNotice('New requests arrived. ', true);
+      const link = document.createElement('a');
+      link.href = listAddress();
+      link.textContent = 'Refresh the list';
+      arrivals.append(link);
+      return false;
+    }
+    const response = await fetch(`/inbox/rows/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
+    if (response.status !== 200 || document.getElementById(id)) return false;
+    const template = document.createElement('template');
+    template.innerHTML = `<table><tbody>${await response.text()}</tbody></table>`;
+    const row = template.content.querySelector('tr');
+    if (!row) return false;
+    list.append(row);
+    showEmpty();
+    tick();
+    if (!current()) open(row, { focus: false }).catch(() => undefined);
+    return true;
+  };
+
+  const markDecided = (id, text) => {
+    if (inFlight.has(id)) return;
+    if (pageKind === 'pending' && document.getElementById(id) && list?.contains(document.getElementById(id))) {
+      const isOpen = main.dataset.request === id;
+      removeRow(id, { advance: false });
+      if (isOpen) paneNotice(`${text} It left the list.`, true);
+    }
+    if (pageKind === 'detail' && main.dataset.request === id && main.dataset.status === 'pending') {
+      paneNotice(`${text} Reload to see the result.`, true);
+    }
   };
 
   if (!('EventSource' in window) || (pageKind !== 'pending' && pageKind !== 'detail')) return;
   const source = new EventSource('/v1/events');
+  // A reconnecting EventSource sends Last-Event-ID and is replayed what it missed; when that
+  // was too much, the server sends `reload`: the store is the record, so say the list is stale.
   source.addEventListener('reload', () => {
-    sync().catch(() => undefined);
+    if (pageKind !== 'pending') return;
+    pageNotice('The list may be out of date. ', false);
+    const link = document.createElement('a');
+    link.href = listAddress();
+    link.textContent = 'Refresh the list';
+    arrivals?.append(link);
   });
   source.addEventListener('approval.requested', (message) => {
     const event = JSON.parse(message.data);
-    insertCard(event.approval.id)
-      .then(() => announce(`New request: ${event.approval.tool} for session ${event.approval.session}.`))
+    if (pageKind !== 'pending') return;
+    insertRow(event.approval.id)
+      .then(() => announce(`New request: ${event.approval.tool}.`))
       .catch(() => undefined);
   });
   source.addEventListener('approval.decided', (message) => {
@@ -106,6 +324,5 @@
     const verdict = event.verdict.charAt(0).toUpperCase() + event.verdict.slice(1);
     const text = `${verdict} by ${event.by}.`;
     markDecided(event.requestId, text);
-    announce(`${event.requestId}: ${text}`);
   });
 })();
