@@ -24,6 +24,7 @@ export function cannotDecide(
       raisedBy: view.raisedBy,
       customer: view.customer,
       requiredRole: view.requiredRole,
+      escalatedTo: view.escalatedTo,
       selfApproval: view.selfApproval,
     },
     { name: viewer.identity.name, roles: viewer.identity.roles },
