@@ -68,6 +68,9 @@ async function seed(store: Store): Promise<void> {
           run: null,
           customer: 'c-100',
           requiredRole: null,
+          claim: null,
+          escalatedTo: null,
+          nudges: null,
         },
       ],
       audit: [

@@ -483,6 +483,7 @@ export function createAgent(options: AgentOptions): Agent {
         raisedBy: request.raisedBy,
         customer: session?.principal ?? null,
         requiredRole: rt.toolsByName.get(request.tool)?.role ?? null,
+        escalatedTo: request.escalatedTo,
         selfApproval: options.selfApproval ?? false,
       },
       { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },

@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '../core/approval.ts';
+import type { ApprovalRequest, RequestNudges } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
@@ -21,6 +21,8 @@ export function toolCallRequest(input: {
   /** The workflow run the agent acts in (agentExecutor binds it); null outside one. */
   run: string | null;
   requiredRole: string | null;
+  /** The tool's reminder, escalation and warning times for this request (planNudges). */
+  nudges?: RequestNudges | null;
 }): ApprovalRequest {
   return {
     id: input.id,
@@ -40,6 +42,9 @@ export function toolCallRequest(input: {
     run: input.run,
     customer: input.customer,
     requiredRole: input.requiredRole,
+    claim: null,
+    escalatedTo: null,
+    nudges: input.nudges ?? null,
   };
 }
 

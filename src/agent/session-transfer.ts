@@ -125,7 +125,20 @@ export async function exportSession(
     // Only tool calls move between stores; the export format names none of the fields a
     // port request adds, and the importing store's own rule fills them in.
     approvals: snapshot.approvals.map(
-      ({ args: _a, session: _s, agent: _g, kind: _k, run: _r, customer: _c, requiredRole: _q, ...rest }) => {
+      ({
+        args: _a,
+        session: _s,
+        agent: _g,
+        kind: _k,
+        run: _r,
+        customer: _c,
+        requiredRole: _q,
+        // Who works on it and its nudges belong to the store it waits in, not to the conversation.
+        claim: _m,
+        escalatedTo: _e,
+        nudges: _n,
+        ...rest
+      }) => {
         const { status, decision } = rest;
         if (status === 'answered' || decision?.verdict === 'answered')
           throw new Error(`request ${rest.id} of a session is answered like a port request`);
@@ -200,6 +213,9 @@ export function parseSessionExport(
       run: null,
       customer: data.session.principal,
       requiredRole: null,
+      claim: null,
+      escalatedTo: null,
+      nudges: null,
       session: data.session.id,
       agent: data.session.agent,
       args,

@@ -1,4 +1,12 @@
-import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
+import type {
+  ApprovalRequest,
+  ApprovalStatus,
+  Decision,
+  RequestClaim,
+  RequestKind,
+  RequestNudges,
+} from '../core/approval.ts';
+import { activeClaim } from '../core/claims.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
@@ -32,6 +40,12 @@ export interface ApprovalView {
   requiredRole: string | null;
   /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
   integrity: 'ok' | 'mismatch';
+  /** Who is working on it and until when; null when nobody is (a lapsed claim is none). */
+  claim: RequestClaim | null;
+  /** The role it was escalated to (its holders may decide it too); null when not escalated. */
+  escalatedTo: string | null;
+  /** Its reminder, escalation and expiry-warning times and which fired; null when none configured. */
+  nudges: RequestNudges | null;
 }
 
 /** The stored arguments still are the ones that were hashed when the request was raised. */
@@ -61,6 +75,9 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     customer: request.customer,
     requiredRole: request.requiredRole,
     integrity: argsIntact(request) ? 'ok' : 'mismatch',
+    claim: activeClaim(request, now),
+    escalatedTo: request.escalatedTo,
+    nudges: request.nudges,
   };
 }
 

@@ -58,6 +58,47 @@ export interface ApprovalRequest {
   customer: string | null;
   /** The role a decider needs; null when any approver may decide. */
   requiredRole: string | null;
+  /**
+   * Who is working on it, and until when (ISO-8601). A claim lapses by itself at `until`
+   * (readers treat a lapsed claim as none: `activeClaim`); it never stops anyone deciding.
+   */
+  claim: RequestClaim | null;
+  /**
+   * The role it was escalated to (the `request.escalated` nudge fired); null before, or when
+   * none is configured. Holders of this role may decide it as well as `requiredRole`'s
+   * (decision-rights.ts); escalation widens who may decide, it never narrows it.
+   */
+  escalatedTo: string | null;
+  /** Its reminder, escalation and expiry-warning times and which have fired; null when none. */
+  nudges: RequestNudges | null;
+}
+
+/** A person working on a request: others see it; it lapses at `until`. */
+export interface RequestClaim {
+  by: string;
+  /** ISO-8601. */
+  until: string;
+}
+
+/** The nudges a waiting request gives, in the order they fire (by time). */
+export type NudgeKind = 'reminder' | 'escalated' | 'expiring';
+
+/**
+ * When a waiting request nudges people, fixed when it is raised (from the tool's or port's
+ * `remindAfter`, `escalateAfter` + `escalateTo`, `warnBefore`), and when each fired. A null
+ * `*At` is a nudge not configured; a null `*SentAt` one not yet fired. Each fires once: the
+ * store advances the row's next nudge time with a compare-and-set (RequestTimers.advanceNudge).
+ */
+export interface RequestNudges {
+  remindAt: string | null;
+  remindedAt: string | null;
+  escalateAt: string | null;
+  /** The role it escalates to (with escalateAt). */
+  escalateTo: string | null;
+  escalatedAt: string | null;
+  /** When `request.expiring` is sent (expiresAt minus the tool's warnBefore). */
+  expiringAt: string | null;
+  expiringSentAt: string | null;
 }
 
 export const DEFAULT_REJECTION_REASON =

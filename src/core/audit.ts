@@ -17,6 +17,16 @@ export type RecordedCall = { tool: string; args: string; argsHash: string };
 /** What a workflow port request's `request.*` entries name: the same family as a tool call's. */
 export type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
 
+/** What every nudge entry says: which request, when it was due, when it expires, and who may decide it. */
+export type NudgeEntry = {
+  kind: 'tool-call' | 'port';
+  tool: string;
+  dueAt: string;
+  expiresAt: string;
+  requiredRole: string | null;
+  customer: string | null;
+};
+
 export type AuditEventMap = {
   /**
    * Raised by a run; or re-raised in this store by an import (`imported: true`); or a port
@@ -72,6 +82,18 @@ export type AuditEventMap = {
   'request.auto-approved': RecordedCall & { rule: string; kind: 'standing-rule' | 'auto-rule' };
   'request.expired': { expiresAt: string } | (PortRequestEntry & { expiresAt: string });
   'request.moved-on': { reason: string };
+  /**
+   * The nudges of a waiting request (both kinds; `kind: 'port'` names a port request), each
+   * written once by whichever instance advanced the row's next nudge time (actor `countersign`):
+   * a reminder to whoever may decide it, an escalation to a role (who may now decide it too),
+   * a warning that it expires at `expiresAt`. `dueAt` is when it was scheduled to fire.
+   */
+  'request.reminder': NudgeEntry;
+  'request.escalated': NudgeEntry & { escalatedTo: string };
+  'request.expiring': NudgeEntry;
+  /** A person took the request to work on it until `until`; or gave it back (`request.released`). */
+  'request.claimed': { until: string; previous: string | null };
+  'request.released': { reason: 'released' };
   'execution.started': { tool: string; argsHash: string; idempotencyKey: string };
   'execution.finished': { status: 'succeeded' | 'failed'; resultHash: string };
   'execution.retried': { tool: string; idempotencyKey: string; previousStatus: ExecutionStatus };
@@ -133,6 +155,11 @@ export const AUDIT_KINDS = [
   'request.auto-approved',
   'request.expired',
   'request.moved-on',
+  'request.reminder',
+  'request.escalated',
+  'request.expiring',
+  'request.claimed',
+  'request.released',
   'execution.started',
   'execution.finished',
   'execution.retried',

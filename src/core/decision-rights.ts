@@ -22,6 +22,12 @@ export interface RequestParties {
   /** The role a decider needs; null when any approver may decide. */
   requiredRole: string | null;
   /**
+   * The role the request was escalated to, once its escalation fired; null before. Its
+   * holders may decide it too: escalation widens who may decide, it never takes the right
+   * away from those who had it.
+   */
+  escalatedTo: string | null;
+  /**
    * The raiser and the customer may decide it themselves: an assistant a person approves for
    * their own use (the kitchen console), never a support desk. Off unless the agent says so.
    */
@@ -34,18 +40,20 @@ export interface Decider {
   roles: readonly string[] | null;
 }
 
-export type DecisionAction = 'decide' | 'answer' | 'reconcile';
+export type DecisionAction = 'decide' | 'answer' | 'reconcile' | 'claim';
 
 const verbs: Record<DecisionAction, string> = {
   decide: 'decide',
   answer: 'answer',
   reconcile: 'settle the outcome of',
+  claim: 'claim',
 };
 
 const gerunds: Record<DecisionAction, string> = {
   decide: 'Deciding',
   answer: 'Answering',
   reconcile: 'Settling the outcome of',
+  claim: 'Claiming',
 };
 
 /** Names are compared without case, so `Alice` cannot decide what `alice` raised. */
@@ -68,11 +76,28 @@ export function decisionRefusal(
   if (!parties.selfApproval && same(parties.customer, decider.name)) {
     return `${decider.name} is the customer this request acts for, so someone else must ${verb} it.`;
   }
-  if (parties.requiredRole !== null && roles !== null && !roles.includes(parties.requiredRole)) {
+  if (
+    parties.requiredRole !== null &&
+    roles !== null &&
+    !roles.includes(parties.requiredRole) &&
+    !(parties.escalatedTo !== null && roles.includes(parties.escalatedTo))
+  ) {
     const held = roles.length > 0 ? roles.join(', ') : 'no roles';
-    return `${gerunds[action]} this request needs the ${parties.requiredRole} role; ${decider.name} has ${held}.`;
+    const needed =
+      parties.escalatedTo !== null && parties.escalatedTo !== parties.requiredRole
+        ? `the ${parties.requiredRole} role (or ${parties.escalatedTo}, to which it was escalated)`
+        : `the ${parties.requiredRole} role`;
+    return `${gerunds[action]} this request needs ${needed}; ${decider.name} has ${held}.`;
   }
   return null;
+}
+
+/**
+ * Whether `decider` may claim a request with these parties: exactly when they may decide it
+ * (a claim is a promise to decide), so the raiser and the customer may not.
+ */
+export function claimRefusal(parties: RequestParties, decider: Decider): string | null {
+  return decisionRefusal(parties, decider, 'claim');
 }
 
 /** Throws FORBIDDEN with the refusal; nothing has been written when it does. */

@@ -1,5 +1,5 @@
 import type { ApprovalView, TurnStatus } from '../agent/views.ts';
-import type { DecisionKind, Verdict } from '../core/approval.ts';
+import type { DecisionKind, NudgeKind, RequestKind, Verdict } from '../core/approval.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
 
 /**
@@ -42,7 +42,39 @@ export type CountersignEvent =
       workflow: string;
       port: string;
       by: string;
-    };
+    }
+  | NudgeEvent
+  | ClaimEvent;
+
+/** `request.reminder` / `request.escalated` / `request.expiring`: the nudges (see RequestNudges). */
+export type NudgeEventType = `request.${NudgeKind}`;
+
+/** A waiting request nudged someone: fired once across every instance (from its audit entry). */
+export interface NudgeEvent {
+  type: NudgeEventType;
+  at: string;
+  requestId: string;
+  session: string;
+  kind: RequestKind;
+  /** The tool's name; for a port request, the port's id. */
+  tool: string;
+  /** When the nudge was scheduled (it fires at the first sweep after). */
+  dueAt: string;
+  expiresAt: string;
+  requiredRole: string | null;
+  /** The role it was escalated to (`request.escalated` only; null otherwise). */
+  escalatedTo: string | null;
+}
+
+/** Someone claimed a request until `until`, or released it (`until` null). */
+export interface ClaimEvent {
+  type: 'request.claimed' | 'request.released';
+  at: string;
+  requestId: string;
+  session: string;
+  by: string;
+  until: string | null;
+}
 
 export type EventListener = (event: CountersignEvent) => void;
 

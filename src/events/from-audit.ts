@@ -159,5 +159,9 @@ function approvalOf(entry: AuditEntry, id: string, session: string): ApprovalVie
     raisedBy: text(data, 'raisedBy'),
     // The recorded canonical JSON against its recorded digest, as the request row is checked.
     integrity: sha256Hex(argsJson) === argsHash ? 'ok' : 'mismatch',
+    // Raised just now: nobody holds it, nothing has fired (the row says more later).
+    claim: null,
+    escalatedTo: null,
+    nudges: null,
   };
 }

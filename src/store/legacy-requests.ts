@@ -80,6 +80,9 @@ export function legacyRequestRows(
       raisedBy: parties ? textOr(parties.raisedBy, null) : textOr(origin.by, null),
       customer: parties ? textOr(parties.customer, null) : textOr(origin.customer, null),
       requiredRole: parties ? textOr(parties.requiredRole, null) : null,
+      claim: null,
+      escalatedTo: null,
+      nudges: null,
     });
   }
   return rows;

@@ -1,4 +1,11 @@
-import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
+import type {
+  ApprovalRequest,
+  ApprovalStatus,
+  Decision,
+  RequestClaim,
+  RequestKind,
+  RequestNudges,
+} from '../core/approval.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
@@ -117,7 +124,47 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     run: textOrNull(row, 'run', where),
     customer: textOrNull(row, 'customer', where),
     requiredRole: textOrNull(row, 'required_role', where),
+    claim: claimOf(row, where),
+    escalatedTo: textOrNull(row, 'escalated_to', where),
+    nudges: nudgesOf(row, where),
   };
+}
+
+function claimOf(row: Row, where: string): RequestClaim | null {
+  const by = textOrNull(row, 'claim_by', where);
+  const until = textOrNull(row, 'claim_until', where);
+  return by === null || until === null ? null : { by, until };
+}
+
+const nudgeFields = [
+  'remindAt',
+  'remindedAt',
+  'escalateAt',
+  'escalateTo',
+  'escalatedAt',
+  'expiringAt',
+  'expiringSentAt',
+] as const satisfies readonly (keyof RequestNudges)[];
+
+/** The nudges column: JSON of RequestNudges, every field a string or null. */
+export function nudgesOf(row: Row, where: string): RequestNudges | null {
+  const raw = textOrNull(row, 'nudges', where);
+  if (raw === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw wrong(where, 'nudges', raw);
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw wrong(where, 'nudges', raw);
+  const record = parsed as Record<string, unknown>;
+  const nudges = {} as Record<(typeof nudgeFields)[number], string | null>;
+  for (const field of nudgeFields) {
+    const value = record[field] ?? null;
+    if (value !== null && typeof value !== 'string') throw wrong(where, 'nudges', raw);
+    nudges[field] = value;
+  }
+  return nudges;
 }
 
 export function toExecution(codec: PayloadCodec, row: Row): ExecutionRecord {

@@ -1,4 +1,5 @@
 import type { ApprovalRequest } from '../core/approval.ts';
+import { nextNudgeAt } from '../core/nudges.ts';
 import type { PayloadCodec } from './codec.ts';
 
 /**
@@ -25,5 +26,10 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.run,
     request.customer,
     request.requiredRole,
+    request.claim?.by ?? null,
+    request.claim?.until ?? null,
+    request.escalatedTo,
+    request.nudges === null ? null : JSON.stringify(request.nudges),
+    nextNudgeAt(request.nudges),
   ];
 }

@@ -543,6 +543,9 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         raisedBy: after.origin.by,
         customer: after.origin.customer,
         requiredRole: portRole(workflow, request.port, portRoles),
+        claim: null,
+        escalatedTo: null,
+        nudges: null,
       };
       rows.push(row);
       events.push({
@@ -836,6 +839,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       raisedBy: row.raisedBy,
       customer: row.customer,
       requiredRole: row.requiredRole,
+      escalatedTo: row.escalatedTo,
       selfApproval: options.selfApproval ?? false,
     };
     assertMayDecide(parties, decider, 'answer');

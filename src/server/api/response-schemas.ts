@@ -33,6 +33,23 @@ export const decision = z.object({
   response: jsonValue.optional().describe("A port request's answer, as recorded"),
 });
 
+export const claim = z
+  .object({ by: z.string().describe('The approver working on it'), until: timestamp })
+  .describe('Who is working on it and until when; it lapses by itself, and never stops anyone deciding');
+
+const nudgeTime = timestamp.nullable();
+export const nudges = z
+  .object({
+    remindAt: nudgeTime.describe('When request.reminder fires; null when the tool or port sets no remindAfter'),
+    remindedAt: nudgeTime.describe('When the reminder fired; null until it has'),
+    escalateAt: nudgeTime.describe('When request.escalated fires'),
+    escalateTo: z.string().nullable().describe('The role it escalates to'),
+    escalatedAt: nudgeTime.describe('When the escalation fired'),
+    expiringAt: nudgeTime.describe('When request.expiring warns that it will expire'),
+    expiringSentAt: nudgeTime.describe('When the warning fired'),
+  })
+  .describe('Reminder, escalation and expiry-warning times, each fired once');
+
 export const approval = z.object({
   id: z.string(),
   kind: z
@@ -69,6 +86,12 @@ export const approval = z.object({
     .record(z.string(), jsonValue)
     .nullable()
     .describe("A port request's answer schema (JSON Schema), to draw a form; null for a tool call"),
+  claim: claim.nullable().describe('null when nobody holds it (a lapsed claim is none)'),
+  escalatedTo: z
+    .string()
+    .nullable()
+    .describe('The role it was escalated to; its holders may decide it too. null when not escalated'),
+  nudges: nudges.nullable().describe('null when its tool or port configures no reminder, escalation or warning'),
 });
 
 export const execution = z.object({

@@ -26,6 +26,7 @@ export function cannotDecide(
       raisedBy: view.raisedBy,
       customer: view.customer,
       requiredRole: view.requiredRole,
+      escalatedTo: view.escalatedTo,
       selfApproval: view.selfApproval,
     },
     { name: viewer.identity.name, roles: viewer.identity.roles },

@@ -127,12 +127,24 @@ export function parseRequestFile(text: string, path: string): ApprovalRequest {
     raisedBy: field(record, 'raisedBy', path, isStringOrNull),
     customer: field(record, 'customer', path, isStringOrNull),
     requiredRole: field(record, 'requiredRole', path, isStringOrNull),
+    // Files are written once and never rewritten: the file store keeps no claims or nudges.
+    claim: null,
+    escalatedTo: null,
+    nudges: null,
   };
 }
 
 /** The text of a request file: the row as raised, without its status (see parseRequestFile). */
 export function requestFileText(request: ApprovalRequest): string {
-  const { status: _status, decision: _decision, argsJson: _argsJson, ...raised } = request;
+  const {
+    status: _status,
+    decision: _decision,
+    argsJson: _argsJson,
+    claim: _claim,
+    escalatedTo: _escalatedTo,
+    nudges: _nudges,
+    ...raised
+  } = request;
   return `${JSON.stringify(raised)}\n`;
 }
 

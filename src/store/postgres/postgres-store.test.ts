@@ -119,6 +119,11 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'web_sessions',
         'raised_by',
         'one_request_model',
+        // Placeholders on the timers branch (delete at merge; crypt, erase, desk take 10-12).
+        'reserved_crypt',
+        'reserved_erase',
+        'reserved_desk',
+        'reminders_claims',
       ]);
     });
 
@@ -175,7 +180,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(versions.map((row) => row.version)).toEqual(loadMigrations().map(({ version }) => version));
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {

@@ -218,4 +218,18 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
   CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
   `,
+  // timers (number 13 in the merge order: crypt 10, erase 11, desk 12 come before it).
+  // Who claims a request and until when; the role it was escalated to; its nudges (reminder,
+  // escalation, expiry warning: times as JSON, no payload, so not through the codec) and the
+  // next one's time, which `approvals_nudge_due` orders pending rows by for the nudge sweep's
+  // due-query (rows with no nudge left are not in it).
+  `
+  ALTER TABLE approvals ADD COLUMN claim_by TEXT;
+  ALTER TABLE approvals ADD COLUMN claim_until TEXT;
+  ALTER TABLE approvals ADD COLUMN escalated_to TEXT;
+  ALTER TABLE approvals ADD COLUMN nudges TEXT;
+  ALTER TABLE approvals ADD COLUMN next_nudge_at TEXT;
+  CREATE INDEX approvals_nudge_due ON approvals (next_nudge_at, id)
+    WHERE status = 'pending' AND next_nudge_at IS NOT NULL;
+  `,
 ];

@@ -1,0 +1,33 @@
+import type { ApprovalRequest, RequestClaim } from './approval.ts';
+
+/** How long a claim lasts when the claimer names no term. */
+export const DEFAULT_CLAIM_MS = 15 * 60_000;
+/** The longest claim: a claim is for working on a request now, not for parking it. */
+export const MAX_CLAIM_MS = 8 * 3_600_000;
+
+/** Names compare without case, as separation of duties compares them. */
+export const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * The claim that holds at `now` (ISO-8601): a claim lapses by itself at its `until`, so no
+ * process has to clear it. Null when nobody holds the request.
+ */
+export function activeClaim(request: Pick<ApprovalRequest, 'claim'>, now: string): RequestClaim | null {
+  const { claim } = request;
+  return claim !== null && claim.until > now ? claim : null;
+}
+
+/**
+ * What a claim attempt by `by` at `now` meets: free (nobody, or a lapsed claim), theirs
+ * already (a renewal), or someone else's. The store's compare-and-set applies the same rule
+ * in its WHERE clause; this is how callers explain a refusal.
+ */
+export function claimStanding(
+  request: Pick<ApprovalRequest, 'claim'>,
+  by: string,
+  now: string,
+): 'free' | 'theirs' | 'other' {
+  const held = activeClaim(request, now);
+  if (held === null) return 'free';
+  return sameName(held.by, by) ? 'theirs' : 'other';
+}

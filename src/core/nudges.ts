@@ -1,0 +1,83 @@
+import type { NudgeKind, RequestNudges } from './approval.ts';
+
+/**
+ * When a tool's or port's waiting requests nudge people, in milliseconds: a reminder
+ * `remindAfterMs` after it was raised, an escalation to `escalateTo` after `escalateAfterMs`,
+ * and `request.expiring` `warnBeforeMs` before it expires. Each is optional.
+ */
+export interface NudgeSchedule {
+  remindAfterMs?: number;
+  escalateAfterMs?: number;
+  escalateTo?: string;
+  warnBeforeMs?: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The nudges of a request raised at `createdAt` that expires at `expiresAt`; null when the
+ * schedule has none. A nudge that would fall at or after the expiry is left out (the expiry
+ * is the last word), so is a warning before the request was even raised.
+ */
+export function planNudges(schedule: NudgeSchedule | undefined, createdAt: string, expiresAt: string): RequestNudges | null {
+  if (schedule === undefined) return null;
+  const created = Date.parse(createdAt);
+  const expires = Date.parse(expiresAt);
+  const within = (ms: number | undefined): string | null =>
+    ms === undefined || !(ms > created) || !(ms < expires) ? null : iso(ms);
+  const remindAt = within(schedule.remindAfterMs === undefined ? undefined : created + schedule.remindAfterMs);
+  const escalateAt =
+    schedule.escalateTo === undefined
+      ? null
+      : within(schedule.escalateAfterMs === undefined ? undefined : created + schedule.escalateAfterMs);
+  const expiringAt = within(schedule.warnBeforeMs === undefined ? undefined : expires - schedule.warnBeforeMs);
+  if (remindAt === null && escalateAt === null && expiringAt === null) return null;
+  return {
+    remindAt,
+    remindedAt: null,
+    escalateAt,
+    escalateTo: escalateAt === null ? null : (schedule.escalateTo ?? null),
+    escalatedAt: null,
+    expiringAt,
+    expiringSentAt: null,
+  };
+}
+
+const order: readonly NudgeKind[] = ['reminder', 'escalated', 'expiring'];
+
+function slot(nudges: RequestNudges, kind: NudgeKind): { at: string | null; sent: string | null } {
+  switch (kind) {
+    case 'reminder':
+      return { at: nudges.remindAt, sent: nudges.remindedAt };
+    case 'escalated':
+      return { at: nudges.escalateAt, sent: nudges.escalatedAt };
+    case 'expiring':
+      return { at: nudges.expiringAt, sent: nudges.expiringSentAt };
+  }
+}
+
+/** The next nudge to fire: the earliest configured one not yet sent (ties in order reminder, escalation, warning). */
+export function nextNudge(nudges: RequestNudges | null): { kind: NudgeKind; at: string } | null {
+  if (nudges === null) return null;
+  let next: { kind: NudgeKind; at: string } | null = null;
+  for (const kind of order) {
+    const { at, sent } = slot(nudges, kind);
+    if (at !== null && sent === null && (next === null || at < next.at)) next = { kind, at };
+  }
+  return next;
+}
+
+/** The row's next nudge time, the column the due-query's index orders by; null when none is left. */
+export const nextNudgeAt = (nudges: RequestNudges | null): string | null => nextNudge(nudges)?.at ?? null;
+
+/** The nudges after `kind` fired at `at`. */
+export function markSent(nudges: RequestNudges, kind: NudgeKind, at: string): RequestNudges {
+  switch (kind) {
+    case 'reminder':
+      return { ...nudges, remindedAt: at };
+    case 'escalated':
+      return { ...nudges, escalatedAt: at };
+    case 'expiring':
+      return { ...nudges, expiringSentAt: at };
+  }
+}

@@ -1,0 +1,54 @@
+import type { ApprovalRequest, RequestClaim, RequestKind, RequestNudges } from '../../core/approval.ts';
+import type { AuditEvent } from '../../core/audit.ts';
+
+/** Pending requests whose next nudge has come: what the nudge sweep reads, never every pending row. */
+export interface NudgeDueQuery {
+  /** ISO-8601: requests whose next nudge time is `<= at` are due. */
+  at: string;
+  /** At most this many, soonest nudge first (then by id). */
+  limit: number;
+  /** Only this kind; both when absent. */
+  kind?: RequestKind;
+}
+
+/**
+ * One nudge fired: the row's nudges move from `from` (as the sweep read them) to `to`. The
+ * compare-and-set holds when the row is still pending and its next nudge time is still the
+ * one `from` gives, so two instances that read the same row fire it once: the loser finds
+ * the time moved on (or the row decided) and writes nothing.
+ */
+export interface NudgeAdvance {
+  from: RequestNudges;
+  to: RequestNudges;
+  /** Set with an escalation: the role that may now decide it too (ApprovalRequest.escalatedTo). */
+  escalatedTo?: string;
+}
+
+/**
+ * Take (`claim` set) or give back (`claim` null) a request, as `by`, at `at` (ISO-8601).
+ * Taking holds when the row is pending and unexpired at `at` and nobody else's claim holds at
+ * `at` (a lapsed claim is free; the holder may renew); giving back when `by` holds it.
+ */
+export interface ClaimChange {
+  by: string;
+  at: string;
+  claim: RequestClaim | null;
+}
+
+export type ClaimResult = { won: true; request: ApprovalRequest } | { won: false; request: ApprovalRequest | null };
+
+/**
+ * What changes on a waiting request besides its decision: its nudges (reminder, escalation,
+ * expiry warning), fired once across every process sharing the store, and who claims it.
+ * Every backend (memory, SQLite, PostgreSQL) passes `conformance/timer-cases.ts`; SQL
+ * backends keep the next nudge time in a column with a partial index of pending rows.
+ * Audit entries commit with a won change only.
+ */
+export interface RequestTimers {
+  /** Pending requests due a nudge at `query.at`, soonest first (an index range, not a scan). */
+  listNudgesDue(query: NudgeDueQuery): Promise<ApprovalRequest[]>;
+  /** The compare-and-set that fires one nudge; the row as it now stands when it won, else null. */
+  advanceNudge(id: string, advance: NudgeAdvance, audit?: AuditEvent[]): Promise<ApprovalRequest | null>;
+  /** The compare-and-set of claims; the loser gets the row as it stands. */
+  changeClaim(id: string, change: ClaimChange, audit?: AuditEvent[]): Promise<ClaimResult>;
+}
