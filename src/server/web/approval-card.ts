@@ -3,6 +3,7 @@ import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
+import { editForm } from './edit-form.ts';
 import { answerForm } from './port-card.ts';
 import { prettyJson } from './pretty-json.ts';
 import { localTime } from './local-time.ts';
@@ -37,12 +38,18 @@ export function cannotDecide(
 /** Approve, or reject with a reason: plain forms, so deciding works without JavaScript. */
 export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: string): SafeHtml {
   if (view.kind === 'port') return answerForm(view, viewer, returnTo);
+  const quorum = quorumText(view, viewer.identity.name);
   const refusal = cannotDecide(view, viewer);
-  if (refusal) return html`<p class="note">${refusal}</p>`;
+  if (refusal) return html`${quorum}<p class="note">${refusal}</p>`;
+  const approvedAlready = view.approvals.some(
+    (approval) => approval.by.toLowerCase() === viewer.identity.name.toLowerCase(),
+  );
+  if (approvedAlready)
+    return html`${quorum}<p class="note">You approved this already; it waits for someone else to approve (or reject) it.</p>`;
   const action = `/requests/${view.id}/decide`;
   const hidden = html`<input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">`;
-  return html`<div class="decide">
+  return html`${quorum}<div class="decide">
     <form method="post" action="${action}" class="approve-form decide-form">
       ${hidden}
       ${
@@ -58,7 +65,21 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
       <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off" data-shortcut="reject">
       <button type="submit" name="verdict" value="reject" class="reject" aria-describedby="title-${view.id}">Reject</button>
     </form>
-  </div>`;
+  </div>
+  ${editForm(view, viewer, returnTo)}`;
+}
+
+/**
+ * "1 of 2 approvals, by mia": how far a quorum is, when more than one person must approve.
+ * Nothing for a request one approval decides.
+ */
+export function quorumText(view: Pick<HttpApprovalView, 'approvals' | 'approvalsNeeded' | 'status'>, viewerName: string): SafeHtml {
+  if (view.approvalsNeeded <= 1 || view.status !== 'pending') return html``;
+  const by = view.approvals.map((approval) =>
+    approval.by.toLowerCase() === viewerName.toLowerCase() ? 'you' : approval.by,
+  );
+  const left = view.approvalsNeeded - view.approvals.length;
+  return html`<p class="quorum" data-quorum="${view.approvals.length}/${view.approvalsNeeded}">${view.approvals.length} of ${view.approvalsNeeded} approvals${by.length ? `, by ${by.join(' and ')}` : ''}. ${left === 1 ? 'One more approver' : `${left} more approvers`} needed; any rejection stops it.</p>`;
 }
 
 /** One request, every argument in full, rendered as text; times in the viewer's zone. */

@@ -17,11 +17,24 @@ export function decisionFromForm(form: Form): { decision: RequestDecision } | { 
     const reason = formText(form.reason);
     if (verdict === 'reject' && reason === '')
       return { error: 'A rejection needs a reason: the agent reads it and tells the customer.' };
+    // The edit the preview showed, exactly as shown (typed JSON, not the text boxes again).
+    let edit: Record<string, JsonValue> | undefined;
+    if (verdict === 'approve' && typeof form['edit-json'] === 'string') {
+      try {
+        const parsed = parseJsonText(form['edit-json'], 'The edit');
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+          return { error: 'The edit was not readable. Open the request and edit it again.' };
+        edit = parsed as Record<string, JsonValue>;
+      } catch {
+        return { error: 'The edit was not readable. Open the request and edit it again.' };
+      }
+    }
     return {
       decision: {
         approved: verdict === 'approve',
         ...(reason ? { reason } : {}),
         ...(verdict === 'approve' && form.remember === 'tool' ? { remember: 'tool' as const } : {}),
+        ...(edit ? { edit } : {}),
       },
     };
   }
@@ -47,7 +60,13 @@ export function outcomeText(outcome: RequestOutcome, decision: RequestDecision):
   const { turn, run } = outcome;
   // A decision that did not win threw: what was asked for is what was recorded.
   const done =
-    'response' in decision || turn === null ? 'Answered.' : decision.approved ? 'Approved.' : 'Rejected.';
+    'response' in decision || turn === null
+      ? 'Answered.'
+      : decision.approved
+        ? 'edit' in decision && decision.edit
+          ? 'Approved with your changes.'
+          : 'Approved.'
+        : 'Rejected.';
   const reply = turn?.reply ? ` The agent replied: ${turn.reply}` : '';
   const output = run?.outputs.at(-1);
   const runText = run

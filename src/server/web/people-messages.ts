@@ -48,10 +48,15 @@ export function decidedText(decision: Decision, reader: Reader): string {
  * attempt (read again by the caller), so the message can name who decided and when.
  */
 export function refusalText(
-  error: { code: string; message: string },
+  error: { code: string; message: string; hint?: string | undefined },
   request: Pick<ApprovalRequest, 'id' | 'expiresAt' | 'decision'> | null,
   reader: Reader,
 ): string {
+  // The hint says what a developer sends next (a command, a JSON body); the person gets the fact.
+  const message =
+    error.hint && error.message.endsWith(` ${error.hint}`)
+      ? error.message.slice(0, -(error.hint.length + 1))
+      : error.message;
   switch (error.code) {
     case 'ALREADY_DECIDED':
       return request?.decision
@@ -63,7 +68,7 @@ export function refusalText(
       return notFoundText(request?.id ?? null);
     case 'FORBIDDEN':
       // decisionRefusal's words already speak to the person ("needs the manager role; …").
-      return `You cannot decide this one: ${error.message}`;
+      return `You cannot decide this one: ${message}`;
     case 'INTEGRITY_VIOLATION':
       return 'Nothing ran: the stored call no longer matches what was asked for when the request was raised. Do not approve it; tell whoever runs countersign, since the store may have been changed.';
     case 'SESSION_BUSY':
@@ -71,11 +76,13 @@ export function refusalText(
     case 'STORE_UNAVAILABLE':
       return 'The inbox cannot reach its database right now, so nothing was recorded. Try again in a moment.';
     case 'INVALID_INPUT':
-      return `That cannot be sent as it is: ${error.message}`;
+      return `That cannot be sent as it is: ${message}`;
+    case 'NOT_EDITABLE':
+      return `That change is not allowed: ${message} Nothing was decided.`;
     case 'OUTCOME_UNKNOWN':
       return 'Nobody knows whether this call ran: the process stopped while it was running. Check the outcome in the system it acts on, then settle it (countersign reconcile).';
     default:
-      return `That did not work: ${error.message}`;
+      return `That did not work: ${message}`;
   }
 }
 

@@ -18,6 +18,24 @@ export interface RowState {
 export const NO_STATE: RowState = { claim: null, overdue: false, escalated: false };
 
 /**
+ * A request is overdue once its reminder time has come (the tool's `remindAfter`), escalated
+ * once its escalation fired; the claim is the one that holds now (a lapsed claim is none).
+ */
+export function rowState(
+  view: Pick<HttpApprovalView, 'claim' | 'nudges' | 'escalatedTo' | 'status'>,
+  nowIso: string,
+): RowState {
+  const remindAt = view.nudges?.remindAt ?? null;
+  return {
+    claim: view.claim,
+    overdue:
+      view.status === 'pending' &&
+      (view.nudges?.remindedAt != null || (remindAt !== null && remindAt <= nowIso) || view.escalatedTo !== null),
+    escalated: view.escalatedTo !== null,
+  };
+}
+
+/**
  * One request as a row of the compact list: tool, customer, effect, age, expiry, required
  * role, claim. The tool is a link to the request (the pane beside the list without a
  * script, loaded in place with one), and the checkbox selects it for a bulk decision.
@@ -54,7 +72,11 @@ export function requestRow(
     <td data-label="Effect" class="effect-cell">${visibleHtml(view.effect)}</td>
     <td data-label="Age"><time datetime="${view.createdAt}" data-age title="${localTime(view.createdAt, timeZone)}">${ageText(view.createdAt, nowMs)}</time></td>
     <td data-label="Expires"><time datetime="${view.expiresAt}" data-countdown title="${localTime(view.expiresAt, timeZone)}">${remainingText(view.expiresAt, nowMs)}</time></td>
-    <td data-label="Role">${view.requiredRole ?? html`<span class="hint">any</span>`}</td>
+    <td data-label="Role">${view.requiredRole ?? html`<span class="hint">any</span>`}${
+      view.approvalsNeeded > 1
+        ? html` <span class="badge" title="approvals so far, of those needed">${view.approvals.length} of ${view.approvalsNeeded}</span>`
+        : ''
+    }</td>
     <td data-label="Claim">${claim}</td>
   </tr>`;
 }

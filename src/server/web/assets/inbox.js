@@ -170,6 +170,30 @@
     return response.json();
   };
 
+  // "Edit, then approve": the preview of the change replaces the edit form in the pane.
+  pane?.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.classList.contains('edit-form')) return;
+    event.preventDefault();
+    fetch(`${form.action}?fragment=1`, {
+      method: 'POST',
+      credentials: 'same-origin',
+      body: new URLSearchParams(new FormData(form)),
+    })
+      .then(async (response) => {
+        const template = document.createElement('template');
+        template.innerHTML = await response.text();
+        const holder = form.closest('details.edit') ?? form;
+        holder.parentElement?.querySelector('.edit-result')?.remove();
+        const result = document.createElement('div');
+        result.className = 'edit-result';
+        result.append(template.content);
+        holder.after(result);
+        (result.querySelector('button.approve') ?? result.querySelector('[role="alert"]'))?.focus?.();
+      })
+      .catch(() => paneNotice('The inbox could not be reached; nothing was sent. Try again.', false));
+  });
+
   // Decisions from the pane: no page load; the next request opens and takes the focus.
   pane?.addEventListener('submit', (event) => {
     const form = event.target;
