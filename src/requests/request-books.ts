@@ -1,8 +1,9 @@
 import type { ApprovalRequest } from '../core/approval.ts';
-import type { ApprovalFilter, Store } from '../store/store.ts';
+import { encodeCursor, PAGE_COUNT_CAP, pageOrder, planPage } from '../store/request-page.ts';
+import type { ApprovalFilter, RequestPage, RequestPageQuery, Store } from '../store/store.ts';
 
 /** What the surfaces read requests through: a store's request rows. */
-export type RequestReader = Pick<Store, 'getApproval' | 'listApprovals'>;
+export type RequestReader = Pick<Store, 'getApproval' | 'listApprovals' | 'pageRequests'>;
 
 /**
  * Requests kept in more than one place read as one book. With SQLite or PostgreSQL the
@@ -26,7 +27,32 @@ export function requestBooks(books: ReadonlyArray<RequestReader | null | undefin
       const lists = await Promise.all(distinct.map((book) => book.listApprovals(filter)));
       return lists.flat().sort(byCreation);
     },
+    async pageRequests(query: RequestPageQuery) {
+      return mergePages(query, await Promise.all(distinct.map((book) => book.pageRequests(query))));
+    },
   };
+}
+
+/**
+ * One page from each book's page for the same query. A cursor is a position in the order
+ * (key, id), not in a book, so the merged page's cursor resumes every book at once.
+ */
+export function mergePages(query: RequestPageQuery, pages: readonly RequestPage[]): RequestPage {
+  const plan = planPage(query);
+  const merged = pages.flatMap((page) => page.items).sort(pageOrder(plan.sort));
+  const items = merged.slice(0, plan.limit);
+  const more = merged.length > plan.limit || pages.some((page) => page.next !== null);
+  const last = items[items.length - 1];
+  const page: RequestPage = {
+    items,
+    next: more && last !== undefined ? encodeCursor(last, plan.sort) : null,
+  };
+  if (pages.every((each) => each.total !== undefined)) {
+    const count = pages.reduce((sum, each) => sum + (each.total?.count ?? 0), 0);
+    const exact = pages.every((each) => each.total?.exact === true) && count <= PAGE_COUNT_CAP;
+    page.total = { count: Math.min(count, PAGE_COUNT_CAP), exact };
+  }
+  return page;
 }
 
 const byCreation = (a: ApprovalRequest, b: ApprovalRequest) =>
@@ -38,6 +64,7 @@ export function isRequestReader(value: unknown): value is RequestReader {
     typeof value === 'object' &&
     value !== null &&
     typeof (value as { getApproval?: unknown }).getApproval === 'function' &&
-    typeof (value as { listApprovals?: unknown }).listApprovals === 'function'
+    typeof (value as { listApprovals?: unknown }).listApprovals === 'function' &&
+    typeof (value as { pageRequests?: unknown }).pageRequests === 'function'
   );
 }

@@ -33,3 +33,9 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     nextNudgeAt(request.nudges),
   ];
 }
+
+/** DECIDED_COLUMNS' values: null while a request waits. */
+export function decidedValues(request: Pick<ApprovalRequest, 'decision'>): Array<string | null> {
+  const { decision } = request;
+  return decision === null ? [null, null, null] : [decision.at, decision.by, decision.kind];
+}

@@ -20,7 +20,11 @@ export type {
   DecideOptions,
   DecideResult,
   DueQuery,
+  PageTotal,
   RequestBook,
+  RequestPage,
+  RequestPageQuery,
+  RequestSort,
   RuleBook,
 } from './ports/request-book.ts';
 // Server ports: not part of Store (see ports/server/); re-exported for existing imports.

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'ALREADY_DECIDED'
   | 'EXPIRED'
   | 'INVALID_INPUT'
+  | 'INVALID_CURSOR'
   | 'FORBIDDEN'
   | 'SESSION_BUSY'
   | 'STEP_LIMIT'

@@ -6,6 +6,7 @@ export { CountersignError, type ErrorCode } from './countersign-error.ts';
 export { ExpiredError } from './expired-error.ts';
 export { ForbiddenError } from './forbidden-error.ts';
 export { IntegrityViolationError } from './integrity-violation-error.ts';
+export { InvalidCursorError } from './invalid-cursor-error.ts';
 export { InvalidInputError } from './invalid-input-error.ts';
 export { ModelCallError } from './model-call-error.ts';
 export { NotFoundError } from './not-found-error.ts';

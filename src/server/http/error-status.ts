@@ -9,6 +9,7 @@ export type HttpErrorCode = ErrorCode | ServerOnlyCode;
  */
 export const statusOfCode: Record<HttpErrorCode, number> = {
   INVALID_INPUT: 400,
+  INVALID_CURSOR: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

@@ -294,6 +294,28 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         expect(await store().listApprovals({ run: 'other' })).toEqual([]);
       });
 
+      it('pages its port requests by run, kind and text, with a cursor, and answered ones in the decided order', async () => {
+        await raise(['req_1', 'req_2', 'req_3']);
+        const first = await store().pageRequests({ limit: 2, run: 'r', kind: 'port', count: true });
+        expect(first.items.map((row) => row.id)).toEqual(['req_1', 'req_2']);
+        expect(first.total).toEqual({ count: 3, exact: true });
+        const second = await store().pageRequests({
+          limit: 2,
+          run: 'r',
+          kind: 'port',
+          after: first.next ?? '',
+        });
+        expect(second).toMatchObject({ next: null });
+        expect(second.items.map((row) => row.id)).toEqual(['req_3']);
+        expect((await store().pageRequests({ limit: 5, text: 'REFUND 35' })).items).toHaveLength(3);
+        await store().decide('req_2', answeredBy('alice', 20));
+        const decided = await store().pageRequests({ limit: 5, sort: 'decided' });
+        expect(decided.items.map((row) => row.id)).toEqual(['req_2']);
+        await expect(store().pageRequests({ limit: 2, after: 'nope' })).rejects.toMatchObject({
+          code: 'INVALID_CURSOR',
+        });
+      });
+
       it('refuses to raise what is not a pending port request of the run', async () => {
         for (const wrong of [
           portRequest('other', 'req_x'),

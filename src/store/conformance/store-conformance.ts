@@ -9,6 +9,7 @@ import type { ConformanceContext, PortContext } from './fixtures.ts';
 import { describeSuite, type SkipEntry } from './harness.ts';
 import { leaseCases } from './lease-cases.ts';
 import { ledgerCases } from './ledger-cases.ts';
+import { pageCases } from './page-cases.ts';
 import { ruleCases } from './rule-cases.ts';
 import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
@@ -41,6 +42,7 @@ const STORE_SUITES = {
   leases: leaseCases,
   stalled: stalledCases,
   approvals: approvalCases,
+  paging: pageCases,
   rules: ruleCases,
   ledger: ledgerCases,
   audit: auditCases,

@@ -331,6 +331,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     },
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
+    pageRequests: requests.pageRequests,
     listDue: requests.listDue,
     decide: requests.decide,
 

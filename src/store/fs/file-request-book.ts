@@ -4,6 +4,7 @@ import type { ApprovalRequest, Decision } from '../../core/approval.ts';
 import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { assertStoreId } from '../checkpoint-rules.ts';
 import type { RequestBook } from '../ports/request-book.ts';
+import { pageInMemory, planPage } from '../request-page.ts';
 import type { AtomicWriter } from './atomic-file.ts';
 import { parseDecisionFile, parseRequestFile, requestFileText } from './file-records.ts';
 
@@ -121,6 +122,12 @@ export function createFileRequestBook(
     async listApprovals(filter = {}) {
       await ready();
       return (await readAll()).filter((request) => matchesFilter(request, filter)).sort(byCreated);
+    },
+
+    async pageRequests(query) {
+      planPage(query); // a bad query is refused before the files are read
+      await ready();
+      return pageInMemory(await readAll(), query);
     },
 
     async listDue(query) {

@@ -96,6 +96,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     },
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
+    pageRequests: requests.pageRequests,
     listDue: requests.listDue,
     decide: requests.decide,
 

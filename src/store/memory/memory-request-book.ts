@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
 import type { RequestBook } from '../ports/request-book.ts';
+import { pageInMemory } from '../request-page.ts';
 import { approvalExists } from '../store-errors.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -50,6 +51,10 @@ export function createMemoryRequestBook(): MemoryRequestBook {
         .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+    async pageRequests(query) {
+      const page = pageInMemory(rows.values(), query);
+      return { ...page, items: page.items.map(copy) };
     },
     async listDue(query) {
       return dueRequests(rows.values(), query).map(copy);

@@ -8,6 +8,7 @@ import { auditCursor } from '../audit-cursor.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { pageInMemory } from '../request-page.ts';
 import { DEFAULT_STALLED_LIMIT } from '../stalled-sessions.ts';
 import type { ExecutionFinish, LeaseRequest, StalledSession, StandingRule, Store } from '../store.ts';
 import {
@@ -266,6 +267,11 @@ export function createMemoryStore(): MemoryStore {
         .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+
+    async pageRequests(query) {
+      const page = pageInMemory(approvals.values(), query);
+      return { ...page, items: page.items.map(copy) };
     },
 
     async listDue(query) {

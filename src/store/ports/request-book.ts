@@ -42,6 +42,54 @@ export interface DueQuery {
 }
 
 /**
+ * The orders a page of requests can come in; each is a keyset over one index, so page 1,000
+ * costs what page 1 does. `expiring` lists only pending requests (soonest expiry first);
+ * `decided` only decided ones (most recently decided first, what a history shows).
+ */
+export type RequestSort = 'oldest' | 'newest' | 'expiring' | 'decided';
+
+/**
+ * One page of requests. Exact filters (`status`, `kind`, `session`, `run`, `role`) compare
+ * the column; `tool`, `customer` and `text` (over the effect and the customer) are
+ * case-insensitive partial matches. `after` is the `next` cursor of the page before, for the
+ * same sort; a cursor is opaque and a malformed one is refused with INVALID_CURSOR.
+ */
+export interface RequestPageQuery {
+  status?: ApprovalStatus;
+  kind?: RequestKind;
+  session?: string;
+  run?: string;
+  role?: string;
+  tool?: string;
+  customer?: string;
+  text?: string;
+  /** `oldest` when absent. */
+  sort?: RequestSort;
+  after?: string;
+  /** 1 to MAX_PAGE_LIMIT (500). */
+  limit: number;
+  /** Count the matches too (capped at PAGE_COUNT_CAP, see RequestPage.total). Default false. */
+  count?: boolean;
+}
+
+/**
+ * How many requests match, counted up to a cap so the count stays cheap however many wait:
+ * `exact` false means "at least `count`" (the inbox shows "1,000+").
+ */
+export interface PageTotal {
+  count: number;
+  exact: boolean;
+}
+
+export interface RequestPage {
+  items: ApprovalRequest[];
+  /** Pass as `after` for the next page; null on the last page. */
+  next: string | null;
+  /** Present when the query asked for `count`. */
+  total?: PageTotal;
+}
+
+/**
  * Where requests waiting for a person live: a model's tool calls and a workflow's port
  * requests, one kind of row. Raising a request is part of the write that raises it (a step's
  * commit, a checkpoint's save); after that a row changes once, by `decide`. Every backend
@@ -50,8 +98,14 @@ export interface DueQuery {
  */
 export interface RequestBook {
   getApproval(id: string): Promise<ApprovalRequest | null>;
-  /** Oldest first (then by id). */
+  /** Oldest first (then by id). Every row that matches: for whole exports and tests; surfaces page. */
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
+  /**
+   * One page of matching requests in `query.sort` order, after the cursor `query.after`.
+   * SQL backends walk an index in that order (keyset: `(key, id) > (cursor)`), so a page
+   * reads about `limit` rows for exact filters, whatever the backlog.
+   */
+  pageRequests(query: RequestPageQuery): Promise<RequestPage>;
   /**
    * Pending requests due to expire at `query.at`, soonest first: what the expiry sweep reads
    * instead of every pending row. SQL backends serve it from a partial index on `expires_at`

@@ -1,8 +1,13 @@
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
-import { approvalValues } from '../row-values.ts';
-import { APPROVAL_COLUMNS, APPROVAL_PLACEHOLDERS } from '../sql/columns.ts';
+import { approvalValues, decidedValues } from '../row-values.ts';
+import {
+  APPROVAL_COLUMNS,
+  APPROVAL_PLACEHOLDERS,
+  DECIDED_COLUMNS,
+  DECIDED_PLACEHOLDERS,
+} from '../sql/columns.ts';
 import type { Connection } from './connection.ts';
 import { migrationLockKey, quoteIdentifier } from './schema-name.ts';
 
@@ -58,9 +63,10 @@ export async function adoptLegacyRequests(
       }
       for (const request of rows) {
         await tq(
-          `INSERT INTO ${q('approvals')} (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})
+          `INSERT INTO ${q('approvals')} (${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS})
+           VALUES (${APPROVAL_PLACEHOLDERS}, ${DECIDED_PLACEHOLDERS})
            ON CONFLICT (id) DO NOTHING`,
-          approvalValues(codec, request),
+          [...approvalValues(codec, request), ...decidedValues(request)],
         );
       }
     }

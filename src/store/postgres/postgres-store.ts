@@ -9,7 +9,10 @@ import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { pageOf, planPage } from '../request-page.ts';
+import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import { sessionValues } from '../sql/values.ts';
@@ -39,6 +42,7 @@ import {
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
+import { postgresPageDialect } from './page-requests.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
@@ -96,6 +100,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw error;
   }
   const t = tablesIn(schema);
+  const pageDialect = postgresPageDialect(t.approvals);
   const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit } = createRowWriters(
     t,
     codec,
@@ -295,6 +300,21 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return Number((rows[0] as { n: number } | undefined)?.n ?? 0);
     },
 
+    async pageRequests(pageQuery) {
+      const plan = planPage(pageQuery);
+      const statements = requestPageSql(pageDialect, plan);
+      const [rows, counted] = await Promise.all([
+        query(statements.page.text, statements.page.values),
+        statements.count === null ? null : query(statements.count.text, statements.count.values),
+      ]);
+      const total = counted === null ? undefined : Number((counted[0] as { n: unknown } | undefined)?.n ?? 0);
+      return pageOf(
+        rows.map((row) => toApproval(codec, row)),
+        plan,
+        total,
+      );
+    },
+
     async listDue(due) {
       const rows = await query(dueRequestsSql(t, due.kind !== undefined), [
         due.at,
@@ -306,11 +326,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       const { rule } = options;
-      const values = [id, decision.verdict, codec.encode(decision)];
+      const values = [id, decision.verdict, codec.encode(decision), ...decidedValues({ decision })];
       const cas = decisionNeedsUnexpired(decision)
-        ? `UPDATE ${t.approvals} SET status = $2, decision = $3
-           WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${APPROVAL_COLUMNS}`
-        : `UPDATE ${t.approvals} SET status = $2, decision = $3
+        ? `UPDATE ${t.approvals} SET status = $2, decision = $3, decided_at = $4, decided_by = $5, decided_kind = $6
+           WHERE id = $1 AND status = 'pending' AND expires_at > $7 RETURNING ${APPROVAL_COLUMNS}`
+        : `UPDATE ${t.approvals} SET status = $2, decision = $3, decided_at = $4, decided_by = $5, decided_kind = $6
            WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`;
       if (decisionNeedsUnexpired(decision)) values.push(decision.at);
       const { lease } = options;

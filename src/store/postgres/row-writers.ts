@@ -4,8 +4,15 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { approvalValues } from '../row-values.ts';
-import { APPROVAL_COLUMNS, APPROVAL_PLACEHOLDERS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
+import { approvalValues, decidedValues } from '../row-values.ts';
+import {
+  APPROVAL_COLUMNS,
+  APPROVAL_PLACEHOLDERS,
+  DECIDED_COLUMNS,
+  DECIDED_PLACEHOLDERS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+} from '../sql/columns.ts';
 import { toAuditLink } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import { executionValues, ruleValues } from '../sql/values.ts';
@@ -38,10 +45,10 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
     // codec the column holds exactly the text that was shown and hashed.
     const inserted = await query(
-      `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS})
-       VALUES (${APPROVAL_PLACEHOLDERS})
+      `INSERT INTO ${tables.approvals} (${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS})
+       VALUES (${APPROVAL_PLACEHOLDERS}, ${DECIDED_PLACEHOLDERS})
        ON CONFLICT (id) DO NOTHING RETURNING id`,
-      approvalValues(codec, request),
+      [...approvalValues(codec, request), ...decidedValues(request)],
     );
     if (inserted.length === 0) throw approvalExists(request.id);
   }

@@ -2,8 +2,8 @@ import type { DatabaseSync } from 'node:sqlite';
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
-import { approvalValues } from '../row-values.ts';
-import { APPROVAL_COLUMNS } from '../sql/columns.ts';
+import { approvalValues, decidedValues } from '../row-values.ts';
+import { APPROVAL_COLUMNS, DECIDED_COLUMNS } from '../sql/columns.ts';
 
 /**
  * After migration 9: the pending port requests of checkpoints written before requests were
@@ -22,7 +22,8 @@ export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void
     if (exists()) {
       const answers = legacyAnswersByRun(codec, db.prepare('SELECT * FROM workflow_answers').all());
       const insert = db.prepare(
-        `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_COLUMNS.split(',')
+        `INSERT INTO approvals (${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS}) VALUES (${`${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS}`
+          .split(',')
           .map(() => '?')
           .join(', ')}) ON CONFLICT (id) DO NOTHING`,
       );
@@ -45,7 +46,7 @@ export function adoptLegacyRequests(db: DatabaseSync, codec: PayloadCodec): void
         } catch {
           continue;
         }
-        for (const request of rows) insert.run(...approvalValues(codec, request));
+        for (const request of rows) insert.run(...approvalValues(codec, request), ...decidedValues(request));
       }
       db.exec('DROP TABLE workflow_answers');
     }

@@ -232,4 +232,26 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_nudge_due ON approvals (next_nudge_at, id)
     WHERE status = 'pending' AND next_nudge_at IS NOT NULL;
   `,
+  // lists (number 14 in the merge plan): every list is a keyset page over an index in its
+  // order, (key, id), so page 1,000 reads what page 1 does. The decision's time, decider and
+  // kind get plain columns (the decision itself stays a codec payload) for the history order
+  // and /v1/stats; rows decided before are filled in from JSON decisions (a payload another
+  // codec wrote stays null there and out of the history order). Old indexes keep their names
+  // with the id added, so a tie on the time still has an order.
+  `
+  ALTER TABLE approvals ADD COLUMN decided_at TEXT;
+  ALTER TABLE approvals ADD COLUMN decided_by TEXT;
+  ALTER TABLE approvals ADD COLUMN decided_kind TEXT;
+  UPDATE approvals SET decided_at = json_extract(decision, '$.at'), decided_by = json_extract(decision, '$.by'),
+    decided_kind = json_extract(decision, '$.kind')
+  WHERE decision IS NOT NULL AND json_valid(decision);
+  DROP INDEX approvals_by_status;
+  CREATE INDEX approvals_by_status ON approvals (status, created_at, id);
+  DROP INDEX approvals_by_session;
+  CREATE INDEX approvals_by_session ON approvals (session, created_at, id);
+  DROP INDEX approvals_by_run;
+  CREATE INDEX approvals_by_run ON approvals (run, created_at, id) WHERE run IS NOT NULL;
+  CREATE INDEX approvals_by_created ON approvals (created_at, id);
+  CREATE INDEX approvals_decided ON approvals (decided_at, id) WHERE decided_at IS NOT NULL;
+  `,
 ];

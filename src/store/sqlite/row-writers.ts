@@ -4,15 +4,22 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { approvalValues } from '../row-values.ts';
-import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS } from '../sql/columns.ts';
+import { approvalValues, decidedValues } from '../row-values.ts';
+import {
+  APPROVAL_COLUMNS,
+  AUDIT_COLUMNS,
+  DECIDED_COLUMNS,
+  EXECUTION_COLUMNS,
+  RULE_COLUMNS,
+} from '../sql/columns.ts';
 import { toAuditLink } from '../sql/rows.ts';
 import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, ruleExists } from '../store-errors.ts';
 import type { Sql } from './connection.ts';
 
-const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
+const APPROVAL_PLACEHOLDERS = `${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS}`
+  .split(',')
   .map(() => '?')
   .join(', ');
 
@@ -32,9 +39,9 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
     if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
       throw approvalExists(request.id);
     }
-    sql(`INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})`).run(
-      ...approvalValues(codec, request),
-    );
+    sql(
+      `INSERT INTO approvals (${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS}) VALUES (${APPROVAL_PLACEHOLDERS})`,
+    ).run(...approvalValues(codec, request), ...decidedValues(request));
   }
 
   function insertExecution(record: ExecutionRecord): void {

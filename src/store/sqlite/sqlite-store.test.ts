@@ -8,7 +8,11 @@ import type { PayloadCodec } from '../codec.ts';
 import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
 import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
+import { encodeCursor, planPage } from '../request-page.ts';
+import { requestPageSql } from '../sql/request-page-sql.ts';
+import type { RequestPageQuery, RequestSort } from '../store.ts';
 import { migrations } from './migrations.ts';
+import { SQLITE_PAGE_DIALECT } from './page-requests.ts';
 import { STALLED_SESSIONS_SQL } from './row-queries.ts';
 import { runFixture } from './run-fixture.ts';
 import {
@@ -118,6 +122,64 @@ describe('SQLite store', () => {
     expect(bySession).toEqual([
       expect.stringMatching(/^SEARCH audit USING INDEX audit_by_session \(session=\? AND rowid>\?\)/),
     ]);
+  });
+
+  it('pages requests by walking an index in the page order: no sort, no scan of the table', async () => {
+    open();
+    const cursor = (sort: RequestSort) =>
+      encodeCursor(request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }), sort);
+    const cases: Array<[RequestPageQuery, RegExp]> = [
+      [{ limit: 50 }, /approvals_by_created/],
+      [{ limit: 50, status: 'pending' }, /approvals_by_status \(status=\?\)/],
+      [
+        { limit: 50, status: 'pending', after: cursor('oldest') },
+        /approvals_by_status \(status=\? AND \(created_at,id\)>\(\?,\?\)\)/,
+      ],
+      [
+        { limit: 50, status: 'pending', sort: 'newest', after: cursor('newest') },
+        /approvals_by_status \(status=\? AND \(created_at,id\)<\(\?,\?\)\)/,
+      ],
+      [
+        { limit: 50, sort: 'expiring', after: cursor('expiring') },
+        /approvals_due \(\(expires_at,id\)>\(\?,\?\)\)/,
+      ],
+      [
+        { limit: 50, sort: 'decided', after: cursor('decided') },
+        /approvals_decided \(.*\(decided_at,id\)<\(\?,\?\)\)/,
+      ],
+      [
+        { limit: 50, session: 's1', after: cursor('oldest') },
+        /approvals_by_session \(session=\? AND \(created_at,id\)>\(\?,\?\)\)/,
+      ],
+      [{ limit: 50, run: 'r-1', status: 'pending' }, /approvals_by_run \(run=\?\)/],
+      [
+        {
+          limit: 50,
+          status: 'pending',
+          text: 'refund',
+          tool: 'order',
+          customer: 'c',
+          role: 'manager',
+          kind: 'tool-call',
+        },
+        /approvals_by_status \(status=\?\)/,
+      ],
+    ];
+    for (const [query, index] of cases) {
+      const { page, count } = requestPageSql(SQLITE_PAGE_DIALECT, planPage({ ...query, count: true }));
+      for (const statement of [page, count]) {
+        if (statement === null) continue;
+        const plan = raw((db) =>
+          db
+            .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
+            .all(...statement.values)
+            .map((row) => String(row.detail)),
+        ).join('\n');
+        expect(plan, JSON.stringify(query)).not.toMatch(/TEMP B-TREE|SCAN approvals$/m);
+        expect(plan, JSON.stringify(query)).toMatch(/USING (COVERING )?INDEX/);
+        if (statement === page) expect(plan, JSON.stringify(query)).toMatch(index);
+      }
+    }
   });
 
   it('finds stalled sessions by walking the partial index of open batches, never the whole table', async () => {

@@ -11,7 +11,10 @@ import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import { pageOf, planPage } from '../request-page.ts';
+import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } from '../sql/rows.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
@@ -42,6 +45,7 @@ import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection } from './connection.ts';
 import { migrations } from './migrations.ts';
 import { openDatabase } from './open-database.ts';
+import { SQLITE_PAGE_DIALECT } from './page-requests.ts';
 import { createRowQueries } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
@@ -334,18 +338,34 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return run(() => (sql(COUNT_PENDING_SQL).get() as { n: number }).n);
     },
 
+    async pageRequests(query) {
+      const plan = planPage(query);
+      const statements = requestPageSql(SQLITE_PAGE_DIALECT, plan);
+      return snapshotRead(() => {
+        const rows = sql(statements.page.text)
+          .all(...statements.page.values)
+          .map((row) => toApproval(codec, row));
+        const total =
+          statements.count === null
+            ? undefined
+            : (sql(statements.count.text).get(...statements.count.values) as { n: number }).n;
+        return pageOf(rows, plan, total);
+      });
+    },
+
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       return write(() => {
         const encoded = codec.encode(decision);
         // RETURNING: the decided row comes back from the compare-and-set itself.
         const row = decisionNeedsUnexpired(decision)
           ? sql(
-              `UPDATE approvals SET status = ?, decision = ?
+              `UPDATE approvals SET status = ?, decision = ?, decided_at = ?, decided_by = ?, decided_kind = ?
                WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING ${APPROVAL_COLUMNS}`,
-            ).get(decision.verdict, encoded, id, decision.at)
+            ).get(decision.verdict, encoded, ...decidedValues({ decision }), id, decision.at)
           : sql(
-              `UPDATE approvals SET status = ?, decision = ? WHERE id = ? AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`,
-            ).get(decision.verdict, encoded, id);
+              `UPDATE approvals SET status = ?, decision = ?, decided_at = ?, decided_by = ?, decided_kind = ?
+               WHERE id = ? AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`,
+            ).get(decision.verdict, encoded, ...decidedValues({ decision }), id);
         if (row === undefined) return { won: false, request: approvalById(id) };
         const request = toApproval(codec, row);
         const { lease } = options;

@@ -1,0 +1,171 @@
+import { expect } from 'vitest';
+import type { ApprovalRequest } from '../../core/approval.ts';
+import type { RequestPageQuery, Store } from '../store.ts';
+import { at, byPerson, type ConformanceContext, leasedSession, raise, request } from './fixtures.ts';
+import { describe, it } from './harness.ts';
+
+/** Every page of `query`, following `next` until it is null. */
+async function walk(store: Store, query: RequestPageQuery): Promise<string[][]> {
+  const pages: string[][] = [];
+  let after: string | undefined;
+  for (let guard = 0; guard < 100; guard++) {
+    const page = await store.pageRequests({ ...query, ...(after === undefined ? {} : { after }) });
+    pages.push(page.items.map((item) => item.id));
+    if (page.next === null) return pages;
+    after = page.next;
+  }
+  throw new Error('paging did not end');
+}
+
+export function pageCases(ctx: ConformanceContext): void {
+  describe('pageRequests', () => {
+    // Six requests over two sessions; two share a creation time (the id breaks the tie).
+    async function seeded() {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await leasedSession(store, 's2');
+      const rows: ApprovalRequest[] = [
+        request({ id: 'a', session: 's1', createdAt: at(1), expiresAt: at(400), tool: 'refund_order' }),
+        request({
+          id: 'b',
+          session: 's1',
+          createdAt: at(2),
+          expiresAt: at(300),
+          customer: 'Carol Jones',
+          effect: 'Refunds 12.00 on order 1040.',
+        }),
+        request({ id: 'c', session: 's1', createdAt: at(3), expiresAt: at(200), requiredRole: 'manager' }),
+        request({ id: 'e', session: 's2', createdAt: at(4), expiresAt: at(150), tool: 'Cancel_Order' }),
+        request({ id: 'd', session: 's2', createdAt: at(4), expiresAt: at(500), customer: 'dave' }),
+        request({
+          id: 'f',
+          session: 's2',
+          createdAt: at(5),
+          expiresAt: at(250),
+          effect: 'Ships 100% of it_now',
+        }),
+      ];
+      await raise(store, 's1', rows.slice(0, 3));
+      await raise(store, 's2', rows.slice(3));
+      return store;
+    }
+
+    it('pages oldest first by default, ties by id, and says when it ends', async () => {
+      const store = await seeded();
+      expect(await walk(store, { limit: 2 })).toEqual([
+        ['a', 'b'],
+        ['c', 'd'],
+        ['e', 'f'],
+      ]);
+      const last = await store.pageRequests({ limit: 6 });
+      expect(last.items.map((item) => item.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+      expect(last.next).toBeNull();
+      expect(last.items[1]).toEqual(await store.getApproval('b'));
+    });
+
+    it('sorts newest first, by soonest expiry (pending only) and by latest decision (decided only)', async () => {
+      const store = await seeded();
+      await store.decide('c', byPerson('approved', 20));
+      await store.decide('a', byPerson('rejected', 30, 'bob'));
+      await store.decide('f', byPerson('approved', 25));
+      expect((await walk(store, { limit: 4, sort: 'newest' })).flat()).toEqual([
+        'f',
+        'e',
+        'd',
+        'c',
+        'b',
+        'a',
+      ]);
+      expect(await walk(store, { limit: 2, sort: 'expiring' })).toEqual([['e', 'b'], ['d']]);
+      expect(await walk(store, { limit: 2, sort: 'decided' })).toEqual([['a', 'f'], ['c']]);
+      expect((await walk(store, { limit: 5, sort: 'decided', status: 'approved' })).flat()).toEqual([
+        'f',
+        'c',
+      ]);
+    });
+
+    it('filters exactly by status, session, kind and role, and partly (any case) by tool, customer and text', async () => {
+      const store = await seeded();
+      await store.decide('b', byPerson('approved', 20));
+      const ids = async (query: Omit<RequestPageQuery, 'limit'>) =>
+        (await walk(store, { limit: 2, ...query })).flat();
+      expect(await ids({ status: 'pending' })).toEqual(['a', 'c', 'd', 'e', 'f']);
+      expect(await ids({ status: 'approved' })).toEqual(['b']);
+      expect(await ids({ session: 's2' })).toEqual(['d', 'e', 'f']);
+      expect(await ids({ session: 's2', status: 'pending', role: 'manager' })).toEqual([]);
+      expect(await ids({ role: 'manager' })).toEqual(['c']);
+      expect(await ids({ kind: 'port' })).toEqual([]);
+      expect(await ids({ tool: 'REFUND' })).toEqual(['a']);
+      expect(await ids({ tool: 'cancel_' })).toEqual(['e']);
+      expect(await ids({ customer: 'carol' })).toEqual(['b']);
+      expect(await ids({ text: 'refunds 12' })).toEqual(['b']);
+      expect(await ids({ text: 'JONES' })).toEqual(['b']);
+      expect(await ids({ text: '  DAVE ' })).toEqual(['d']);
+      // LIKE's wildcards are plain characters in a needle.
+      expect(await ids({ text: '100%' })).toEqual(['f']);
+      expect(await ids({ text: 'it_now' })).toEqual(['f']);
+      expect(await ids({ text: 'i_' })).toEqual([]);
+      expect(await ids({ text: '%' })).toEqual(['f']);
+    });
+
+    it('counts the matches when asked, exactly below the cap', async () => {
+      const store = await seeded();
+      expect((await store.pageRequests({ limit: 2 })).total).toBeUndefined();
+      expect((await store.pageRequests({ limit: 2, count: true })).total).toEqual({ count: 6, exact: true });
+      const second = await store.pageRequests({ limit: 2, count: true, session: 's2' });
+      expect(second.total).toEqual({ count: 3, exact: true });
+      const later = await store.pageRequests({
+        limit: 2,
+        count: true,
+        session: 's2',
+        ...(second.next ? { after: second.next } : {}),
+      });
+      expect(later.total).toEqual({ count: 3, exact: true });
+    });
+
+    it('a cursor stays put when requests are raised or decided in between', async () => {
+      const store = await seeded();
+      const first = await store.pageRequests({ limit: 3, status: 'pending' });
+      expect(first.items.map((item) => item.id)).toEqual(['a', 'b', 'c']);
+      // Raised before the cursor (an earlier creation time) and after it; one decided ahead of it.
+      await raise(store, 's1', [
+        request({ id: 'early', session: 's1', createdAt: at(0) }),
+        request({ id: 'late', session: 's1', createdAt: at(9) }),
+      ]);
+      await store.decide('e', byPerson('approved', 20));
+      expect((await walk(store, { limit: 2, status: 'pending', after: first.next ?? '' })).flat()).toEqual([
+        'd',
+        'f',
+        'late',
+      ]);
+    });
+
+    it("refuses a mangled cursor, another sort's cursor and a bad limit, with typed errors", async () => {
+      const store = await seeded();
+      const page = await store.pageRequests({ limit: 2 });
+      const cursor = page.next ?? '';
+      await expect(store.pageRequests({ limit: 2, after: 'not a cursor' })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+      });
+      await expect(store.pageRequests({ limit: 2, after: `${cursor.slice(0, -3)}` })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+      });
+      await expect(store.pageRequests({ limit: 2, after: cursor, sort: 'newest' })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+      });
+      for (const limit of [0, -1, 1.5, 501]) {
+        await expect(store.pageRequests({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      }
+      await expect(
+        store.pageRequests({ limit: 2, sort: 'expiring', status: 'approved' }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(
+        store.pageRequests({ limit: 2, sort: 'decided', status: 'pending' }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+    });
+  });
+}
