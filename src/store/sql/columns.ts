@@ -2,17 +2,13 @@
 // order cannot drift (sql/values.ts and row-values.ts give values in the same order).
 export const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
 export const APPROVAL_COLUMNS =
-<<<<<<< HEAD
   'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role, claim_by, claim_until, escalated_to, nudges, next_nudge_at';
-=======
-  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role';
 /**
  * Written beside APPROVAL_COLUMNS (never read back: `decision` is the record): the decision's
  * time, decider and kind in plain columns, so history pages and /v1/stats walk an index of
  * decided rows instead of decoding every decision.
  */
 export const DECIDED_COLUMNS = 'decided_at, decided_by, decided_kind';
->>>>>>> lists
 /** `$1, …, $n` for APPROVAL_COLUMNS (PostgreSQL's numbered parameters). */
 export const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
   .map((_, index) => `$${index + 1}`)
