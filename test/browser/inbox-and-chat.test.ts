@@ -126,28 +126,33 @@ describe.skipIf(browserMissing)(
       });
       expect(run.status).toBe(200);
       const inbox = await signedIn(tokens.mia);
-      await inbox.locator('article[data-kind="port"] h2').getByText('manager-approval').waitFor();
+      await inbox.locator('tr[data-kind="port"]').getByText('manager-approval').waitFor();
       expect(await inbox.locator('#pending-count').textContent()).toBe('1');
       const chat = await customer();
       const session = await say(chat, 'Please cancel my order 1044.');
       await chat.getByText('Waiting for approval').waitFor();
 
-      // No reload: the card arrives over Server-Sent Events.
+      // No reload: the row arrives over Server-Sent Events.
       const id = await pendingId(session);
-      const card = inbox.locator(`[id="${id}"]`);
-      await card.waitFor();
-      expect(await card.textContent()).toContain('cancel_order');
-      expect(await card.locator('pre.args').textContent()).toContain('"orderId": 1044');
+      const row = inbox.locator(`[id="${id}"]`);
+      await row.waitFor();
+      expect(await row.textContent()).toContain('cancel_order');
       expect(await inbox.locator('#pending-count').textContent()).toBe('2');
+      // Opened beside the list without a page load: every argument, then the decision.
+      await row.locator('a.open').click();
+      const pane = inbox.locator(`#pane [data-request="${id}"]`);
+      await pane.waitFor();
+      expect(await pane.locator('pre.args').textContent()).toContain('"orderId": 1044');
       await inbox.screenshot({ path: join(shots, 'inbox.png'), fullPage: true });
       await chat.screenshot({ path: join(shots, 'chat-waiting.png'), fullPage: true });
 
-      await card.getByRole('button', { name: 'Approve' }).click();
-      await inbox.getByText('Approved. The agent replied: Cancelled order 1044').waitFor();
+      await pane.getByRole('button', { name: 'Approve' }).click();
+      await inbox.locator('#arrivals').getByText('Approved. The agent replied: Cancelled order 1044').waitFor();
 
-      // The manager answers the refund run from the same list.
-      await inbox.getByLabel(/note/).fill('Photo of the damaged cover checked.');
-      await inbox.locator('article[data-kind="port"]').getByRole('button', { name: 'Approve' }).click();
+      // The manager answers the refund run from the same list: it opened next, by itself.
+      const port = inbox.locator('#pane [data-request]').filter({ has: inbox.getByLabel(/note/) });
+      await port.getByLabel(/note/).fill('Photo of the damaged cover checked.');
+      await port.getByRole('button', { name: 'Approve' }).click();
       await inbox
         .getByText('Answered. Run refund-1040 is completed. Output: Refund issued: 35.00 for order 1040.')
         .waitFor();
@@ -167,7 +172,7 @@ describe.skipIf(browserMissing)(
         body: JSON.stringify({ workflow: 'refund', run: 'refund-1043', input: 1043 }),
       });
       const laterId = ((await later.json()) as { requests: Array<{ id: string }> }).requests[0]!.id;
-      await inbox.locator(`article[data-kind="port"][id="${laterId}"]`).waitFor();
+      await inbox.locator(`tr[data-kind="port"][id="${laterId}"]`).waitFor();
       expect(await inbox.locator('#pending-count').textContent()).toBe('1');
     });
 
@@ -186,7 +191,7 @@ describe.skipIf(browserMissing)(
         .fill('It has shipped already; support will call you. Do not retry.');
       await reject.click();
       await approver.locator('.flash', { hasText: 'Rejected.' }).waitFor();
-      await approver.getByText(/Rejected by mia/).waitFor();
+      await approver.getByText(/You rejected this at/).waitFor();
       await chat.locator('#chat-log').getByText('support will call you').waitFor();
       expect((await store.getApproval(id))?.status).toBe('rejected');
       expect(await store.getExecution(id)).toBeNull();
@@ -201,9 +206,10 @@ describe.skipIf(browserMissing)(
       expect(posted.status).toBe(200);
       const id = ((await posted.json()) as { approvals: Array<{ id: string }> }).approvals[0]!.id;
       const inbox = await signedIn(tokens.alice);
-      const card = inbox.locator(`[id="${id}"]`);
-      await card.waitFor();
-      expect(await card.locator('pre.args').textContent()).toContain(XSS);
+      const row = inbox.locator(`[id="${id}"]`);
+      await row.waitFor();
+      await row.locator('a.open').click();
+      expect(await inbox.locator(`#pane [data-request="${id}"] pre.args`).textContent()).toContain(XSS);
       expect(await inbox.evaluate(() => (globalThis as { __xss?: unknown }).__xss)).toBeUndefined();
       await inbox.goto(`${running.url}/approvals/${id}`);
       expect(await inbox.locator('pre.args').first().textContent()).toContain(XSS);
@@ -250,7 +256,7 @@ describe.skipIf(browserMissing)(
       expect(['alice', 'mia']).toContain(winner);
       const [won, lost] = winner === 'alice' ? [alice, mia] : [mia, alice];
       await won.getByText('Approved. The agent replied').waitFor();
-      await lost.getByText(`already approved by ${winner}`).waitFor();
+      await lost.getByText(`Someone was quicker: ${winner} approved this`).waitFor();
       expect(await store.listExecutions({ session })).toHaveLength(1);
     });
 
@@ -362,7 +368,7 @@ describe.skipIf(browserMissing)(
       const chat = await customer();
       await say(chat, 'Please cancel my order 1044.');
       const phone = await signedIn(tokens.alice, { width: 390, height: 844 });
-      await phone.locator('article.card').first().waitFor();
+      await phone.locator('#pending-list tr.row').first().waitFor();
       const overflow = await phone.evaluate(() => {
         const view = globalThis as unknown as {
           innerWidth: number;

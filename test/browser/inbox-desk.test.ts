@@ -119,15 +119,16 @@ describe.skipIf(browserMissing)('the inbox for 500 requests, in Chromium over lo
     await inbox.keyboard.press('j');
     const second = await inbox.locator('#pending-list tr.row').nth(1).getAttribute('id');
     const third = await inbox.locator('#pending-list tr.row').nth(2).getAttribute('id');
-    await expect.poll(() => inbox.evaluate(() => document.activeElement?.closest('tr')?.id)).toBe(second);
+    await expect.poll(() => inbox.evaluate('document.activeElement?.closest("tr")?.id')).toBe(second);
     await inbox.locator(`#pane [data-request="${second}"]`).waitFor();
     await inbox.keyboard.press('a');
+
     await inbox.locator('#arrivals', { hasText: 'Approved.' }).waitFor();
     await expect.poll(async () => (await store.getApproval(second!))?.status).toBe('approved');
     expect((await store.getApproval(second!))?.decision?.by).toBe('alice');
     // No page load: the next request opened, and the focus is on it.
     await inbox.locator(`#pane [data-request="${third}"]`).waitFor();
-    await expect.poll(() => inbox.evaluate(() => document.activeElement?.closest('tr')?.id)).toBe(third);
+    await expect.poll(() => inbox.evaluate('document.activeElement?.closest("tr")?.id')).toBe(third);
     expect(await inbox.locator(`[id="${second}"]`).count()).toBe(0);
 
     await inbox.keyboard.press('r');
@@ -147,11 +148,11 @@ describe.skipIf(browserMissing)('the inbox for 500 requests, in Chromium over lo
 
   it('approves several at once with one reason: each decided and audited on its own', async () => {
     const inbox = await signedIn(tokens.mia);
-    const ids = await inbox.locator('#pending-list tr.row').evaluateAll((rows) =>
-      rows.slice(0, 3).map((row) => row.id),
-    );
+    const ids = await inbox
+      .locator('#pending-list tr.row')
+      .evaluateAll((rows) => rows.slice(0, 3).map((row) => row.id));
     for (const id of ids) await inbox.locator(`[id="${id}"] input[type="checkbox"]`).check();
-    await inbox.getByLabel(/^Reason/).fill('Checked the batch against the manifest.');
+    await inbox.locator('#bulk-reason').fill('Checked the batch against the manifest.');
     await inbox.getByRole('button', { name: 'Approve selected' }).click();
     await inbox.locator('#arrivals', { hasText: 'Approved 3 of 3.' }).waitFor();
     for (const id of ids) {
@@ -206,9 +207,7 @@ describe.skipIf(browserMissing)('the inbox for 500 requests, in Chromium over lo
 
   it('is readable on a phone: no sideways scrolling, every column labelled', async () => {
     const phone = await signedIn(tokens.alice, { viewport: { width: 390, height: 844 } });
-    const overflow = await phone.evaluate(
-      () => document.documentElement.scrollWidth - window.innerWidth,
-    );
+    const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await phone.screenshot({ path: join(shots, 'inbox-list-phone.png') });
   });
@@ -232,11 +231,9 @@ describe.skipIf(browserMissing)('the inbox for 500 requests, in Chromium over lo
     const scan = async (target: Page, path: string) => {
       await target.goto(`${running.url}${path}`);
       await target.addScriptTag({ content: axeSource });
-      const violations = await target.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-        const result = await axe.run();
-        return result.violations.map((v) => `${v.id}: ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-      });
+      const violations = await target.evaluate<string[]>(
+        'axe.run().then((r) => r.violations.map((v) => v.id + ": " + v.help + " " + JSON.stringify(v.nodes.map((n) => n.target))))',
+      );
       expect(violations, path).toEqual([]);
     };
     for (const path of paths) await scan(page, path);

@@ -105,7 +105,8 @@ describe('the approval inbox (server-rendered, works without JavaScript)', () =>
     expect(await orderStatus(server.store, 1044)).toBe('Cancelled');
 
     const detail = await page(server, `/approvals/${id}`, cookie);
-    expect(detail.html).toContain('Approved by alice');
+    // Alice reads her own decision in her words; times are in UTC until the browser tells its zone.
+    expect(detail.html).toMatch(/You approved this at \d+ \w{3} \d{4}, \d{2}:\d{2} UTC\./);
     expect(detail.html).toContain('Please cancel my order 1044.');
     expect(detail.html).toContain('succeeded');
     const history = await page(server, '/history', cookie);
@@ -166,10 +167,15 @@ describe('the approval inbox (server-rendered, works without JavaScript)', () =>
       return: `/approvals/${id}`,
     });
     const latePage = await page(server, late.headers.get('location')!, mia);
-    expect(latePage.html).toContain('already rejected by alice');
+    expect(latePage.html).toMatch(
+      /Someone was quicker: alice rejected this at \d+ \w{3} \d{4}, \d{2}:\d{2} UTC\./,
+    );
     expect(latePage.html).toContain('Support will call you first.');
+    expect(latePage.html).toContain('Your decision was not recorded; theirs stands.');
     // A flash is for the person it was written for.
-    expect((await page(server, late.headers.get('location')!, alice)).html).not.toContain('already rejected');
+    expect((await page(server, late.headers.get('location')!, alice)).html).not.toContain(
+      'Someone was quicker',
+    );
   });
 
   it('renders arguments as text: markup in an argument is escaped everywhere', async () => {
@@ -197,7 +203,7 @@ describe('the approval inbox (server-rendered, works without JavaScript)', () =>
     });
     const id = turn.json.approvals[0].id;
     const cookie = await signIn(evil, tokens.alice);
-    for (const path of ['/', `/approvals/${id}`, `/inbox/cards/${id}`]) {
+    for (const path of ['/', `/approvals/${id}`, `/inbox/pane/${id}`, `/inbox/rows/${id}`]) {
       const { html } = await page(evil, path, cookie);
       expect(html, path).not.toContain('<script>window');
       expect(html, path).not.toContain('<img');

@@ -227,7 +227,7 @@ describe.each(setups)('the one request resource (%s)', (_name, make) => {
         headers: { cookie: mia, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
         body: new URLSearchParams({ csrf, ...form }).toString(),
       });
-    expect(await page(`/inbox/cards/${port}`)).toContain('name="field:note"');
+    expect(await page(`/inbox/pane/${port}`)).toContain('name="field:note"');
     expect(await page(`/requests/${port}`)).toContain('manager-approval');
     const answered = await post(`/requests/${port}/decide`, { approved: 'true', 'field:note': 'Checked.' });
     expect(answered.status).toBe(303);

@@ -3,12 +3,18 @@ import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import type { Identity } from '../auth/identity.ts';
 import { html, type SafeHtml } from './html.ts';
-import { editForm } from './edit-form.ts';
-import { answerForm } from './port-card.ts';
-import { prettyJson } from './pretty-json.ts';
 import { localTime } from './local-time.ts';
 import { decidedText, type Reader } from './people-messages.ts';
+import { answerForm } from './port-card.ts';
+import { prettyJson } from './pretty-json.ts';
 import { visibleHtml } from './visible-html.ts';
+
+/** Quorum fields of a request (the desk branch adds them to every view). */
+export interface DeskFields {
+  approvals?: Array<{ by: string }>;
+  approvalsNeeded?: number;
+  editable?: string[];
+}
 
 export interface Viewer {
   identity: Identity;
@@ -41,7 +47,7 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
   const quorum = quorumText(view, viewer.identity.name);
   const refusal = cannotDecide(view, viewer);
   if (refusal) return html`${quorum}<p class="note">${refusal}</p>`;
-  const approvedAlready = view.approvals.some(
+  const approvedAlready = (view as DeskFields).approvals?.some(
     (approval) => approval.by.toLowerCase() === viewer.identity.name.toLowerCase(),
   );
   if (approvedAlready)
@@ -65,21 +71,21 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
       <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off" data-shortcut="reject">
       <button type="submit" name="verdict" value="reject" class="reject" aria-describedby="title-${view.id}">Reject</button>
     </form>
-  </div>
-  ${editForm(view, viewer, returnTo)}`;
+  </div>`;
 }
 
 /**
  * "1 of 2 approvals, by mia": how far a quorum is, when more than one person must approve.
  * Nothing for a request one approval decides.
  */
-export function quorumText(view: Pick<HttpApprovalView, 'approvals' | 'approvalsNeeded' | 'status'>, viewerName: string): SafeHtml {
-  if (view.approvalsNeeded <= 1 || view.status !== 'pending') return html``;
-  const by = view.approvals.map((approval) =>
+export function quorumText(view: HttpApprovalView, viewerName: string): SafeHtml {
+  const { approvals = [], approvalsNeeded = 1 } = view as DeskFields;
+  if (approvalsNeeded <= 1 || view.status !== 'pending') return html``;
+  const by = approvals.map((approval) =>
     approval.by.toLowerCase() === viewerName.toLowerCase() ? 'you' : approval.by,
   );
-  const left = view.approvalsNeeded - view.approvals.length;
-  return html`<p class="quorum" data-quorum="${view.approvals.length}/${view.approvalsNeeded}">${view.approvals.length} of ${view.approvalsNeeded} approvals${by.length ? `, by ${by.join(' and ')}` : ''}. ${left === 1 ? 'One more approver' : `${left} more approvers`} needed; any rejection stops it.</p>`;
+  const left = approvalsNeeded - approvals.length;
+  return html`<p class="quorum" data-quorum="${approvals.length}/${approvalsNeeded}">${approvals.length} of ${approvalsNeeded} approvals${by.length ? `, by ${by.join(' and ')}` : ''}. ${left === 1 ? 'One more approver' : `${left} more approvers`} needed; any rejection stops it.</p>`;
 }
 
 /** One request, every argument in full, rendered as text; times in the viewer's zone. */

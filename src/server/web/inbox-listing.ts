@@ -3,8 +3,8 @@ import type { ApprovalStatus } from '../../core/approval.ts';
 import type { RequestPageQuery } from '../../store/ports/request-book.ts';
 import { enrich } from '../approval-views.ts';
 import type { ServerContext } from '../server-context.ts';
-import type { ListQuery } from './list-query.ts';
 import type { RowsPage } from './list-page.ts';
+import type { ListQuery } from './list-query.ts';
 
 /**
  * One page of the list or the history, straight from the store's keyset paging: the store

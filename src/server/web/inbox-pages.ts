@@ -1,8 +1,8 @@
 import type { AuditEntry, AuditVerification } from '../../core/audit.ts';
 import type { Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
-import { type ListQuery, isFiltered } from './list-query.ts';
 import { filterForm, pager, type RowsPage } from './list-page.ts';
+import { isFiltered, type ListQuery } from './list-query.ts';
 import { localTime } from './local-time.ts';
 import { compactJson } from './pretty-json.ts';
 import { type PaneData, requestPane } from './request-pane.ts';

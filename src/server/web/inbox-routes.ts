@@ -1,18 +1,14 @@
 import type { Context, Hono } from 'hono';
 import { auditTrail, verifyAudit } from '../../agent/queries.ts';
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { applyEdit } from '../../core/edit-call.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
-import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
 import { getApproval, type HttpApprovalView } from '../approval-views.ts';
 import { csrfMatches, sameOrigin } from '../auth/caller.ts';
 import type { ServerContext, ServerEnv } from '../server-context.ts';
 import type { Viewer } from './approval-card.ts';
 import { decisionFromForm, outcomeText } from './decision-form.ts';
-import { editFromForm, editPreview } from './edit-form.ts';
 import { errorPage } from './error-page.ts';
-import { html, type SafeHtml } from './html.ts';
 import { pageOfRows } from './inbox-listing.ts';
 import { auditBody, detailBody, HISTORY_SORTS, HISTORY_STATUSES, historyBody } from './inbox-pages.ts';
 import { page } from './layout.ts';
@@ -81,7 +77,16 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         identity: viewer.identity,
         csrf: viewer.csrf,
         flash: flashFor(viewer.identity.name, c.req.query('flash')),
-        body: pendingListBody({ rows, query, viewer, nowMs: now.getTime(), timeZone, selected, pane, states }),
+        body: pendingListBody({
+          rows,
+          query,
+          viewer,
+          nowMs: now.getTime(),
+          timeZone,
+          selected,
+          pane,
+          states,
+        }),
         scripts: ['inbox.js'],
         data: { page: 'pending', ...(selected ? { request: selected } : {}) },
         wide: true,
@@ -200,7 +205,11 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
           },
           403,
         )
-      : errorPage(c, 403, 'This form did not come from this inbox (or it is too old). Reload the page and try again.');
+      : errorPage(
+          c,
+          403,
+          'This form did not come from this inbox (or it is too old). Reload the page and try again.',
+        );
 
   /** Back to where the form was (the request's page, or a view of the list), else the list. */
   const returnOf = (value: unknown, id: string | null): string => {
@@ -239,58 +248,6 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   };
   app.post('/requests/:id/decide', decide);
 
-  /**
-   * The first step of "edit, then approve": the changed fields read and checked against the
-   * request's editable ones (applyEdit, the same rule the agent applies), then the change
-   * shown, field by field, with the button that approves it. Nothing is recorded here.
-   * `?fragment=1` answers the preview alone, for the script to show in the pane.
-   */
-  app.post('/requests/:id/edit', async (c) => {
-    const viewer = viewerOr(c);
-    if (viewer instanceof Response) return viewer;
-    const raw = await formGuard(c, viewer);
-    if (!raw) return refusedForm(c);
-    const form = Object.fromEntries(
-      Object.entries(raw).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : value]),
-    );
-    const now = ctx.now();
-    const view = await getApproval(ctx.requestBook, ctx, c.req.param('id'), now);
-    const returnTo = returnOf(form.return, view.id);
-    const fragment = c.req.query('fragment') === '1';
-    const read = editFromForm(view, form);
-    let body: SafeHtml;
-    let status: 200 | 400 = 200;
-    try {
-      if ('error' in read) throw new InvalidInputError(read.error);
-      const { diff } = applyEdit(view, read.edit);
-      if (diff.length === 0) throw new InvalidInputError('Nothing was changed. Change a value, or approve the call as proposed.');
-      body = editPreview(view, viewer, read.edit, diff, returnTo);
-    } catch (error) {
-      if (!CountersignError.is(error)) throw error;
-      status = 400;
-      body = html`<p class="flash error" role="alert">${refusalText(error, view, readerOf(c, viewer))}</p>`;
-    }
-    if (fragment) return c.html(body.value, status);
-    const data = await paneData(view);
-    return c.html(
-      page({
-        title: `Edit ${view.tool} for ${view.customer ?? 'no customer'}`,
-        section: 'inbox',
-        identity: viewer.identity,
-        csrf: viewer.csrf,
-        body: html`<p><a href="${returnTo}">← Back</a></p>${body}${requestPane(data, viewer, {
-          nowMs: now.getTime(),
-          timeZone: timeZoneOf(c),
-          level: 1,
-          returnTo,
-        })}`,
-        scripts: ['inbox.js'],
-        data: { page: 'edit', request: view.id },
-      }),
-      status,
-    );
-  });
-  // Older form addresses (a page loaded before an upgrade still posts to them).
   app.post('/approvals/:id/decide', decide);
   app.post('/runs/:run/requests/:requestId/respond', decide);
 
@@ -305,22 +262,28 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const form = await formGuard(c, viewer);
     if (!form) return refusedForm(c);
     const first = (value: unknown) => (Array.isArray(value) ? value[0] : value);
-    const ids = [...new Set((Array.isArray(form.id) ? form.id : form.id === undefined ? [] : [form.id]).filter(
-      (value): value is string => typeof value === 'string' && value !== '',
-    ))];
+    const ids = [
+      ...new Set(
+        (Array.isArray(form.id) ? form.id : form.id === undefined ? [] : [form.id]).filter(
+          (value): value is string => typeof value === 'string' && value !== '',
+        ),
+      ),
+    ];
     const returnTo = returnOf(first(form.return), null);
     const name = viewer.identity.name;
     const reply = (ok: boolean, text: string, results: Array<{ id: string } & DecisionReply> = []) =>
       wantsJson(c)
         ? c.json({ ok, text, results }, ok ? 200 : 409)
         : c.redirect(withFlash(returnTo, ctx.flashes.put(name, { kind: ok ? 'ok' : 'error', text })), 303);
-    if (ids.length === 0) return reply(false, 'Select at least one request first (the box at the start of its row).');
+    if (ids.length === 0)
+      return reply(false, 'Select at least one request first (the box at the start of its row).');
     if (ids.length > 100) return reply(false, `That is ${ids.length} requests; decide at most 100 at once.`);
     const parsed = decisionFromForm({ verdict: first(form.verdict) ?? '', reason: first(form.reason) ?? '' });
     if ('error' in parsed) return reply(false, parsed.error);
     const reader = readerOf(c, viewer);
     const results: Array<{ id: string } & DecisionReply> = [];
-    for (const id of ids) results.push({ id, ...(await decideOne(id, parsed.decision, viewer, reader, undefined)) });
+    for (const id of ids)
+      results.push({ id, ...(await decideOne(id, parsed.decision, viewer, reader, undefined)) });
     const done = results.filter((r) => r.ok).length;
     const verb = 'response' in parsed.decision || parsed.decision.approved ? 'Approved' : 'Rejected';
     const failed = results.filter((r) => !r.ok);

@@ -58,13 +58,18 @@ export function filterForm(
 }
 
 /** "Showing 51–100 of 500 · First page · Next page". */
-export function pager(path: string, query: ListQuery, rows: RowsPage, defaultSort: ListQuery['sort']): SafeHtml {
+export function pager(
+  path: string,
+  query: ListQuery,
+  rows: RowsPage,
+  defaultSort: ListQuery['sort'],
+): SafeHtml {
   const offset = (query.page - 1) * query.limit + 1;
   const shown = rows.views.length
     ? html`Showing ${offset.toLocaleString('en-US')}–${(offset + rows.views.length - 1).toLocaleString('en-US')} of <strong class="total">${totalText(rows.total)}</strong>`
     : html`Showing none of <strong class="total">${totalText(rows.total)}</strong>`;
   return html`<nav class="pager" aria-label="Pages">
-    <p class="showing">${shown} (page ${query.page})</p>
+    <p class="showing" data-offset="${offset}" data-page="${query.page}">${shown} (page ${query.page})</p>
     ${query.after ? html`<a href="${listHref(path, query, { after: '', page: 1 }, defaultSort)}">First page</a>` : ''}
     ${rows.next ? html`<a rel="next" href="${listHref(path, query, { after: rows.next, page: query.page + 1 }, defaultSort)}">Next page</a>` : ''}
   </nav>`;
@@ -87,7 +92,8 @@ export function pendingListBody(options: {
 }): SafeHtml {
   const { rows, query, viewer, nowMs, timeZone, selected, pane, states } = options;
   const base = listHref('/', query, {});
-  const hrefOf = (id: string) => `${base}${base.includes('?') ? '&' : '?'}selected=${encodeURIComponent(id)}#pane`;
+  const hrefOf = (id: string) =>
+    `${base}${base.includes('?') ? '&' : '?'}selected=${encodeURIComponent(id)}#pane`;
   const empty = isFiltered(query)
     ? html`No waiting request matches these filters. <a href="/">Show all</a>.`
     : html`No requests are waiting. New ones appear here as they arrive.`;

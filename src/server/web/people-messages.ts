@@ -88,7 +88,8 @@ export function refusalText(
 
 /** A decision that won, whose continuation (the agent's reply) then failed: it still stands. */
 export function recordedButStuckText(decision: Decision, reason: { code: string; message: string }): string {
-  const what = decision.verdict === 'approved' ? 'approval' : decision.verdict === 'rejected' ? 'rejection' : 'answer';
+  const what =
+    decision.verdict === 'approved' ? 'approval' : decision.verdict === 'rejected' ? 'rejection' : 'answer';
   const why =
     reason.code === 'MODEL_ERROR'
       ? 'the model did not answer'

@@ -30,7 +30,8 @@ export const shortcutList: SafeHtml = html`<details class="shortcuts">
   <summary>Keyboard shortcuts</summary>
   <dl id="shortcut-keys">
     ${shortcuts.map(
-      (s) => html`<div data-key="${s.key}" data-action="${s.action}"><dt><kbd>${s.label}</kbd></dt><dd>${words[s.action] ?? s.action}</dd></div>`,
+      (s) =>
+        html`<div data-key="${s.key}" data-action="${s.action}"><dt><kbd>${s.label}</kbd></dt><dd>${words[s.action] ?? s.action}</dd></div>`,
     )}
   </dl>
   <p class="hint">Shortcuts wait while you type in a field. After a decision the next request opens.</p>

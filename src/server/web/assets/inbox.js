@@ -18,6 +18,7 @@
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     const cookie = `countersign_tz=${encodeURIComponent(zone)}`;
     if (zone && !document.cookie.split('; ').includes(cookie))
+      // biome-ignore lint/suspicious/noDocumentCookie: a plain cookie works in every browser; the value is a checked zone name
       document.cookie = `${cookie}; path=/; samesite=strict; max-age=31536000`;
   } catch {}
 
@@ -60,8 +61,18 @@
     for (const total of document.querySelectorAll('.pager .total')) total.textContent = count.textContent;
   };
   const showEmpty = () => {
+    const n = rows().length;
     const empty = document.querySelector('.list-pane .empty');
-    if (empty) empty.hidden = rows().length > 0;
+    if (empty) empty.hidden = n > 0;
+    // "Showing 1–49 of 499": the rows on this page as they are now.
+    const showing = document.querySelector('.list-pane .pager .showing');
+    const total = count?.textContent ?? '';
+    if (showing?.dataset.offset) {
+      const from = Number(showing.dataset.offset);
+      showing.textContent = n
+        ? `Showing ${from.toLocaleString('en-US')}–${(from + n - 1).toLocaleString('en-US')} of ${total} (page ${showing.dataset.page})`
+        : `Showing none of ${total} (page ${showing.dataset.page})`;
+    }
   };
   const listAddress = () => {
     const url = new URL(location.href);
@@ -156,7 +167,9 @@
 
   /** Posts a form as the page would, asking for the answer as JSON. */
   const post = async (form, submitter) => {
+    // Read before any button is disabled: a disabled submitter's name and value are not sent.
     const body = new FormData(form, submitter);
+    await null;
     const response = await fetch(form.action, {
       method: 'POST',
       credentials: 'same-origin',
@@ -201,12 +214,13 @@
     if (pageKind !== 'pending') return;
     event.preventDefault();
     const id = form.closest('[data-request]')?.dataset.request;
+    const sent = post(form, event.submitter);
     for (const button of form.querySelectorAll('button')) button.disabled = true;
     if (id) inFlight.add(id);
-    post(form, event.submitter)
+    sent
       .then((result) => {
         if (id) inFlight.delete(id);
-        announce(result.text);
+        // Said once: the notice is a status region (or an alert), so it is announced.
         if (result.ok && id) {
           pageNotice(result.text, true);
           removeRow(id, { advance: true });
@@ -229,7 +243,6 @@
     post(bulk, event.submitter)
       .then((result) => {
         pageNotice(result.text, result.ok);
-        announce(result.text);
         const open = current()?.dataset.request;
         for (const one of result.results ?? []) if (one.ok) removeRow(one.id, { advance: one.id === open });
         if (result.ok) document.getElementById('bulk-reason').value = '';
@@ -247,7 +260,10 @@
 
   // The shortcuts the page lists (shortcuts.ts): the keys are read from that list.
   const keys = new Map(
-    [...document.querySelectorAll('#shortcut-keys [data-key]')].map((el) => [el.dataset.key, el.dataset.action]),
+    [...document.querySelectorAll('#shortcut-keys [data-key]')].map((el) => [
+      el.dataset.key,
+      el.dataset.action,
+    ]),
   );
   const typing = (el) =>
     el instanceof HTMLElement &&
@@ -289,8 +305,10 @@
   // first, last page); otherwise the page says new requests arrived, with a link.
   const insertRow = async (id) => {
     if (!list || document.getElementById(id)) return false;
-    const fits = table?.dataset.filtered === 'no' && table.dataset.sort === 'oldest' && table.dataset.last === 'yes';
+    const fits =
+      table?.dataset.filtered === 'no' && table.dataset.sort === 'oldest' && table.dataset.last === 'yes';
     setCount(1);
+    showEmpty();
     if (!fits) {
       pageNotice('New requests arrived. ', true);
       const link = document.createElement('a');
@@ -314,7 +332,11 @@
 
   const markDecided = (id, text) => {
     if (inFlight.has(id)) return;
-    if (pageKind === 'pending' && document.getElementById(id) && list?.contains(document.getElementById(id))) {
+    if (
+      pageKind === 'pending' &&
+      document.getElementById(id) &&
+      list?.contains(document.getElementById(id))
+    ) {
       const isOpen = main.dataset.request === id;
       removeRow(id, { advance: false });
       if (isOpen) paneNotice(`${text} It left the list.`, true);

@@ -4,7 +4,9 @@
   // The inbox shows times in the approver's own zone: the browser knows it, the server does not.
   try {
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    if (zone) document.cookie = `countersign_tz=${encodeURIComponent(zone)}; path=/; samesite=strict; max-age=31536000`;
+    if (zone)
+      // biome-ignore lint/suspicious/noDocumentCookie: a plain cookie works in every browser; the value is a checked zone name
+      document.cookie = `countersign_tz=${encodeURIComponent(zone)}; path=/; samesite=strict; max-age=31536000`;
   } catch {}
   const match = /^#token=([^&]+)$/.exec(location.hash);
   const field = document.getElementById('token');
