@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
+import { waitingFields } from '../src/core/request-defaults.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import { createServer } from '../src/server/create-server.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -68,6 +69,7 @@ async function seed(store: Store): Promise<void> {
           run: null,
           customer: 'c-100',
           requiredRole: null,
+          ...waitingFields('Cancels order 1044.'),
         },
       ],
       audit: [

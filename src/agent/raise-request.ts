@@ -2,6 +2,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
+import { waitingFields } from '../core/request-defaults.ts';
 import type { AutoApproval } from './match-rule.ts';
 
 /** A new tool-call request, bound to its canonical arguments, waiting until now + ttl. */
@@ -21,6 +22,10 @@ export function toolCallRequest(input: {
   /** The workflow run the agent acts in (agentExecutor binds it); null outside one. */
   run: string | null;
   requiredRole: string | null;
+  /** Argument fields a person may edit (the tool's `editable`). */
+  editable?: readonly string[];
+  /** Distinct approvers the policy asks for (1 unless it answered a quorum). */
+  approvalsNeeded?: number;
 }): ApprovalRequest {
   return {
     id: input.id,
@@ -40,6 +45,10 @@ export function toolCallRequest(input: {
     run: input.run,
     customer: input.customer,
     requiredRole: input.requiredRole,
+    ...waitingFields(input.effect, {
+      ...(input.editable ? { editable: input.editable } : {}),
+      ...(input.approvalsNeeded ? { approvalsNeeded: input.approvalsNeeded } : {}),
+    }),
   };
 }
 
@@ -75,6 +84,9 @@ export function raisedEvent(
       customer: request.customer,
       requiredRole: request.requiredRole,
       run: request.run,
+      effectHash: request.effectHash,
+      editable: request.editable,
+      approvalsNeeded: request.approvalsNeeded,
     },
   };
 }

@@ -1,4 +1,11 @@
-import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../core/approval.ts';
+import type {
+  Approval,
+  ApprovalRequest,
+  ApprovalStatus,
+  Decision,
+  RequestEdit,
+  RequestKind,
+} from '../core/approval.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
@@ -30,7 +37,18 @@ export interface ApprovalView {
   customer: string | null;
   /** The role a decider needs, as recorded when it was raised; null when any approver may. */
   requiredRole: string | null;
-  /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
+  /** Argument fields a person may change before approving; [] when none. */
+  editable: string[];
+  /** How many distinct people must approve (1 unless the policy asked for a quorum). */
+  approvalsNeeded: number;
+  /** Approvals so far while a quorum fills, oldest first. */
+  approvals: Approval[];
+  /** The call as an approver edited it, which later approvers approve and which runs; null when none. */
+  edit: RequestEdit | null;
+  /**
+   * 'mismatch' when the stored arguments (or the effect preview, or an edited call) no longer
+   * hash to what was recorded: do not approve.
+   */
   integrity: 'ok' | 'mismatch';
 }
 
@@ -60,6 +78,10 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     raisedBy: request.raisedBy,
     customer: request.customer,
     requiredRole: request.requiredRole,
+    editable: request.editable,
+    approvalsNeeded: request.approvalsNeeded,
+    approvals: request.approvals,
+    edit: request.edit,
     integrity: argsIntact(request) ? 'ok' : 'mismatch',
   };
 }

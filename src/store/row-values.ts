@@ -6,7 +6,7 @@ import type { PayloadCodec } from './codec.ts';
  * parsed argsJson (not `args`) keeps its sorted key order: with the JSON codec the column
  * holds exactly the text that was shown and hashed.
  */
-export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): Array<string | null> {
+export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): Array<string | number | null> {
   return [
     request.id,
     request.session,
@@ -25,5 +25,11 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.run,
     request.customer,
     request.requiredRole,
+    request.effectHash,
+    JSON.stringify(request.editable),
+    request.approvalsNeeded,
+    request.approvals.length === 0 ? null : codec.encode(request.approvals),
+    request.edit === null ? null : codec.encode(request.edit),
+    request.revision,
   ];
 }

@@ -8,6 +8,7 @@ export { ForbiddenError } from './forbidden-error.ts';
 export { IntegrityViolationError } from './integrity-violation-error.ts';
 export { InvalidInputError } from './invalid-input-error.ts';
 export { ModelCallError } from './model-call-error.ts';
+export { NotEditableError } from './not-editable-error.ts';
 export { NotFoundError } from './not-found-error.ts';
 export { OutcomeUnknownError } from './outcome-unknown-error.ts';
 export { RequestAnsweredError } from './request-answered-error.ts';

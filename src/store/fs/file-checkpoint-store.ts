@@ -333,6 +333,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     listApprovals: requests.listApprovals,
     listDue: requests.listDue,
     decide: requests.decide,
+    recordApproval: requests.recordApproval,
 
     async getState(namespace, key) {
       return readState(statePath(namespace, key));

@@ -98,6 +98,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     listApprovals: requests.listApprovals,
     listDue: requests.listDue,
     decide: requests.decide,
+    recordApproval: requests.recordApproval,
 
     async close() {},
   };

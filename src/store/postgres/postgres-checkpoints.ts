@@ -19,7 +19,15 @@ import { quoteIdentifier } from './schema-name.ts';
 /** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
 export type PostgresCheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+  | 'kind'
+  | 'keepsAudit'
+  | 'close'
+  | keyof AppState
+  | 'getApproval'
+  | 'listApprovals'
+  | 'listDue'
+  | 'decide'
+  | 'recordApproval'
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */

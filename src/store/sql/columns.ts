@@ -2,7 +2,7 @@
 // order cannot drift (sql/values.ts and row-values.ts give values in the same order).
 export const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
 export const APPROVAL_COLUMNS =
-  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role';
+  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role, effect_hash, editable, approvals_needed, partial_approvals, pending_edit, revision';
 /** `$1, …, $n` for APPROVAL_COLUMNS (PostgreSQL's numbered parameters). */
 export const APPROVAL_PLACEHOLDERS = APPROVAL_COLUMNS.split(',')
   .map((_, index) => `$${index + 1}`)

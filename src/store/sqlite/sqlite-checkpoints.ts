@@ -17,7 +17,15 @@ import type { Connection } from './connection.ts';
 /** The AppState part (`state` table) is the store's own: sqlite-app-state.ts; the request book is too. */
 type CheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+  | 'kind'
+  | 'keepsAudit'
+  | 'close'
+  | keyof AppState
+  | 'getApproval'
+  | 'listApprovals'
+  | 'listDue'
+  | 'decide'
+  | 'recordApproval'
 >;
 
 /**
