@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
+import { waitingFields } from '../src/core/request-defaults.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import { createServer } from '../src/server/create-server.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -71,6 +72,7 @@ async function seed(store: Store): Promise<void> {
           claim: null,
           escalatedTo: null,
           nudges: null,
+          ...waitingFields('Cancels order 1044.'),
         },
       ],
       audit: [

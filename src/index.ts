@@ -110,7 +110,13 @@ export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-st
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
-export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
+export type {
+  ApprovalUpdate,
+  ApprovalUpdateResult,
+  DueQuery,
+  RequestBook,
+  RuleBook,
+} from './store/ports/request-book.ts';
 export {
   createPostgresStore,
   type PostgresStore,

@@ -108,6 +108,13 @@ export interface DecideInput {
    * 'tool-with-args' for exactly these. Refused for tools declared `standing: false`.
    */
   remember?: 'tool' | 'tool-with-args';
+  /**
+   * Approve with changes: the argument fields to change and their new values (only the
+   * tool's `editable` fields). The edited call is validated, hashed, authorized and routed
+   * by the policy again; when it needs another role or more approvers, the request keeps
+   * waiting for them instead of running.
+   */
+  edit?: Record<string, JsonValue>;
 }
 
 export interface ChatOptions extends ModelCallHooks {
@@ -530,7 +537,7 @@ function knownAfterDecision(session: SessionRecord, decided: ApprovalRequest): K
   return held ? { session, decided } : undefined;
 }
 
-const decisionFields = new Set(['approved', 'reason', 'by', 'remember', 'roles']);
+const decisionFields = new Set(['approved', 'reason', 'by', 'remember', 'roles', 'edit']);
 
 /**
  * A decision carries no call. Anything else sent with it (arguments, another tool) is

@@ -2,6 +2,7 @@ import type { ApprovalRequest, RequestNudges } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
+import { waitingFields } from '../core/request-defaults.ts';
 import type { AutoApproval } from './match-rule.ts';
 
 /** A new tool-call request, bound to its canonical arguments, waiting until now + ttl. */
@@ -23,6 +24,10 @@ export function toolCallRequest(input: {
   requiredRole: string | null;
   /** The tool's reminder, escalation and warning times for this request (planNudges). */
   nudges?: RequestNudges | null;
+  /** Argument fields a person may edit (the tool's `editable`). */
+  editable?: readonly string[];
+  /** Distinct approvers the policy asks for (1 unless it answered a quorum). */
+  approvalsNeeded?: number;
 }): ApprovalRequest {
   return {
     id: input.id,
@@ -45,6 +50,10 @@ export function toolCallRequest(input: {
     claim: null,
     escalatedTo: null,
     nudges: input.nudges ?? null,
+    ...waitingFields(input.effect, {
+      ...(input.editable ? { editable: input.editable } : {}),
+      ...(input.approvalsNeeded ? { approvalsNeeded: input.approvalsNeeded } : {}),
+    }),
   };
 }
 
@@ -80,6 +89,9 @@ export function raisedEvent(
       customer: request.customer,
       requiredRole: request.requiredRole,
       run: request.run,
+      effectHash: request.effectHash,
+      editable: request.editable,
+      approvalsNeeded: request.approvalsNeeded,
     },
   };
 }

@@ -7,6 +7,7 @@ import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { jsonValue } from '../core/json-schema.ts';
+import { waitingFields } from '../core/request-defaults.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 import { checkSignature, type ExportKeyring, type ExportSignature, signExport } from './export-keys.ts';
 import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } from './import-trust.ts';
@@ -207,6 +208,9 @@ export function parseSessionExport(
       'importing',
     );
     return {
+      // A quorum's partial approvals and editable fields are not exported: an imported request
+      // waits for one approver, as proposed.
+      ...waitingFields(approval.effect),
       ...approval,
       raisedBy: approval.raisedBy ?? null,
       kind: 'tool-call' as const,

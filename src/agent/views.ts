@@ -1,8 +1,10 @@
 import type {
+  Approval,
   ApprovalRequest,
   ApprovalStatus,
   Decision,
   RequestClaim,
+  RequestEdit,
   RequestKind,
   RequestNudges,
 } from '../core/approval.ts';
@@ -38,7 +40,18 @@ export interface ApprovalView {
   customer: string | null;
   /** The role a decider needs, as recorded when it was raised; null when any approver may. */
   requiredRole: string | null;
-  /** 'mismatch' when the stored arguments no longer hash to what was recorded: do not approve. */
+  /** Argument fields a person may change before approving; [] when none. */
+  editable: string[];
+  /** How many distinct people must approve (1 unless the policy asked for a quorum). */
+  approvalsNeeded: number;
+  /** Approvals so far while a quorum fills, oldest first. */
+  approvals: Approval[];
+  /** The call as an approver edited it, which later approvers approve and which runs; null when none. */
+  edit: RequestEdit | null;
+  /**
+   * 'mismatch' when the stored arguments (or the effect preview, or an edited call) no longer
+   * hash to what was recorded: do not approve.
+   */
   integrity: 'ok' | 'mismatch';
   /** Who is working on it and until when; null when nobody is (a lapsed claim is none). */
   claim: RequestClaim | null;
@@ -74,6 +87,10 @@ export function toApprovalView(request: ApprovalRequest, now: string): ApprovalV
     raisedBy: request.raisedBy,
     customer: request.customer,
     requiredRole: request.requiredRole,
+    editable: request.editable,
+    approvalsNeeded: request.approvalsNeeded,
+    approvals: request.approvals,
+    edit: request.edit,
     integrity: argsIntact(request) ? 'ok' : 'mismatch',
     claim: activeClaim(request, now),
     escalatedTo: request.escalatedTo,

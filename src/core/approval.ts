@@ -22,6 +22,60 @@ export interface Decision {
   kind: DecisionKind;
   /** A port request's answer, as recorded once; what the run consumes. Absent for tool calls. */
   response?: JsonValue;
+  /**
+   * The call as a person changed it before approving: what runs instead of the request's
+   * `args`, bound by its own hash (check-binding.ts). Absent when approved as proposed.
+   */
+  edit?: RequestEdit;
+  /**
+   * Every approval of a quorum, the last one (this decision's) included, oldest first.
+   * Absent when one approval was needed.
+   */
+  approvals?: Approval[];
+}
+
+/** One person's approval of a request that needs more than one (a quorum). */
+export interface Approval {
+  by: string;
+  at: string;
+  reason: string | null;
+}
+
+/**
+ * Who must approve a call: approvers holding `role` (null: any approver), `approvals` of
+ * them, each a different person (never the raiser or the customer). What a tool's approval
+ * policy answers, normalized (approval-requirement.ts).
+ */
+export interface ApprovalRequirement {
+  role: string | null;
+  approvals: number;
+}
+
+/** One argument a person changed: `from`/`to` absent when the field was absent. */
+export interface ArgChange {
+  field: string;
+  from?: JsonValue;
+  to?: JsonValue;
+}
+
+/**
+ * A call as a person edited it: the same tool, the edited arguments (validated, canonical,
+ * hashed), the effect preview written for them, and what changed. The model's proposal stays
+ * in the request's own `args`; both are kept and audited.
+ */
+export interface RequestEdit {
+  args: JsonValue;
+  /** Canonical JSON of `args`. */
+  argsJson: string;
+  argsHash: string;
+  /** The effect preview of the edited call. */
+  effect: string;
+  /** SHA-256 of `effect`: an edited preview is detected like edited arguments. */
+  effectHash: string;
+  diff: ArgChange[];
+  /** Who edited it, and when. */
+  by: string;
+  at: string;
 }
 
 /** The stored call a person is asked about. What runs is this record, never client input. */
@@ -58,6 +112,27 @@ export interface ApprovalRequest {
   customer: string | null;
   /** The role a decider needs; null when any approver may decide. */
   requiredRole: string | null;
+  /**
+   * SHA-256 of `effect`, checked with the arguments' hash (check-binding.ts), so a preview
+   * edited in the store is refused like edited arguments. Null in rows written before it was.
+   */
+  effectHash: string | null;
+  /** Argument fields a person may change before approving (top-level names); [] when none. */
+  editable: string[];
+  /** How many distinct people must approve (a quorum); 1 by default. */
+  approvalsNeeded: number;
+  /** Approvals so far, oldest first, while a quorum fills; the final one is in `decision`. */
+  approvals: Approval[];
+  /**
+   * The call as edited by an approver while the request still waits (a quorum, or an edit
+   * that needs a higher role): what later approvers approve and what runs. Null when none.
+   */
+  edit: RequestEdit | null;
+  /**
+   * Bumped by every partial approval or re-routing edit: the compare-and-set of
+   * `recordApproval` is on it. 0 when the request was raised.
+   */
+  revision: number;
   /**
    * Who is working on it, and until when (ISO-8601). A claim lapses by itself at `until`
    * (readers treat a lapsed claim as none: `activeClaim`); it never stops anyone deciding.

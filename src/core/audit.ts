@@ -14,6 +14,14 @@ import type { JsonObject, JsonValue } from './json.ts';
 /** A tool call's arguments as recorded: canonical JSON and its SHA-256. */
 export type RecordedCall = { tool: string; args: string; argsHash: string };
 
+/** A call as a person edited it: canonical JSON and hash, its preview, and what changed. */
+export type EditedCall = {
+  args: string;
+  argsHash: string;
+  effect: string;
+  diff: Array<{ field: string; from?: JsonValue; to?: JsonValue }>;
+};
+
 /** What a workflow port request's `request.*` entries name: the same family as a tool call's. */
 export type PortRequestEntry = { kind: 'port'; run: string; workflow: string; port: string };
 
@@ -52,6 +60,10 @@ export type AuditEventMap = {
         customer: string | null;
         requiredRole: string | null;
         run: string | null;
+        /** The preview's hash, the editable fields and the quorum size (added with edit and quorum). */
+        effectHash?: string | null;
+        editable?: string[];
+        approvalsNeeded?: number;
       })
     | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
     | (PortRequestEntry & {
@@ -75,9 +87,29 @@ export type AuditEventMap = {
         reason: string | null;
         remember?: 'tool' | 'tool-with-args' | null;
         rule?: string;
+        /**
+         * Approved with changes: the call that runs (canonical JSON, hash, preview) beside the
+         * model's proposal in `args`, and what changed. Absent when approved as proposed.
+         */
+        edited?: EditedCall;
+        /** The quorum it completed: every approver, oldest first (absent for one approver). */
+        approvals?: Array<{ by: string; at: string; reason: string | null }>;
       })
     /** A person's answer to a port request: canonical JSON of the answer, and its SHA-256. */
     | (PortRequestEntry & { verdict: 'answered'; response: string; responseHash: string });
+  /**
+   * One approval of a quorum that is not the last, or an edit that re-routes the request:
+   * who, how many so far of how many, the role now required, and the edited call if any.
+   */
+  'request.approval-added': RecordedCall & {
+    reason: string | null;
+    approvals: number;
+    approvalsNeeded: number;
+    requiredRole: string | null;
+    /** The edit re-routed it to a role (or more approvers) the editor's approval did not cover. */
+    rerouted: boolean;
+    edited?: EditedCall;
+  };
   /** `rule` is the decider recorded (`rule:<id>` or the auto-approval rule's name). */
   'request.auto-approved': RecordedCall & { rule: string; kind: 'standing-rule' | 'auto-rule' };
   'request.expired': { expiresAt: string } | (PortRequestEntry & { expiresAt: string });
@@ -153,6 +185,7 @@ export const AUDIT_KINDS = [
   'request.raised',
   'request.decided',
   'request.auto-approved',
+  'request.approval-added',
   'request.expired',
   'request.moved-on',
   'request.reminder',

@@ -2,6 +2,15 @@ import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import { IntegrityViolationError } from './errors/integrity-violation-error.ts';
 import type { JsonValue } from './json.ts';
 
+/** An edited call's own binding: its arguments and its effect preview, each hashed. */
+export interface EditBinding {
+  args: JsonValue;
+  argsJson: string;
+  argsHash: string;
+  effect: string;
+  effectHash: string;
+}
+
 /**
  * A stored request as far as its binding goes: the payload a person is asked about (a tool's
  * arguments, a port's request data), the canonical text recorded when it was raised, and
@@ -13,6 +22,18 @@ export interface BindingSubject {
   payload: JsonValue;
   payloadJson: string;
   payloadHash: string;
+  /**
+   * The effect preview a person was shown and the SHA-256 recorded with it; a null hash (a
+   * row written before previews were bound) is not checked.
+   */
+  effect?: { text: string; hash: string | null };
+  /** Edited calls the request carries (the one waiting for more approvals, the one decided). */
+  edits?: readonly EditBinding[];
+}
+
+/** SHA-256 of an effect preview: what binds the words a person read to the request. */
+export function effectHashOf(effect: string): string {
+  return sha256Hex(effect);
 }
 
 /** The moment a binding is checked; it names what is refused in the error. */
@@ -33,6 +54,22 @@ export function bindingProblem(subject: BindingSubject): string | null {
   if (json !== subject.payloadJson) return 'the stored request differs from its recorded text';
   if (sha256Hex(json) !== subject.payloadHash)
     return 'the stored request no longer matches the hash recorded when it was raised';
+  if (
+    subject.effect &&
+    subject.effect.hash !== null &&
+    effectHashOf(subject.effect.text) !== subject.effect.hash
+  )
+    return 'the effect shown for the stored request differs from the one recorded when it was raised';
+  for (const edit of subject.edits ?? []) {
+    const problem = bindingProblem({
+      id: subject.id,
+      payload: edit.args,
+      payloadJson: edit.argsJson,
+      payloadHash: edit.argsHash,
+      effect: { text: edit.effect, hash: edit.effectHash },
+    });
+    if (problem !== null) return `the edited call: ${problem.replace('the stored request', 'it')}`;
+  }
   return null;
 }
 
@@ -71,17 +108,34 @@ export function checkBinding(subject: BindingSubject, when: BindingMoment): void
   if (problem !== null) throw bindingError(subject.id, problem, when);
 }
 
-/** A tool-call request's binding: its arguments are the payload. */
+/**
+ * A request's binding, for either kind: its payload (a call's arguments, a port's data), its
+ * effect preview, and any edited call it carries (waiting for more approvals, or decided).
+ */
 export function toolCallBinding(request: {
   id: string;
   args: JsonValue;
   argsJson: string;
   argsHash: string;
+  effect?: string;
+  effectHash?: string | null;
+  edit?: EditBinding | null;
+  decision?: { edit?: EditBinding } | null;
 }): BindingSubject {
+  const edits = [request.edit, request.decision?.edit].filter(
+    (edit): edit is EditBinding => edit !== undefined && edit !== null,
+  );
   return {
     id: request.id,
     payload: request.args,
     payloadJson: request.argsJson,
     payloadHash: request.argsHash,
+    ...(request.effect !== undefined
+      ? { effect: { text: request.effect, hash: request.effectHash ?? null } }
+      : {}),
+    ...(edits.length > 0 ? { edits } : {}),
   };
 }
+
+/** The same binding under the name that says it covers port requests too. */
+export const requestBinding = toolCallBinding;

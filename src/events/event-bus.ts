@@ -19,6 +19,21 @@ export type CountersignEvent =
       by: string;
       kind: DecisionKind;
     }
+  /**
+   * One approval of a quorum was recorded (not the last), or an edit re-routed the request:
+   * it still waits, now with `approvals` of `approvalsNeeded`, for `requiredRole`.
+   */
+  | {
+      type: 'approval.progressed';
+      at: string;
+      requestId: string;
+      session: string;
+      by: string;
+      approvals: number;
+      approvalsNeeded: number;
+      requiredRole: string | null;
+      edited: boolean;
+    }
   | { type: 'execution.finished'; at: string; requestId: string; session: string; status: ExecutionStatus }
   | { type: 'turn.finished'; at: string; session: string; status: TurnStatus; reply: string | null }
   /** A workflow run waits at a request port; `session` is the run's audit session (`wf.<run>`). */

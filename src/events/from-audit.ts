@@ -57,6 +57,24 @@ export function eventsOf(entry: AuditEntry): CountersignEvent[] {
         },
       ];
     }
+    case 'request.approval-added': {
+      const approvals = data.approvals;
+      const needed = data.approvalsNeeded;
+      if (typeof approvals !== 'number' || typeof needed !== 'number') return [];
+      return [
+        {
+          type: 'approval.progressed',
+          at,
+          requestId,
+          session,
+          by: entry.actor,
+          approvals,
+          approvalsNeeded: needed,
+          requiredRole: text(data, 'requiredRole'),
+          edited: typeof data.edited === 'object' && data.edited !== null,
+        },
+      ];
+    }
     case 'request.expired':
       return [
         {
@@ -157,6 +175,12 @@ function approvalOf(entry: AuditEntry, id: string, session: string): ApprovalVie
     status: 'pending',
     decision: null,
     raisedBy: text(data, 'raisedBy'),
+    editable: Array.isArray(data.editable)
+      ? data.editable.filter((f): f is string => typeof f === 'string')
+      : [],
+    approvalsNeeded: typeof data.approvalsNeeded === 'number' ? data.approvalsNeeded : 1,
+    approvals: [],
+    edit: null,
     // The recorded canonical JSON against its recorded digest, as the request row is checked.
     integrity: sha256Hex(argsJson) === argsHash ? 'ok' : 'mismatch',
     // Raised just now: nobody holds it, nothing has fired (the row says more later).

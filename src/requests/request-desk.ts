@@ -23,6 +23,13 @@ export type RequestDecision =
       approved: boolean;
       reason?: string;
       remember?: 'tool' | 'tool-with-args';
+      /**
+       * Approve with changes: argument fields and their new values. Only the request's
+       * `editable` fields; the tool never changes. The edited call is validated, hashed,
+       * authorized and routed again before it runs (NOT_EDITABLE, INVALID_INPUT, or a
+       * request that now waits for another role or more approvers).
+       */
+      edit?: Record<string, JsonValue>;
       /** Anything else a client sent; the agent audits it as ignored. */
       extra?: Record<string, unknown>;
     }
@@ -140,7 +147,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
     if ('response' in decision) return decision.response;
     // A port keeps no standing rules and takes no fields beside its answer: refused, not
     // dropped, so a person is never told "always" or a field of theirs was taken when it was not.
-    const extras = Object.keys(decision.extra ?? {});
+    const extras = [...Object.keys(decision.extra ?? {}), ...(decision.edit !== undefined ? ['edit'] : [])];
     if (decision.remember !== undefined || extras.length > 0) {
       throw new InvalidInputError(
         `Request ${request.id} waits at port ${request.tool}: ${decision.remember !== undefined ? 'remember applies to tool calls only' : `it takes no ${extras.join(', ')}`}. Nothing was recorded.`,
@@ -219,6 +226,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
         ...(decider.roles ? { roles: decider.roles } : {}),
         ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
         ...(decision.remember !== undefined ? { remember: decision.remember } : {}),
+        ...(decision.edit !== undefined ? { edit: decision.edit } : {}),
       } as DecideInput;
       // The row read here is handed on, so the agent does not read it again.
       const turn = await agent.decide(id, input, { request });

@@ -1,4 +1,5 @@
 import type { TurnResult } from '../agent/views.ts';
+import type { JsonValue } from '../core/json.ts';
 import type { RequestDecision } from '../requests/request-desk.ts';
 import type { Identity } from './auth/identity.ts';
 import type { ServerContext } from './server-context.ts';
@@ -7,6 +8,8 @@ export interface DecisionBody {
   approved: boolean;
   reason?: string | undefined;
   remember?: 'tool' | 'tool-with-args' | undefined;
+  /** Approve with changes: argument fields and their new values (see RequestDecision.edit). */
+  edit?: Record<string, unknown> | undefined;
   /** Anything else the client sent (arguments, another tool, a name): ignored, and audited. */
   extra: Record<string, unknown>;
 }
@@ -22,6 +25,7 @@ export function verdictOf(body: DecisionBody): RequestDecision {
     approved: body.approved,
     ...(body.reason !== undefined ? { reason: body.reason } : {}),
     ...(body.remember !== undefined ? { remember: body.remember } : {}),
+    ...(body.edit !== undefined ? { edit: body.edit as Record<string, JsonValue> } : {}),
     extra: { ...extra, ...(sentBy !== undefined ? { sentBy } : {}) },
   };
 }

@@ -1,7 +1,7 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
-import type { DueQuery } from './ports/request-book.ts';
+import type { ApprovalUpdate, DueQuery } from './ports/request-book.ts';
 import type { ApprovalFilter } from './store.ts';
 
 /**
@@ -63,4 +63,23 @@ export function decisionApplies(request: ApprovalRequest, decision: Decision): b
   return (
     request.status === 'pending' && !(decisionNeedsUnexpired(decision) && !(request.expiresAt > decision.at))
   );
+}
+
+/** Whether recordApproval's compare-and-set lets `update` change `request` (pending, same revision, unexpired). */
+export function approvalUpdateApplies(request: ApprovalRequest, update: ApprovalUpdate): boolean {
+  return (
+    request.status === 'pending' && request.revision === update.revision && request.expiresAt > update.at
+  );
+}
+
+/** The row after a won recordApproval: the update's fields, the revision bumped. */
+export function withApprovalUpdate(request: ApprovalRequest, update: ApprovalUpdate): ApprovalRequest {
+  return {
+    ...request,
+    approvals: structuredClone(update.approvals),
+    edit: structuredClone(update.edit),
+    requiredRole: update.requiredRole,
+    approvalsNeeded: update.approvalsNeeded,
+    revision: request.revision + 1,
+  };
 }

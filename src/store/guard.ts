@@ -1,4 +1,5 @@
 import type { ExecutionFinish } from './ports/ledger.ts';
+import type { ApprovalUpdate } from './ports/request-book.ts';
 import type { StepCommit } from './ports/session-log.ts';
 import { assertSnapshotConsistent } from './snapshot-rules.ts';
 import { stalledLimit } from './stalled-sessions.ts';
@@ -6,6 +7,7 @@ import type { SessionSnapshot, Store } from './store.ts';
 import {
   approvalExists,
   approvalOutsideSession,
+  approvalUpdateInvalid,
   executionExists,
   finishedTwice,
   finishStatusInvalid,
@@ -50,6 +52,18 @@ function checkStep(step: StepCommit): void {
   }
 }
 
+function checkApprovalUpdate(id: string, update: ApprovalUpdate): void {
+  const names = update.approvals.map((approval) => approval.by.toLowerCase());
+  if (new Set(names).size !== names.length) throw approvalUpdateInvalid(id, 'one person approves twice');
+  if (!Number.isInteger(update.approvalsNeeded) || update.approvalsNeeded < 1)
+    throw approvalUpdateInvalid(
+      id,
+      `approvalsNeeded ${update.approvalsNeeded} is not a whole number of at least 1`,
+    );
+  if (update.approvals.length >= update.approvalsNeeded)
+    throw approvalUpdateInvalid(id, 'it completes the quorum');
+}
+
 function checkSnapshot(snapshot: SessionSnapshot): void {
   assertSnapshotConsistent(snapshot);
   const approvals = new Set<string>();
@@ -85,6 +99,10 @@ export function guardStore<S extends Store>(raw: S): S {
     async finishExecution(requestId: string, finish: ExecutionFinish) {
       checkFinish(requestId, finish);
       return raw.finishExecution(requestId, finish);
+    },
+    async recordApproval(...[id, update, audit]: Parameters<Store['recordApproval']>) {
+      checkApprovalUpdate(id, update);
+      return raw.recordApproval(id, update, audit);
     },
     async listStalledSessions(query: Parameters<Store['listStalledSessions']>[0]) {
       return raw.listStalledSessions({ ...query, limit: stalledLimit(query) });

@@ -2,6 +2,7 @@ import { type ApprovalRequest, type Decision, EXPIRED_REASON } from '../core/app
 import { bindArgs } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
 import { defaultPortEffect, NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
+import { waitingFields } from '../core/request-defaults.ts';
 import type { StoredCheckpoint } from './checkpoint-store.ts';
 import type { PayloadCodec } from './codec.ts';
 import { payload, text } from './row-readers.ts';
@@ -62,6 +63,7 @@ export function legacyRequestRows(
     const data = pending.data as JsonValue;
     const answer = answers.get(pending.id);
     const decision = answer === undefined ? null : decisionOf(answer);
+    const effect = defaultPortEffect(pending.port, checkpoint.workflow, checkpoint.run);
     rows.push({
       id: pending.id,
       kind: 'port',
@@ -72,7 +74,7 @@ export function legacyRequestRows(
       tool: pending.port,
       args: data,
       ...bindArgs(data),
-      effect: defaultPortEffect(pending.port, checkpoint.workflow, checkpoint.run),
+      effect,
       createdAt: pending.createdAt,
       expiresAt: textOr(pending.expiresAt, NEVER_EXPIRES) ?? NEVER_EXPIRES,
       status: decision === null ? 'pending' : decision.verdict,
@@ -83,6 +85,7 @@ export function legacyRequestRows(
       claim: null,
       escalatedTo: null,
       nudges: null,
+      ...waitingFields(effect),
     });
   }
   return rows;

@@ -127,7 +127,27 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     claim: claimOf(row, where),
     escalatedTo: textOrNull(row, 'escalated_to', where),
     nudges: nudgesOf(row, where),
+    effectHash: textOrNull(row, 'effect_hash', where),
+    editable: stringList(row, 'editable', where),
+    approvalsNeeded: int(row, 'approvals_needed', where),
+    approvals: (payloadOrNull(codec, row, 'partial_approvals', where) ?? []) as ApprovalRequest['approvals'],
+    edit: payloadOrNull(codec, row, 'pending_edit', where) as ApprovalRequest['edit'],
+    revision: int(row, 'revision', where),
   };
+}
+
+/** A JSON array of names kept as plain text (the editable fields: names, not data). */
+function stringList(row: Row, column: string, where: string): string[] {
+  const raw = text(row, column, where);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw wrong(where, column, raw);
+  }
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))
+    throw wrong(where, column, raw);
+  return value;
 }
 
 function claimOf(row: Row, where: string): RequestClaim | null {

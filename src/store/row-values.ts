@@ -7,7 +7,7 @@ import type { PayloadCodec } from './codec.ts';
  * parsed argsJson (not `args`) keeps its sorted key order: with the JSON codec the column
  * holds exactly the text that was shown and hashed.
  */
-export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): Array<string | null> {
+export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): Array<string | number | null> {
   return [
     request.id,
     request.session,
@@ -31,6 +31,12 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.escalatedTo,
     request.nudges === null ? null : JSON.stringify(request.nudges),
     nextNudgeAt(request.nudges),
+    request.effectHash,
+    JSON.stringify(request.editable),
+    request.approvalsNeeded,
+    request.approvals.length === 0 ? null : codec.encode(request.approvals),
+    request.edit === null ? null : codec.encode(request.edit),
+    request.revision,
   ];
 }
 

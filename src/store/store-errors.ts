@@ -33,6 +33,16 @@ export function approvalOutsideSession(id: string, owner: string, session: strin
   return new InvalidInputError(`Approval request ${id} belongs to session ${owner}, not ${session}.`);
 }
 
+/** A partial approval that is not one: approvers twice, or as many as the quorum needs. */
+export function approvalUpdateInvalid(id: string, problem: string): InvalidInputError {
+  return new InvalidInputError(
+    `The approval update of request ${id} is not valid: ${problem}; nothing was written.`,
+    {
+      hint: 'Each approval of a quorum comes from a different person; the last one goes through decide.',
+    },
+  );
+}
+
 export function ruleExists(id: string): InvalidInputError {
   return new InvalidInputError(`Standing rule ${id} already exists; nothing was decided.`);
 }

@@ -17,6 +17,8 @@ export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type { ExecutionFinish, ExecutionStart, ExecutionStartResult, Ledger } from './ports/ledger.ts';
 export type {
   ApprovalFilter,
+  ApprovalUpdate,
+  ApprovalUpdateResult,
   DecideOptions,
   DecideResult,
   DueQuery,

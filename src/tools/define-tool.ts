@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { ApprovalRequirement } from '../core/approval.ts';
+import { type PolicyAnswer, requirementOf } from '../core/approval-requirement.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
@@ -35,10 +37,23 @@ export interface ToolContext {
   state: ToolState;
 }
 
+/**
+ * Whether a call needs a person, and which: `true` one approver (of the tool's `role`, if
+ * any), `false` none, or a requirement `{ role: 'manager', approvals: 2 }` — that many
+ * distinct approvers holding the role. Run again on an edited call, so raising an amount
+ * can ask for a higher role or a second approver.
+ */
 export type ApprovalPolicy<A> =
   | 'never'
   | 'always'
-  | ((args: A, context: ToolContext) => boolean | Promise<boolean>);
+  | ApprovalRequirementInput
+  | ((args: A, context: ToolContext) => PolicyAnswer | Promise<PolicyAnswer>);
+
+/** A requirement as a policy writes it: a role, how many approvers (default 1). */
+export type ApprovalRequirementInput = { role?: string | null; approvals?: number };
+
+/** What a new customer message does to a waiting call: answer it "moved on", or keep it waiting. */
+export type OnNewMessage = 'reject' | 'keep';
 
 /** `true` allows; a string refuses and says why (the model reads it). */
 export type AuthorizeResult = true | string;
@@ -77,6 +92,14 @@ export interface ApprovalOptions<A> {
   ttl?: string | number;
   /** The role an approver must hold to decide a call of this tool (e.g. 'manager' for refunds). */
   role?: string;
+  /**
+   * Argument fields a person may change before approving: names (`['quantity']`), or a zod
+   * object whose keys are the fields and which checks their new values. The edited call is
+   * validated by the input schema, authorized and routed by `approval` again.
+   */
+  editable?: readonly string[] | z.ZodObject;
+  /** What a new customer message does to a waiting call of this tool; overrides the agent's. */
+  onNewMessage?: OnNewMessage;
 }
 
 export interface ToolOptions<S extends ToolInputSchema, R extends JsonValue>
@@ -104,6 +127,17 @@ export interface Tool {
   readonly ttlMs: number | undefined;
   /** The role an approver must hold to decide a call; undefined when any approver may. */
   readonly role: string | undefined;
+  /** Argument fields a person may edit; [] when none. */
+  readonly editable: readonly string[];
+  /** The tool's own onNewMessage; undefined: the agent's. */
+  readonly onNewMessage: OnNewMessage | undefined;
+  /** Who must approve this call, or null when no one need (the policy's answer, normalized). */
+  requirement(args: unknown, context: ToolContext): Promise<ApprovalRequirement | null>;
+  /**
+   * Checks an edit's new values against the `editable` zod object, when one was given:
+   * null when they fit, else what is wrong.
+   */
+  checkEdit(patch: Record<string, JsonValue>): string | null;
   effect(args: unknown, context: ToolContext): Promise<string>;
   authorize(args: unknown, context: ToolContext): Promise<AuthorizeResult>;
   needsApproval(args: unknown, context: ToolContext): Promise<boolean>;
@@ -152,6 +186,29 @@ export function isCountersignTool(value: unknown): value is Tool {
   );
 }
 
+/** The field names `editable` declares: the list itself, or the zod object's keys. */
+function editableFields(spec: ToolSpec): readonly string[] {
+  const editable = spec.editable;
+  if (editable === undefined) return [];
+  const fields = Array.isArray(editable) ? [...editable] : Object.keys((editable as z.ZodObject).shape);
+  const properties = spec.input.jsonSchema.properties;
+  const known =
+    typeof properties === 'object' && properties !== null
+      ? (properties as Record<string, unknown>)
+      : undefined;
+  for (const field of fields) {
+    if (typeof field !== 'string' || (known !== undefined && !(field in known))) {
+      throw new ConfigError(
+        `Tool ${spec.name} declares ${String(field)} editable, but its input has no such field.`,
+        {
+          hint: `Editable fields are top-level fields of the input schema: ${Object.keys(known ?? {}).join(', ')}.`,
+        },
+      );
+    }
+  }
+  return fields;
+}
+
 export function buildTool(spec: ToolSpec): Tool {
   const { jsonSchema } = spec.input;
   const identity = `${spec.name}@${sha256Hex(canonicalJson({ d: spec.description, s: jsonSchema })).slice(0, 16)}`;
@@ -178,9 +235,25 @@ export function buildTool(spec: ToolSpec): Tool {
       return spec.authorize ? spec.authorize(args as Args, context) : true;
     },
     async needsApproval(args, context) {
-      if (approval === 'never') return false;
-      if (approval === 'always') return true;
-      return approval(args, context);
+      return (await this.requirement(args, context)) !== null;
+    },
+    editable: editableFields(spec),
+    onNewMessage: spec.onNewMessage,
+    async requirement(args, context) {
+      const role = spec.role ?? null;
+      if (approval === 'never') return null;
+      if (approval === 'always') return { role, approvals: 1 };
+      const answer = typeof approval === 'function' ? await approval(args, context) : approval;
+      return requirementOf(answer, role, spec.name);
+    },
+    checkEdit(patch) {
+      const schema = spec.editable;
+      if (schema === undefined || Array.isArray(schema)) return null;
+      const checked = (schema as z.ZodObject).partial().strict().safeParse(patch);
+      if (checked.success) return null;
+      return checked.error.issues
+        .map((issue) => `${issue.path.join('.') || 'edit'}: ${issue.message}`)
+        .join('; ');
     },
     parseArgs: (args) => spec.input.validate(args),
     async execute(args, context) {

@@ -3,7 +3,7 @@ import type { TurnResult } from '../agent/views.ts';
 import { type ApprovalRequest, type Decision, EXPIRED_REASON } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
-import { bindingError, bindingProblem } from '../core/check-binding.ts';
+import { bindingError, bindingProblem, requestBinding } from '../core/check-binding.ts';
 import { assertMayDecide, type Decider } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
@@ -15,6 +15,7 @@ import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
+import { waitingFields } from '../core/request-defaults.ts';
 import { signalDecision } from '../core/signals.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type {
@@ -314,12 +315,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     /** The request as the checkpoint stores it (its data before any version migration). */
     stored?: StoredRequest,
   ): string | null {
-    const own = bindingProblem({
-      id: row.id,
-      payload: row.args,
-      payloadJson: row.argsJson,
-      payloadHash: row.argsHash,
-    });
+    const own = bindingProblem(requestBinding(row));
     if (own !== null) return own;
     if (row.tool !== pending.port || row.agent !== workflow.name)
       return "the request's port or workflow differs from the run's checkpoint";
@@ -525,6 +521,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       if (node === undefined || node.kind !== 'port') throw new Error(`port ${request.port} vanished`);
       const port = node as RequestPort<unknown, unknown>;
       const context = { run, workflow: workflow.name, customer: after.origin.customer };
+      const effect = port.effectOf(request.data, context);
       const row: ApprovalRequest = {
         id: request.id,
         kind: 'port',
@@ -535,7 +532,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         tool: request.port,
         args: request.data,
         ...bindArgs(request.data),
-        effect: port.effectOf(request.data, context),
+        effect,
         createdAt: request.createdAt,
         expiresAt: request.expiresAt ?? NEVER_EXPIRES,
         status: 'pending',
@@ -546,6 +543,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         claim: null,
         escalatedTo: null,
         nudges: null,
+        ...waitingFields(effect),
       };
       rows.push(row);
       events.push({

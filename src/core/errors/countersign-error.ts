@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'INTEGRITY_VIOLATION'
   | 'OUTCOME_UNKNOWN'
   | 'CONFIG_ERROR'
-  | 'CHECKPOINT_INCOMPATIBLE';
+  | 'CHECKPOINT_INCOMPATIBLE'
+  | 'NOT_EDITABLE';
 
 const marker = Symbol.for('countersign.error');
 

@@ -9,6 +9,7 @@ export { IntegrityViolationError } from './integrity-violation-error.ts';
 export { InvalidCursorError } from './invalid-cursor-error.ts';
 export { InvalidInputError } from './invalid-input-error.ts';
 export { ModelCallError } from './model-call-error.ts';
+export { NotEditableError } from './not-editable-error.ts';
 export { NotFoundError } from './not-found-error.ts';
 export { OutcomeUnknownError } from './outcome-unknown-error.ts';
 export { RequestAnsweredError } from './request-answered-error.ts';

@@ -50,6 +50,10 @@ const huge: CountersignEvent = {
     decision: null,
     raisedBy: null,
     integrity: 'ok',
+    editable: [],
+    approvalsNeeded: 1,
+    approvals: [],
+    edit: null,
   },
 };
 

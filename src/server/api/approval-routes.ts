@@ -45,11 +45,12 @@ export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
 
   app.post('/v1/approvals/:id/decision', async (c) => {
     const identity = requireIdentity(c);
-    const { approved, reason, remember, ...extra } = await readJson(c, decisionBody);
+    const { approved, reason, remember, edit, ...extra } = await readJson(c, decisionBody);
     const result = await decideToolCall(ctx, identity, c.req.param('id'), {
       approved,
       reason,
       remember,
+      edit,
       extra,
     });
     return c.json(enrichTurn(ctx, result));

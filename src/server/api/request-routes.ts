@@ -78,8 +78,8 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     if (answer.success) {
       decision = { response: answer.data.response };
     } else {
-      const { approved, reason, remember, ...extra } = body as z.infer<typeof decisionBody>;
-      decision = verdictOf({ approved, reason, remember, extra });
+      const { approved, reason, remember, edit, ...extra } = body as z.infer<typeof decisionBody>;
+      decision = verdictOf({ approved, reason, remember, edit, extra });
     }
     const outcome = await ctx.requests.decide(c.req.param('id'), decision, {
       by: identity.name,

@@ -24,6 +24,31 @@ export const errorBody = z.object({
   }),
 });
 
+const argChange = z.object({
+  field: z.string(),
+  from: jsonValue.optional().describe('Absent when the field was absent'),
+  to: jsonValue.optional().describe('Absent when the field was removed'),
+});
+
+export const requestEdit = z
+  .object({
+    args: jsonValue.describe('The edited arguments: what runs'),
+    argsJson: z.string().describe('Canonical JSON of args'),
+    argsHash: z.string().describe('SHA-256 of argsJson'),
+    effect: z.string().describe('The effect preview of the edited call'),
+    effectHash: z.string().describe('SHA-256 of effect'),
+    diff: z.array(argChange).describe('What changed, field by field'),
+    by: z.string().describe('Who edited it'),
+    at: timestamp,
+  })
+  .describe('A call as a person edited it before approving; the tool never changes');
+
+export const approvalEntry = z.object({
+  by: z.string(),
+  at: timestamp,
+  reason: z.string().nullable(),
+});
+
 export const decision = z.object({
   verdict: z.enum(['approved', 'rejected', 'answered', 'expired']),
   by: z.string().describe('Who decided: the approver, or the system for expiry and moved-on'),
@@ -31,6 +56,11 @@ export const decision = z.object({
   at: timestamp,
   kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
   response: jsonValue.optional().describe("A port request's answer, as recorded"),
+  edit: requestEdit.optional().describe('Approved with changes: the edited call, which is what ran'),
+  approvals: z
+    .array(approvalEntry)
+    .optional()
+    .describe('The quorum this approval completed: every approver, oldest first'),
 });
 
 export const claim = z
@@ -73,6 +103,22 @@ export const approval = z.object({
   customer: z.string().nullable().describe('The customer it acts for (the session or run principal)'),
   requiredRole: z.string().nullable().describe('The role an approver needs; null when any approver may'),
   standingAllowed: z.boolean().describe('Whether "always for this session" may be chosen for this tool'),
+  editable: z
+    .array(z.string())
+    .describe(
+      'Argument fields a person may change before approving ({"approved": true, "edit": {…}}); [] when none',
+    ),
+  approvalsNeeded: z
+    .number()
+    .int()
+    .min(1)
+    .describe('How many distinct approvers must approve (1 by default)'),
+  approvals: z.array(approvalEntry).describe('Approvals so far while a quorum fills, oldest first'),
+  edit: requestEdit
+    .nullable()
+    .describe(
+      'The call as an approver edited it while the request still waits (what later approvers approve)',
+    ),
   raisedBy: z
     .string()
     .nullable()

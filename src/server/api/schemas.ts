@@ -24,6 +24,12 @@ export const decisionBody = z.looseObject({
     .enum(['tool', 'tool-with-args'])
     .optional()
     .describe('Approve later matching calls on this session without asking (tools that allow it)'),
+  edit: z
+    .record(z.string(), jsonValue)
+    .optional()
+    .describe(
+      'Approve with changes: the argument fields to change and their new values, e.g. {"quantity": 6}. Only fields the request lists in `editable`; the tool never changes. The edited call is validated, authorized and routed again (it may need another role or more approvers before it runs).',
+    ),
 });
 
 export const messageBody = z.strictObject({

@@ -3,6 +3,7 @@ import type { AuditEvent } from '../../core/audit.ts';
 import { bindArgs } from '../../core/canonical-json.ts';
 import type { JsonValue } from '../../core/json.ts';
 import type { Message } from '../../core/messages.ts';
+import { waitingFields } from '../../core/request-defaults.ts';
 import type { Store } from '../store.ts';
 import { storedEvent } from './stored-event.ts';
 
@@ -70,6 +71,7 @@ export function request(
     claim: null,
     escalatedTo: null,
     nudges: null,
+    ...waitingFields(overrides.effect ?? 'Orders 2 copies.'),
     ...overrides,
     args,
     ...bindArgs(args),
@@ -147,6 +149,7 @@ export function portRequest(
     claim: null,
     escalatedTo: null,
     nudges: null,
+    ...waitingFields(overrides.effect ?? 'Refund 35.00 on order 1040.'),
     ...overrides,
     args,
     ...bindArgs(args),

@@ -334,6 +334,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     pageRequests: requests.pageRequests,
     listDue: requests.listDue,
     decide: requests.decide,
+    recordApproval: requests.recordApproval,
 
     async getState(namespace, key) {
       return readState(statePath(namespace, key));

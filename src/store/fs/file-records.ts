@@ -131,10 +131,23 @@ export function parseRequestFile(text: string, path: string): ApprovalRequest {
     claim: null,
     escalatedTo: null,
     nudges: null,
+    // Files written before previews were bound and quorums existed: unbound preview, one approver.
+    effectHash: 'effectHash' in record ? field(record, 'effectHash', path, isStringOrNull) : null,
+    editable:
+      'editable' in record
+        ? field<string[]>(record, 'editable', path, (value) => Array.isArray(value) && value.every(isString))
+        : [],
+    approvalsNeeded: 'approvalsNeeded' in record ? field(record, 'approvalsNeeded', path, isCount) : 1,
+    approvals: [],
+    edit: null,
+    revision: 0,
   };
 }
 
-/** The text of a request file: the row as raised, without its status (see parseRequestFile). */
+/**
+ * The text of a request file: the row as raised, without its status or what partial
+ * approvals change (see parseRequestFile and parseApprovalFile).
+ */
 export function requestFileText(request: ApprovalRequest): string {
   const {
     status: _status,
@@ -143,9 +156,29 @@ export function requestFileText(request: ApprovalRequest): string {
     claim: _claim,
     escalatedTo: _escalatedTo,
     nudges: _nudges,
+    approvals: _approvals,
+    edit: _edit,
+    revision: _revision,
     ...raised
   } = request;
   return `${JSON.stringify(raised)}\n`;
+}
+
+/**
+ * A partial approval file (requests/<id>.r<revision>.json): created once per revision, the
+ * compare-and-set of recordApproval. The highest revision present is the row's state.
+ */
+export function parseApprovalFile(
+  text: string,
+  path: string,
+): Pick<ApprovalRequest, 'approvals' | 'edit' | 'requiredRole' | 'approvalsNeeded'> {
+  const record = parseObject(text, path);
+  return {
+    approvals: field(record, 'approvals', path, Array.isArray) as ApprovalRequest['approvals'],
+    edit: (record.edit ?? null) as ApprovalRequest['edit'],
+    requiredRole: field(record, 'requiredRole', path, isStringOrNull),
+    approvalsNeeded: field(record, 'approvalsNeeded', path, isCount),
+  };
 }
 
 const verdicts: readonly string[] = ['approved', 'rejected', 'answered', 'expired'];
@@ -160,6 +193,10 @@ export function parseDecisionFile(text: string, path: string): Decision {
     at: field(record, 'at', path, isString),
     kind: field(record, 'kind', path, isString),
     ...('response' in record ? { response: record.response as JsonValue } : {}),
+    ...('edit' in record ? { edit: record.edit as unknown as NonNullable<Decision['edit']> } : {}),
+    ...('approvals' in record
+      ? { approvals: record.approvals as unknown as NonNullable<Decision['approvals']> }
+      : {}),
   };
 }
 

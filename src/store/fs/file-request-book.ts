@@ -1,15 +1,17 @@
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalRequest, Decision } from '../../core/approval.ts';
-import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
+import { approvalUpdateApplies, decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { assertStoreId } from '../checkpoint-rules.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory, planPage } from '../request-page.ts';
 import type { AtomicWriter } from './atomic-file.ts';
-import { parseDecisionFile, parseRequestFile, requestFileText } from './file-records.ts';
+import { parseApprovalFile, parseDecisionFile, parseRequestFile, requestFileText } from './file-records.ts';
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 const DECISION_SUFFIX = '.decision.json';
+/** `<id>.r<n>.json`: the row's state after its n-th partial approval. */
+const REVISION_FILE = /\.r\d+\.json$/;
 
 const byCreated = (a: ApprovalRequest, b: ApprovalRequest) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
@@ -45,6 +47,7 @@ export function createFileRequestBook(
     return join(dir, `${id}.json`);
   };
   const decisionPath = (id: string) => join(dir, `${id}${DECISION_SUFFIX}`);
+  const revisionPath = (id: string, revision: number) => join(dir, `${id}.r${revision}.json`);
 
   async function readText(path: string): Promise<string | null> {
     try {
@@ -59,7 +62,13 @@ export function createFileRequestBook(
     const path = rowPath(id);
     const text = await readText(path);
     if (text === null) return null;
-    const request = parseRequestFile(text, path);
+    let request = parseRequestFile(text, path);
+    // Partial approvals: each revision is its own file; the last one present is the state.
+    for (let revision = 1; ; revision++) {
+      const revisionText = await readText(revisionPath(id, revision));
+      if (revisionText === null) break;
+      request = { ...request, ...parseApprovalFile(revisionText, revisionPath(id, revision)), revision };
+    }
     const decisionText = await readText(decisionPath(id));
     if (decisionText === null) return request;
     const decision = parseDecisionFile(decisionText, decisionPath(id));
@@ -76,7 +85,7 @@ export function createFileRequestBook(
     }
     const rows: ApprovalRequest[] = [];
     for (const name of names) {
-      if (!name.endsWith('.json') || name.endsWith(DECISION_SUFFIX)) continue;
+      if (!name.endsWith('.json') || name.endsWith(DECISION_SUFFIX) || REVISION_FILE.test(name)) continue;
       const found = await read(name.slice(0, -'.json'.length));
       if (found !== null) rows.push(found);
     }
@@ -141,6 +150,22 @@ export function createFileRequestBook(
       if (request === null || !decisionApplies(request, decision)) return { won: false, request };
       if (!(await publishDecision(id, decision))) return { won: false, request: await read(id) };
       return { won: true, request: { ...request, status: decision.verdict, decision }, leased: false };
+    },
+
+    async recordApproval(id, update) {
+      await ready();
+      const request = await read(id);
+      if (request === null || !approvalUpdateApplies(request, update)) return { won: false, request };
+      const next = request.revision + 1;
+      const { approvals, edit, requiredRole, approvalsNeeded } = update;
+      const text = `${JSON.stringify({ approvals, edit, requiredRole, approvalsNeeded })}\n`;
+      if (!(await writer.createExclusive(revisionPath(id, next), text))) {
+        return { won: false, request: await read(id) };
+      }
+      return {
+        won: true,
+        request: { ...request, approvals, edit, requiredRole, approvalsNeeded, revision: next },
+      };
     },
   };
 }

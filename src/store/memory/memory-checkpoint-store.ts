@@ -99,6 +99,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     pageRequests: requests.pageRequests,
     listDue: requests.listDue,
     decide: requests.decide,
+    recordApproval: requests.recordApproval,
 
     async close() {},
   };

@@ -1,5 +1,11 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
+import {
+  approvalUpdateApplies,
+  decisionApplies,
+  dueRequests,
+  matchesFilter,
+  withApprovalUpdate,
+} from '../approval-rules.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory } from '../request-page.ts';
 import { approvalExists } from '../store-errors.ts';
@@ -67,6 +73,15 @@ export function createMemoryRequestBook(): MemoryRequestBook {
       const decided: ApprovalRequest = { ...request, status: decision.verdict, decision: copy(decision) };
       rows.set(id, decided);
       return { won: true, request: copy(decided), leased: false };
+    },
+    async recordApproval(id, update) {
+      const request = rows.get(id);
+      if (request === undefined || !approvalUpdateApplies(request, update)) {
+        return { won: false, request: copy(request ?? null) };
+      }
+      const updated = withApprovalUpdate(request, update);
+      rows.set(id, updated);
+      return { won: true, request: copy(updated) };
     },
   };
 }

@@ -3,7 +3,14 @@ import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../.
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
-import { assertArgsBound, decisionNeedsUnexpired, dueRequests, matchesFilter } from '../approval-rules.ts';
+import {
+  approvalUpdateApplies,
+  assertArgsBound,
+  decisionNeedsUnexpired,
+  dueRequests,
+  matchesFilter,
+  withApprovalUpdate,
+} from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -306,6 +313,17 @@ export function createMemoryStore(): MemoryStore {
       appendAuditEntries(events, decision.at);
       const leased = options.lease !== undefined && takeLease({ ...options.lease, session: request.session });
       return { won: true, request: copy(decided), leased };
+    },
+
+    async recordApproval(id, update, events) {
+      const request = approvals.get(id);
+      if (request === undefined || !approvalUpdateApplies(request, update)) {
+        return { won: false, request: request === undefined ? null : copy(request) };
+      }
+      const updated = withApprovalUpdate(request, update);
+      approvals.set(id, updated);
+      appendAuditEntries(events, update.at);
+      return { won: true, request: copy(updated) };
     },
 
     async listRules(filter = {}) {

@@ -1,4 +1,11 @@
-import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../../core/approval.ts';
+import type {
+  Approval,
+  ApprovalRequest,
+  ApprovalStatus,
+  Decision,
+  RequestEdit,
+  RequestKind,
+} from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
 import type { LeaseRequest } from './leases.ts';
@@ -30,6 +37,28 @@ export interface DecideOptions {
    */
   lease?: Pick<LeaseRequest, 'owner' | 'untilMs' | 'nowMs'>;
 }
+
+/**
+ * A partial approval (one of a quorum, not the last), or an edit that re-routes the request
+ * (a higher role, more approvers): what `recordApproval` writes, whole.
+ */
+export interface ApprovalUpdate {
+  /** The row's `revision` as read: the update wins only while the row is still at it. */
+  revision: number;
+  /** ISO-8601: refused at or after the request's expiry, as a person's decision is. */
+  at: string;
+  /** Every approval after this one, oldest first (an edit restarts the count). */
+  approvals: Approval[];
+  /** The edited call the approvals are for; null for the call as proposed. */
+  edit: RequestEdit | null;
+  requiredRole: string | null;
+  approvalsNeeded: number;
+}
+
+/** Result of recordApproval's compare-and-set: won (the row after), or the row as it stands. */
+export type ApprovalUpdateResult =
+  | { won: true; request: ApprovalRequest }
+  | { won: false; request: ApprovalRequest | null };
 
 /** Pending requests whose expiry has come, for the one expiry sweep (both kinds). */
 export interface DueQuery {
@@ -131,6 +160,14 @@ export interface RequestBook {
     audit?: AuditEvent[],
     options?: DecideOptions,
   ): Promise<DecideResult>;
+  /**
+   * Records a partial approval or a re-routing edit: one compare-and-set on the row's
+   * `revision` (pending, not expired at `update.at`), which it bumps. It never decides: the
+   * approval that completes a quorum goes through `decide`. Audit events commit with a won
+   * update only. Two approvers racing for the same slot: one wins, the other reads the row
+   * again and finds itself the last (or second) approver.
+   */
+  recordApproval(id: string, update: ApprovalUpdate, audit?: AuditEvent[]): Promise<ApprovalUpdateResult>;
 }
 
 /** "Always approve" for one session (tool calls only). */

@@ -28,6 +28,7 @@ export type PostgresCheckpointMethods = Omit<
   | 'pageRequests'
   | 'listDue'
   | 'decide'
+  | 'recordApproval'
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */

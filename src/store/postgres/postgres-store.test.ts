@@ -125,10 +125,10 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'one_request_model',
         // Merged for the inbox branch only: lists' 010 sorts before timers' placeholders.
         'paging',
-        // Placeholders on the timers branch (delete at merge; crypt, erase, desk take 10-12).
+        // Placeholders for crypt and erase (dropped when they land), then desk's and timers'.
         'reserved_crypt',
         'reserved_erase',
-        'reserved_desk',
+        'desk_quorum_edit',
         'reminders_claims',
       ]);
     });

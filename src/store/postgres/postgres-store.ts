@@ -18,6 +18,7 @@ import type { Tables } from '../sql/tables.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
+  ApprovalUpdateResult,
   AuditQuery,
   DecideResult,
   ExecutionFinish,
@@ -355,6 +356,32 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return won === null
         ? { won: false, request: await approvalById(query, id) }
         : { won: true, request: won.request, leased: won.leased };
+    },
+
+    async recordApproval(id, update, audit): Promise<ApprovalUpdateResult> {
+      // The compare-and-set on the revision; RETURNING hands back the row it wrote.
+      const cas = `UPDATE ${t.approvals} SET partial_approvals = $2, pending_edit = $3, required_role = $4,
+           approvals_needed = $5, revision = revision + 1
+         WHERE id = $1 AND status = 'pending' AND revision = $6 AND expires_at > $7
+         RETURNING ${APPROVAL_COLUMNS}`;
+      const values = [
+        id,
+        update.approvals.length === 0 ? null : codec.encode(update.approvals),
+        update.edit === null ? null : codec.encode(update.edit),
+        update.requiredRole,
+        update.approvalsNeeded,
+        update.revision,
+        update.at,
+      ];
+      const won = await write((audit ?? []).length === 0, async (q) => {
+        const row = first(await q(cas, values));
+        if (row === undefined) return null;
+        await appendAudit(q, audit, update.at);
+        return toApproval(codec, row);
+      });
+      return won === null
+        ? { won: false, request: await approvalById(query, id) }
+        : { won: true, request: won };
     },
 
     async listRules(filter: { session?: string; includeRevoked?: boolean } = {}) {

@@ -2,7 +2,7 @@
 // order cannot drift (sql/values.ts and row-values.ts give values in the same order).
 export const SESSION_COLUMNS = 'id, agent, principal, created_at, updated_at, message_count, batch';
 export const APPROVAL_COLUMNS =
-  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role, claim_by, claim_until, escalated_to, nudges, next_nudge_at';
+  'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision, raised_by, kind, run, customer, required_role, claim_by, claim_until, escalated_to, nudges, next_nudge_at, effect_hash, editable, approvals_needed, partial_approvals, pending_edit, revision';
 /**
  * Written beside APPROVAL_COLUMNS (never read back: `decision` is the record): the decision's
  * time, decider and kind in plain columns, so history pages and /v1/stats walk an index of

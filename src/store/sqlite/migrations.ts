@@ -218,6 +218,23 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
   CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
   `,
+  // 10 and 11 are reserved for the crypt and erase branches (brief: migration numbers); these
+  // no-op placeholders let this branch run alone and are dropped when those land.
+  `SELECT 1; -- reserved: crypt (10)`,
+  `SELECT 1; -- reserved: erase (11)`,
+  // desk (issue 13): the effect preview is bound by its hash like the arguments (null in
+  // rows written before: not checked); the argument fields a person may edit (a JSON array of
+  // names); a quorum's size and its approvals so far (through the codec), the edited call
+  // those approvals are for, and the revision recordApproval compares and bumps. Columns
+  // with defaults: no table is rewritten, and existing rows read as one approver, no edit.
+  `
+  ALTER TABLE approvals ADD COLUMN effect_hash TEXT;
+  ALTER TABLE approvals ADD COLUMN editable TEXT NOT NULL DEFAULT '[]';
+  ALTER TABLE approvals ADD COLUMN approvals_needed INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE approvals ADD COLUMN partial_approvals TEXT;
+  ALTER TABLE approvals ADD COLUMN pending_edit TEXT;
+  ALTER TABLE approvals ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+  `,
   // timers (number 13 in the merge order: crypt 10, erase 11, desk 12 come before it).
   // Who claims a request and until when; the role it was escalated to; its nudges (reminder,
   // escalation, expiry warning: times as JSON, no payload, so not through the codec) and the

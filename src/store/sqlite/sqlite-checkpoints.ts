@@ -26,6 +26,7 @@ type CheckpointMethods = Omit<
   | 'pageRequests'
   | 'listDue'
   | 'decide'
+  | 'recordApproval'
 >;
 
 /**

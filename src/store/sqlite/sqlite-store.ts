@@ -19,6 +19,7 @@ import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } fr
 import { sessionValues } from '../sql/values.ts';
 import type {
   ApprovalFilter,
+  ApprovalUpdateResult,
   AuditQuery,
   DecideResult,
   ExecutionFinish,
@@ -381,6 +382,29 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         appendAuditRows(audit, decision.at);
         const leased = lease !== undefined && takeLease({ ...lease, session: request.session });
         return { won: true, request, leased };
+      });
+    },
+
+    async recordApproval(id, update, audit): Promise<ApprovalUpdateResult> {
+      return write(() => {
+        // The compare-and-set on the revision; RETURNING hands back the row it wrote.
+        const row = sql(
+          `UPDATE approvals SET partial_approvals = ?, pending_edit = ?, required_role = ?,
+             approvals_needed = ?, revision = revision + 1
+           WHERE id = ? AND status = 'pending' AND revision = ? AND expires_at > ?
+           RETURNING ${APPROVAL_COLUMNS}`,
+        ).get(
+          update.approvals.length === 0 ? null : codec.encode(update.approvals),
+          update.edit === null ? null : codec.encode(update.edit),
+          update.requiredRole,
+          update.approvalsNeeded,
+          id,
+          update.revision,
+          update.at,
+        );
+        if (row === undefined) return { won: false, request: approvalById(id) };
+        appendAuditRows(audit, update.at);
+        return { won: true, request: toApproval(codec, row) };
       });
     },
 

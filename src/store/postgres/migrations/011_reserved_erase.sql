@@ -1,3 +1,3 @@
--- Placeholder on the timers branch only, so 013 loads in sequence here: delete at merge
--- (the real erase migration takes this number).
+-- Reserved for the erase branch (brief: migration numbers); a no-op placeholder so this
+-- branch runs alone. Dropped when erase's 011 lands.
 SELECT 1;
