@@ -123,13 +123,12 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'web_sessions',
         'raised_by',
         'one_request_model',
-        // Merged for the inbox branch only: lists' 010 sorts before timers' placeholders.
-        'paging',
-        // Placeholders for crypt and erase (dropped when they land), then desk's and timers'.
+        // Placeholders for crypt and erase (dropped when they land), then desk's, timers', lists'.
         'reserved_crypt',
         'reserved_erase',
         'desk_quorum_edit',
         'reminders_claims',
+        'paging',
       ]);
     });
 
