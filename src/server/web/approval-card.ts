@@ -2,19 +2,13 @@ import { type DecisionAction, decisionRefusal } from '../../core/decision-rights
 import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import type { Identity } from '../auth/identity.ts';
+import { editForm } from './edit-form.ts';
 import { html, type SafeHtml } from './html.ts';
 import { localTime } from './local-time.ts';
 import { decidedText, type Reader } from './people-messages.ts';
 import { answerForm } from './port-card.ts';
 import { prettyJson } from './pretty-json.ts';
 import { visibleHtml } from './visible-html.ts';
-
-/** Quorum fields of a request (the desk branch adds them to every view). */
-export interface DeskFields {
-  approvals?: Array<{ by: string }>;
-  approvalsNeeded?: number;
-  editable?: string[];
-}
 
 export interface Viewer {
   identity: Identity;
@@ -47,7 +41,7 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
   const quorum = quorumText(view, viewer.identity.name);
   const refusal = cannotDecide(view, viewer);
   if (refusal) return html`${quorum}<p class="note">${refusal}</p>`;
-  const approvedAlready = (view as DeskFields).approvals?.some(
+  const approvedAlready = view.approvals.some(
     (approval) => approval.by.toLowerCase() === viewer.identity.name.toLowerCase(),
   );
   if (approvedAlready)
@@ -71,7 +65,8 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
       <input id="reason-${view.id}" name="reason" list="suggested-reasons" required maxlength="2000" autocomplete="off" data-shortcut="reject">
       <button type="submit" name="verdict" value="reject" class="reject" aria-describedby="title-${view.id}">Reject</button>
     </form>
-  </div>`;
+  </div>
+  ${editForm(view, viewer, returnTo)}`;
 }
 
 /**
@@ -79,7 +74,7 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
  * Nothing for a request one approval decides.
  */
 export function quorumText(view: HttpApprovalView, viewerName: string): SafeHtml {
-  const { approvals = [], approvalsNeeded = 1 } = view as DeskFields;
+  const { approvals, approvalsNeeded } = view;
   if (approvalsNeeded <= 1 || view.status !== 'pending') return html``;
   const by = approvals.map((approval) =>
     approval.by.toLowerCase() === viewerName.toLowerCase() ? 'you' : approval.by,

@@ -1,14 +1,18 @@
 import type { Context, Hono } from 'hono';
 import { auditTrail, verifyAudit } from '../../agent/queries.ts';
 import type { ApprovalRequest } from '../../core/approval.ts';
+import { applyEdit } from '../../core/edit-call.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
 import { getApproval, type HttpApprovalView } from '../approval-views.ts';
 import { csrfMatches, sameOrigin } from '../auth/caller.ts';
 import type { ServerContext, ServerEnv } from '../server-context.ts';
 import type { Viewer } from './approval-card.ts';
 import { decisionFromForm, outcomeText } from './decision-form.ts';
+import { editFromForm, editPreview } from './edit-form.ts';
 import { errorPage } from './error-page.ts';
+import { html, type SafeHtml } from './html.ts';
 import { pageOfRows } from './inbox-listing.ts';
 import { auditBody, detailBody, HISTORY_SORTS, HISTORY_STATUSES, historyBody } from './inbox-pages.ts';
 import { page } from './layout.ts';
@@ -248,6 +252,59 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   };
   app.post('/requests/:id/decide', decide);
 
+  /**
+   * The first step of "edit, then approve": the changed fields read and checked against the
+   * request's editable ones (applyEdit, the same rule the agent applies), then the change
+   * shown, field by field, with the button that approves it. Nothing is recorded here.
+   * `?fragment=1` answers the preview alone, for the script to show in the pane.
+   */
+  app.post('/requests/:id/edit', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const raw = await formGuard(c, viewer);
+    if (!raw) return refusedForm(c);
+    const form = Object.fromEntries(
+      Object.entries(raw).map(([key, value]) => [key, Array.isArray(value) ? value[0]! : value]),
+    );
+    const now = ctx.now();
+    const view = await getApproval(ctx.requestBook, ctx, c.req.param('id'), now);
+    const returnTo = returnOf(form.return, view.id);
+    const fragment = c.req.query('fragment') === '1';
+    const read = editFromForm(view, form);
+    let body: SafeHtml;
+    let status: 200 | 400 = 200;
+    try {
+      if ('error' in read) throw new InvalidInputError(read.error);
+      const { diff } = applyEdit(view, read.edit);
+      if (diff.length === 0)
+        throw new InvalidInputError('Nothing was changed. Change a value, or approve the call as proposed.');
+      body = editPreview(view, viewer, read.edit, diff, returnTo);
+    } catch (error) {
+      if (!CountersignError.is(error)) throw error;
+      status = 400;
+      body = html`<p class="flash error" role="alert">${refusalText(error, view, readerOf(c, viewer))}</p>`;
+    }
+    if (fragment) return c.html(body.value, status);
+    const data = await paneData(view);
+    return c.html(
+      page({
+        title: `Edit ${view.tool} for ${view.customer ?? 'no customer'}`,
+        section: 'inbox',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        body: html`<p><a href="${returnTo}">← Back</a></p>${body}${requestPane(data, viewer, {
+          nowMs: now.getTime(),
+          timeZone: timeZoneOf(c),
+          level: 1,
+          returnTo,
+        })}`,
+        scripts: ['inbox.js'],
+        data: { page: 'edit', request: view.id },
+      }),
+      status,
+    );
+  });
+  // Older form addresses (a page loaded before an upgrade still posts to them).
   app.post('/approvals/:id/decide', decide);
   app.post('/runs/:run/requests/:requestId/respond', decide);
 

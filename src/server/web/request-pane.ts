@@ -1,3 +1,4 @@
+import { describeDiff } from '../../core/edit-call.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
@@ -41,6 +42,15 @@ export function requestPane(
     <p class="live-notice flash ok" role="status" hidden></p>
     ${state.overdue ? html`<p class="flash error overdue-note">Overdue: this request has waited longer than its tool allows${state.escalated ? ' and was escalated' : ''}. Decide it or claim it.</p>` : ''}
     ${approvalFacts(view, options.nowMs, options.timeZone)}
+    ${
+      view.edit
+        ? html`<div class="pending-edit flash ok">
+          <p><strong>Edited by ${view.edit.by === viewer.identity.name ? 'you' : view.edit.by}</strong> at ${localTime(view.edit.at, options.timeZone)}: approving approves the call as edited, and that is what runs.</p>
+          <p>${describeDiff(view.edit.diff)}</p>
+          <p class="effect">${visibleHtml(view.edit.effect)}</p>
+        </div>`
+        : ''
+    }
     ${
       state.claim
         ? html`<p class="claim-note"><strong>Claimed by ${state.claim.by === viewer.identity.name ? 'you' : state.claim.by}</strong> until ${localTime(state.claim.until, options.timeZone)}. Anyone may still decide it.</p>`

@@ -1,6 +1,6 @@
 import { ageText, remainingText } from '../../core/time-text.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
-import { cannotDecide, type DeskFields, type Viewer } from './approval-card.ts';
+import { cannotDecide, type Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
 import { localTime } from './local-time.ts';
 import { visibleHtml } from './visible-html.ts';
@@ -75,8 +75,8 @@ export function requestRow(
     <td data-label="Age"><time datetime="${view.createdAt}" data-age title="${localTime(view.createdAt, timeZone)}">${ageText(view.createdAt, nowMs)}</time></td>
     <td data-label="Expires"><time datetime="${view.expiresAt}" data-countdown title="${localTime(view.expiresAt, timeZone)}">${remainingText(view.expiresAt, nowMs)}</time></td>
     <td data-label="Role">${view.requiredRole ?? html`<span class="hint">any</span>`}${
-      ((view as DeskFields).approvalsNeeded ?? 1) > 1
-        ? html` <span class="badge" title="approvals so far, of those needed">${(view as DeskFields).approvals?.length ?? 0} of ${(view as DeskFields).approvalsNeeded}</span>`
+      view.approvalsNeeded > 1
+        ? html` <span class="badge" title="approvals so far, of those needed">${view.approvals.length} of ${view.approvalsNeeded}</span>`
         : ''
     }</td>
     <td data-label="Claim">${claim}</td>

@@ -365,6 +365,64 @@
       .then(() => announce(`New request: ${event.approval.tool}.`))
       .catch(() => undefined);
   });
+  // A request that changed but still waits (an approval of a quorum, a claim, a reminder, an
+  // escalation, an expiry warning): its row is drawn again, and so is the pane when it shows
+  // it and nobody is typing there.
+  const refresh = async (id, text) => {
+    const row = document.getElementById(id);
+    if (pageKind === 'pending' && row && list?.contains(row)) {
+      const response = await fetch(`/inbox/rows/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
+      if (response.status === 200) {
+        const template = document.createElement('template');
+        template.innerHTML = `<table><tbody>${await response.text()}</tbody></table>`;
+        const fresh = template.content.querySelector('tr');
+        if (fresh) {
+          const wasCurrent = row.classList.contains('current');
+          const box = row.querySelector('input[type="checkbox"]');
+          const freshBox = fresh.querySelector('input[type="checkbox"]');
+          if (box && freshBox) freshBox.checked = box.checked;
+          if (wasCurrent) {
+            fresh.classList.add('current');
+            fresh.setAttribute('aria-current', 'true');
+          }
+          const focused = row.contains(document.activeElement);
+          row.replaceWith(fresh);
+          if (focused) fresh.querySelector('a.open')?.focus();
+          tick();
+        }
+      }
+    }
+    if (main.dataset.request !== id || inFlight.has(id)) return;
+    const busy = pane?.contains(document.activeElement) && typing(document.activeElement);
+    if (pageKind === 'pending' && pane && !busy) {
+      const response = await fetch(
+        `/inbox/pane/${encodeURIComponent(id)}?return=${encodeURIComponent(listAddress())}`,
+        { credentials: 'same-origin' },
+      );
+      if (response.ok && main.dataset.request === id) {
+        const template = document.createElement('template');
+        template.innerHTML = await response.text();
+        pane.replaceChildren(template.content);
+        tick();
+      }
+    }
+    if (text) paneNotice(text, true);
+  };
+  const changes = {
+    'approval.progressed': (e) => `${e.by} approved: ${e.approvals} of ${e.approvalsNeeded} approvals.`,
+    'request.claimed': (e) => `${e.by} claimed it.`,
+    'request.released': (e) => `${e.by} released it.`,
+    'request.reminder': () => 'It is overdue.',
+    'request.escalated': (e) => `It was escalated${e.escalatedTo ? ` to ${e.escalatedTo}` : ''}.`,
+    'request.expiring': () => 'It expires soon.',
+  };
+  for (const [type, words] of Object.entries(changes)) {
+    source.addEventListener(type, (message) => {
+      const event = JSON.parse(message.data);
+      refresh(event.requestId, words(event)).catch(() => undefined);
+    });
+  }
+
   source.addEventListener('approval.decided', (message) => {
     const event = JSON.parse(message.data);
     const verdict = event.verdict.charAt(0).toUpperCase() + event.verdict.slice(1);
