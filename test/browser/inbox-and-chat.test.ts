@@ -147,7 +147,10 @@ describe.skipIf(browserMissing)(
       await chat.screenshot({ path: join(shots, 'chat-waiting.png'), fullPage: true });
 
       await pane.getByRole('button', { name: 'Approve' }).click();
-      await inbox.locator('#arrivals').getByText('Approved. The agent replied: Cancelled order 1044').waitFor();
+      await inbox
+        .locator('#arrivals')
+        .getByText('Approved. The agent replied: Cancelled order 1044')
+        .waitFor();
 
       // The manager answers the refund run from the same list: it opened next, by itself.
       const port = inbox.locator('#pane [data-request]').filter({ has: inbox.getByLabel(/note/) });

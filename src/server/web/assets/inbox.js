@@ -288,7 +288,7 @@
       edit: () => {
         const edit = inPane('[data-shortcut="edit"]');
         if (edit instanceof HTMLDetailsElement) edit.open = true;
-        edit?.querySelector('input, textarea')?.focus();
+        edit?.querySelector('input:not([type="hidden"]), textarea')?.focus();
       },
       select: () => {
         const box = current()?.querySelector('input[type="checkbox"]');
