@@ -358,7 +358,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       statuses: HISTORY_STATUSES,
       sorts: HISTORY_SORTS,
     });
-    const rows = await pageOfRows(ctx, query, { decided: true }, ctx.now());
+    const rows = await pageOfRows(ctx, query, {}, ctx.now());
     return c.html(
       page({
         title: 'History',
