@@ -339,7 +339,8 @@
     ) {
       const isOpen = main.dataset.request === id;
       removeRow(id, { advance: false });
-      if (isOpen) paneNotice(`${text} It left the list.`, true);
+      // The open request is drawn again as it now stands (decided: no buttons), with who did it.
+      if (isOpen) refresh(id, `${text} It left the list.`).catch(() => undefined);
     }
     if (pageKind === 'detail' && main.dataset.request === id && main.dataset.status === 'pending') {
       paneNotice(`${text} Reload to see the result.`, true);
