@@ -68,6 +68,11 @@ export interface RequestPageQuery {
   after?: string;
   /** 1 to MAX_PAGE_LIMIT (500). */
   limit: number;
+  /**
+   * Leave out requests still pending at or past their expiry at this instant (ISO-8601): they
+   * are expired, only not swept yet, so a list of what waits must not offer them.
+   */
+  openAt?: string;
   /** Count the matches too (capped at PAGE_COUNT_CAP, see RequestPage.total). Default false. */
   count?: boolean;
 }
