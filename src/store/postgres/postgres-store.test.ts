@@ -199,7 +199,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         await client.query('ROLLBACK');
         return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
       });
-      expect(plan).toMatch(/Index Scan using sessions_with_open_batch on sessions s/);
+      expect(plan).toMatch(/Index Scan using sessions_continue_due on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });

@@ -192,7 +192,7 @@ describe('SQLite store', () => {
     );
     // A SCAN of the partial index is proportional to sessions with an open batch, and its
     // order is the query's, so there is no sort and LIMIT stops the walk.
-    expect(plan).toContain('SCAN s USING INDEX sessions_with_open_batch');
+    expect(plan).toContain('SCAN s USING INDEX sessions_continue_due');
     expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN (a|e)\b|SCAN s$/m);
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH a USING INDEX approvals_by_session/));
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH e USING COVERING INDEX executions_unknown/));
