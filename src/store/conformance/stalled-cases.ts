@@ -146,6 +146,7 @@ export function stalledCases(ctx: ConformanceContext): void {
       const store = ctx.store();
       await decideAll(store, await waiting(store, 's1'));
       const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('test setup: s1 did not export');
       const { store: target, cleanup } = await ctx.fresh();
       try {
         await target.importSession(snapshot);
