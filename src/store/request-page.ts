@@ -164,7 +164,8 @@ export function matchesPlan(request: ApprovalRequest, plan: PagePlan): boolean {
   if (exact.session !== undefined && request.session !== exact.session) return false;
   if (exact.run !== undefined && request.run !== exact.run) return false;
   if (exact.role !== undefined && request.requiredRole !== exact.role) return false;
-  if (plan.openAt !== undefined && request.status === 'pending' && request.expiresAt <= plan.openAt) return false;
+  if (plan.openAt !== undefined && request.status === 'pending' && request.expiresAt <= plan.openAt)
+    return false;
   const contains = (value: string | null, needle: string) =>
     value !== null && foldCase(value).includes(needle);
   if (partial.tool !== undefined && !contains(request.tool, partial.tool)) return false;

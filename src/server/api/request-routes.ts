@@ -2,9 +2,10 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { toApprovalView } from '../../agent/views.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
+import { requestStats } from '../../requests/request-stats.ts';
 import { enrichTurn, getApproval, pageApprovals, toHttpView } from '../approval-views.ts';
 import { verdictOf } from '../decide-request.ts';
-import { readJson } from '../http/read-json.ts';
+import { queryText, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import { readListQuery, setPageHeaders } from './list-query.ts';
 import { answerBody, decisionBody } from './schemas.ts';
@@ -26,6 +27,19 @@ export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const page = await pageApprovals(ctx.requestBook, ctx, readListQuery(c), ctx.now());
     setPageHeaders(c, page);
     return c.json(page.items);
+  });
+
+  app.get('/v1/stats', async (c) => {
+    requireIdentity(c);
+    const since = queryText(c, 'since');
+    const until = queryText(c, 'until');
+    return c.json(
+      await requestStats(
+        ctx.requestBook,
+        { ...(since === undefined ? {} : { since }), ...(until === undefined ? {} : { until }) },
+        ctx.now(),
+      ),
+    );
   });
 
   app.get('/v1/requests/:id', async (c) => {

@@ -1,5 +1,6 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import { decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
+import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory } from '../request-page.ts';
 import { approvalExists } from '../store-errors.ts';
@@ -51,6 +52,10 @@ export function createMemoryRequestBook(): MemoryRequestBook {
         .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+    async decisionStats(query) {
+      assertStatsQuery(query);
+      return statsOfRows(rows.values(), query);
     },
     async pageRequests(query) {
       const page = pageInMemory(rows.values(), query);

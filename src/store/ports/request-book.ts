@@ -1,6 +1,7 @@
 import type { ApprovalRequest, ApprovalStatus, Decision, RequestKind } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
+import type { DecisionStatsPort } from './decision-stats.ts';
 import type { LeaseRequest } from './leases.ts';
 
 export interface ApprovalFilter {
@@ -101,7 +102,7 @@ export interface RequestPage {
  * (memory, SQLite, PostgreSQL, the file checkpoint store) passes the approval conformance
  * cases in `conformance/approval-cases.ts`.
  */
-export interface RequestBook {
+export interface RequestBook extends DecisionStatsPort {
   getApproval(id: string): Promise<ApprovalRequest | null>;
   /** Oldest first (then by id). Every row that matches: for whole exports and tests; surfaces page. */
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;

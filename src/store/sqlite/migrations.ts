@@ -244,7 +244,9 @@ export const migrations: readonly string[] = [
   DROP INDEX approvals_by_run;
   CREATE INDEX approvals_by_run ON approvals (run, created_at, id) WHERE run IS NOT NULL;
   CREATE INDEX approvals_by_created ON approvals (created_at, id);
-  CREATE INDEX approvals_decided ON approvals (decided_at, id) WHERE decided_at IS NOT NULL;
+  CREATE INDEX approvals_decided ON approvals
+    (decided_at, id, status, decided_kind, decided_by, kind, tool, required_role, created_at)
+    WHERE decided_at IS NOT NULL;
   ALTER TABLE sessions ADD COLUMN continue_due INTEGER;
   UPDATE sessions SET continue_due = 1 WHERE batch IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = sessions.id AND a.status = 'pending');

@@ -19,6 +19,7 @@ import {
   AUDIT_PAGE_SQL,
   AUDIT_SESSION_PAGE_SQL,
   createSqliteStore,
+  SQLITE_STATS,
   type SqliteStore,
 } from './sqlite-store.ts';
 
@@ -179,6 +180,25 @@ describe('SQLite store', () => {
         expect(plan, JSON.stringify(query)).toMatch(/USING (COVERING )?INDEX/);
         if (statement === page) expect(plan, JSON.stringify(query)).toMatch(index);
       }
+    }
+  });
+
+  it('counts decision stats from a range of the covering index of decided rows, never the waiting ones', async () => {
+    open();
+    for (const [name, text] of Object.entries(SQLITE_STATS)) {
+      const plan = raw((db) =>
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${text}`)
+          .all(at(0), at(100))
+          .map((row) => String(row.detail)),
+      ).join('\n');
+      // The reasons read the decision payload from the table, for at most 500 rows.
+      const index =
+        name === 'reasons'
+          ? /USING INDEX approvals_decided/
+          : /USING COVERING INDEX approvals_decided \(decided_at>\? AND decided_at<\?\)/;
+      expect(plan, name).toMatch(index);
+      expect(plan, name).not.toMatch(/SCAN approvals/);
     }
   });
 

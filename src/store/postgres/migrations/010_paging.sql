@@ -19,7 +19,9 @@ CREATE INDEX approvals_by_session ON approvals (session, created_at, id);
 DROP INDEX approvals_by_run;
 CREATE INDEX approvals_by_run ON approvals (run, created_at, id) WHERE run IS NOT NULL;
 CREATE INDEX approvals_by_created ON approvals (created_at, id);
-CREATE INDEX approvals_decided ON approvals (decided_at, id) WHERE decided_at IS NOT NULL;
+CREATE INDEX approvals_decided ON approvals (decided_at, id)
+  INCLUDE (status, decided_kind, decided_by, kind, tool, required_role, created_at)
+  WHERE decided_at IS NOT NULL;
 DROP INDEX audit_by_session;
 CREATE INDEX audit_by_session ON audit (session, seq);
 
