@@ -37,7 +37,23 @@ export const options = {
     help: 'import a file without a valid signature: its decisions wait for a person again, its ledger rows are left out',
   },
   session: { type: 'string', value: 'S', help: 'only this session' },
-  tool: { type: 'string', value: 'T', help: 'only this tool' },
+  tool: {
+    type: 'string',
+    value: 'T',
+    help: 'only this tool (a request list: tool name contains T, any case)',
+  },
+  customer: { type: 'string', value: 'C', help: 'only requests whose customer contains C (any case)' },
+  text: {
+    type: 'string',
+    value: 'TEXT',
+    help: 'only requests whose effect or customer contains TEXT (any case)',
+  },
+  limit: { type: 'string', value: 'N', help: 'at most N per page (default 50; up to 1000)' },
+  after: {
+    type: 'string',
+    value: 'CURSOR',
+    help: 'the next page: the cursor the page before printed (audit: the last seq read)',
+  },
   status: {
     type: 'string',
     value: 'STATUS',
@@ -123,9 +139,26 @@ export const commands: readonly CommandSpec[] = [
     group: 'Agents and decisions',
     summary: "requests waiting for a decision, oldest first: agents' tool calls and workflow requests",
     args: [],
-    options: ['session', 'tool'],
-    examples: ['countersign pending', 'countersign pending --session s1 --json'],
+    options: ['session', 'tool', 'customer', 'text', 'limit', 'after'],
+    details: [
+      'One page at a time (--limit, default 50). When there is more, the last line says how to get it: the same command with --after CURSOR (with --json, the cursor goes to stderr as {"next": CURSOR}, so stdout stays the array).',
+    ],
+    examples: [
+      'countersign pending',
+      'countersign pending --tool refund --limit 20',
+      'countersign pending --session s1 --json',
+    ],
     load: async () => (await import('./record-commands.ts')).pending,
+  },
+  {
+    name: 'history',
+    group: 'Agents and decisions',
+    summary: 'decided requests, latest decision first (approved, rejected, answered, expired)',
+    args: [],
+    options: ['session', 'tool', 'customer', 'text', 'limit', 'after'],
+    details: ['Paged like pending: --limit, then --after the cursor the page printed.'],
+    examples: ['countersign history', 'countersign history --customer c-100 --limit 10'],
+    load: async () => (await import('./record-commands.ts')).history,
   },
   {
     name: 'show',
@@ -225,8 +258,12 @@ export const commands: readonly CommandSpec[] = [
     group: 'Records',
     summary: 'the hash-chained decision trail',
     args: [],
-    options: ['session', 'verify'],
-    examples: ['countersign audit --session s1', 'countersign audit --verify'],
+    options: ['session', 'verify', 'limit', 'after'],
+    examples: [
+      'countersign audit --session s1',
+      'countersign audit --after 120 --limit 50',
+      'countersign audit --verify',
+    ],
     load: async () => (await import('./record-commands.ts')).audit,
   },
   {

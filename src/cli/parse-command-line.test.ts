@@ -54,7 +54,7 @@ describe('parseCommandLine', () => {
     const error = refusal(['pending', '--sesion', 's1']);
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toBe(
-      'Unknown option --sesion for countersign pending. Did you mean --session? Usage: countersign pending [--session S] [--tool T] [--json] (more: countersign pending --help)',
+      'Unknown option --sesion for countersign pending. Did you mean --session? Usage: countersign pending [--session S] [--tool T] [--customer C] [--text TEXT] [--limit N] [--after CURSOR] [--json] (more: countersign pending --help)',
     );
     expect(refusal(['approve', 'x', '--args', '{}']).message).toContain('Unknown option --args');
     expect(refusal(['pending', '--reason', 'x']).message).toContain(

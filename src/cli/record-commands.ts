@@ -1,29 +1,95 @@
 import {
   auditTrail,
   listExecutions,
-  listPending,
   listRules,
   revokeRule as revoke,
   showRequest,
   sweepExpired,
   verifyAudit,
 } from '../agent/queries.ts';
+import type { ApprovalView } from '../agent/views.ts';
+import { toApprovalView } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
+import { type ApprovalQuery, toPageQuery } from '../requests/request-list.ts';
+import { MAX_PAGE_LIMIT } from '../store/request-page.ts';
 import type { Command } from './command-input.ts';
+import type { CliValues } from './command-table.ts';
 import { decider } from './decider.ts';
 import { formatApproval, formatAudit, formatExecution } from './format.ts';
-import { printList } from './output.ts';
+import { type Output, printList } from './output.ts';
+
+function wholeAfterSeq(text: string): number {
+  if (!/^\d{1,15}$/.test(text))
+    throw new InvalidInputError(`audit --after takes the last seq read (a whole number), not ${text}.`);
+  return Number(text);
+}
 
 /** The commands that read (or sweep) the store: they load neither the app nor a model. */
 
-export const pending: Command = async ({ values, context, out }) => {
-  const filter = {
+/** The page size of `pending` and `history` without --limit: a screenful. */
+const CLI_PAGE = 50;
+
+function requestPageQuery(values: CliValues, command: string): ApprovalQuery {
+  return {
     ...(values.session ? { session: values.session } : {}),
     ...(values.tool ? { tool: values.tool } : {}),
+    ...(values.customer ? { customer: values.customer } : {}),
+    ...(values.text ? { text: values.text } : {}),
+    ...(values.after ? { after: values.after } : {}),
+    limit: wholeOption(values.limit, '--limit', CLI_PAGE, command),
   };
-  const list = await listPending(await context.requestBook(), filter);
-  return printList(out, list, formatApproval, 'No requests are waiting.', '\n\n');
+}
+
+function wholeOption(text: string | undefined, name: string, fallback: number, command: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1 || value > MAX_PAGE_LIMIT)
+    throw new InvalidInputError(`${name} must be a whole number from 1 to ${MAX_PAGE_LIMIT}, not ${text}.`, {
+      hint: `Page with \`countersign ${command} --after CURSOR\` instead of a larger page.`,
+    });
+  return value;
+}
+
+/**
+ * A page as the listing commands print it: the array (--json) or the entries, then how to
+ * get the next page: for people a last line, for --json `{"next": …}` on stderr.
+ */
+function printRequestPage(
+  out: Output,
+  page: { items: readonly ApprovalView[]; next: string | null },
+  command: string,
+  empty: string,
+): number {
+  printList(out, page.items, formatApproval, empty, '\n\n');
+  if (page.next === null) return 0;
+  if (out.json) process.stderr.write(`${JSON.stringify({ next: page.next })}\n`);
+  else out.print(`\nMore: countersign ${command} --after ${page.next}`);
+  return 0;
+}
+
+export const pending: Command = async ({ values, context, out }) => {
+  const query = toPageQuery({ ...requestPageQuery(values, 'pending'), status: 'pending' }, new Date());
+  const page = await (await context.requestBook()).pageRequests(query);
+  const at = new Date().toISOString();
+  return printRequestPage(
+    out,
+    { items: page.items.map((row) => toApprovalView(row, at)), next: page.next },
+    'pending',
+    'No requests are waiting.',
+  );
+};
+
+export const history: Command = async ({ values, context, out }) => {
+  const query = toPageQuery({ ...requestPageQuery(values, 'history'), decided: true }, new Date());
+  const page = await (await context.requestBook()).pageRequests(query);
+  const at = new Date().toISOString();
+  return printRequestPage(
+    out,
+    { items: page.items.map((row) => toApprovalView(row, at)), next: page.next },
+    'history',
+    'Nothing has been decided yet.',
+  );
 };
 
 export const show: Command = async ({ args, context, out }) => {
@@ -105,7 +171,11 @@ export const audit: Command = async ({ values, context, out }) => {
       );
     return verdict.ok ? 0 : 3;
   }
-  const entries = await auditTrail(store, values.session ? { session: values.session } : {});
+  const entries = await auditTrail(store, {
+    ...(values.session ? { session: values.session } : {}),
+    ...(values.after === undefined ? {} : { afterSeq: wholeAfterSeq(values.after) }),
+    ...(values.limit === undefined ? {} : { limit: wholeOption(values.limit, '--limit', CLI_PAGE, 'audit') }),
+  });
   if (out.json) out.data(entries);
   else out.print(entries.length ? entries.map(formatAudit).join('\n') : 'The audit trail is empty.');
   return 0;

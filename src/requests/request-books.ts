@@ -1,9 +1,10 @@
 import type { ApprovalRequest } from '../core/approval.ts';
+import { mergeStats } from '../store/decision-stats.ts';
 import { encodeCursor, PAGE_COUNT_CAP, pageOrder, planPage } from '../store/request-page.ts';
-import type { ApprovalFilter, RequestPage, RequestPageQuery, Store } from '../store/store.ts';
+import type { ApprovalFilter, RequestPage, RequestPageQuery, StatsQuery, Store } from '../store/store.ts';
 
 /** What the surfaces read requests through: a store's request rows. */
-export type RequestReader = Pick<Store, 'getApproval' | 'listApprovals' | 'pageRequests'>;
+export type RequestReader = Pick<Store, 'getApproval' | 'listApprovals' | 'pageRequests' | 'decisionStats'>;
 
 /**
  * Requests kept in more than one place read as one book. With SQLite or PostgreSQL the
@@ -26,6 +27,9 @@ export function requestBooks(books: ReadonlyArray<RequestReader | null | undefin
     async listApprovals(filter?: ApprovalFilter) {
       const lists = await Promise.all(distinct.map((book) => book.listApprovals(filter)));
       return lists.flat().sort(byCreation);
+    },
+    async decisionStats(query: StatsQuery) {
+      return mergeStats(query, await Promise.all(distinct.map((book) => book.decisionStats(query))));
     },
     async pageRequests(query: RequestPageQuery) {
       return mergePages(query, await Promise.all(distinct.map((book) => book.pageRequests(query))));
@@ -65,6 +69,7 @@ export function isRequestReader(value: unknown): value is RequestReader {
     value !== null &&
     typeof (value as { getApproval?: unknown }).getApproval === 'function' &&
     typeof (value as { listApprovals?: unknown }).listApprovals === 'function' &&
-    typeof (value as { pageRequests?: unknown }).pageRequests === 'function'
+    typeof (value as { pageRequests?: unknown }).pageRequests === 'function' &&
+    typeof (value as { decisionStats?: unknown }).decisionStats === 'function'
   );
 }

@@ -1,9 +1,13 @@
-import { listPending, showRequest } from '../agent/queries.ts';
+import { showRequest } from '../agent/queries.ts';
 import { type ApprovalView, type TurnResult, toApprovalView } from '../agent/views.ts';
-import type { ApprovalStatus, RequestKind } from '../core/approval.ts';
 import type { ResponseSchema } from '../requests/answer-shape.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
+import { type ApprovalQuery, toPageQuery } from '../requests/request-list.ts';
+import type { PageTotal } from '../store/store.ts';
+
+export { type ApprovalQuery, toPageQuery } from '../requests/request-list.ts';
+
 import type { AgentRegistry } from './agent-registry.ts';
 
 /**
@@ -25,15 +29,11 @@ export interface HttpApprovalView extends Omit<ApprovalView, 'callId'> {
 /** The one request resource: `/v1/requests` and the inbox show both kinds in this shape. */
 export type HttpRequestView = HttpApprovalView;
 
-export interface ApprovalQuery {
-  status?: ApprovalStatus;
-  kind?: RequestKind;
-  session?: string;
-  run?: string;
-  tool?: string;
-  /** Only requests that are no longer pending (the history). */
-  decided?: boolean;
-  limit?: number;
+/** A page of requests as the API and the inbox show them. */
+export interface HttpRequestPage {
+  items: HttpApprovalView[];
+  next: string | null;
+  total?: PageTotal;
 }
 
 /** Where a view's decision rules and answer form come from: the app's agents and workflows. */
@@ -68,40 +68,35 @@ export function enrich(sources: ViewSources, views: ApprovalView[]): HttpApprova
 }
 
 /**
- * Pending requests oldest first (overdue ones are never "pending"); decided ones newest
- * decision first, which is how the history is read.
+ * One page of requests: pending oldest first, decided ones latest decision first (how the
+ * history is read), with the cursor of the next page. Reads `limit + 1` rows, never all.
  */
+export async function pageApprovals(
+  store: RequestReader,
+  sources: ViewSources,
+  query: ApprovalQuery,
+  now: Date,
+): Promise<HttpRequestPage> {
+  const page = await store.pageRequests(toPageQuery(query, now));
+  const at = now.toISOString();
+  return {
+    items: enrich(
+      sources,
+      page.items.map((row) => toApprovalView(row, at)),
+    ),
+    next: page.next,
+    ...(page.total === undefined ? {} : { total: page.total }),
+  };
+}
+
+/** The first page's items (at most `query.limit`, default MAX_PAGE_LIMIT). */
 export async function queryApprovals(
   store: RequestReader,
   sources: ViewSources,
   query: ApprovalQuery,
   now: Date,
 ): Promise<HttpApprovalView[]> {
-  const filter = {
-    ...(query.session ? { session: query.session } : {}),
-    ...(query.tool ? { tool: query.tool } : {}),
-  };
-  let views: ApprovalView[];
-  if (query.status === 'pending') {
-    views = await listPending(store, filter, now);
-  } else {
-    const at = now.toISOString();
-    const rows = await store.listApprovals(filter);
-    views = rows
-      .map((row) => toApprovalView(row, at))
-      .filter((view) =>
-        query.status === undefined
-          ? !query.decided || view.status !== 'pending'
-          : view.status === query.status,
-      )
-      .sort((a, b) => decidedAt(b).localeCompare(decidedAt(a)));
-  }
-  views = views.filter(
-    (view) =>
-      (query.kind === undefined || view.kind === query.kind) &&
-      (query.run === undefined || view.run === query.run),
-  );
-  return enrich(sources, views.slice(0, query.limit ?? views.length));
+  return (await pageApprovals(store, sources, query, now)).items;
 }
 
 export async function getApproval(
@@ -111,10 +106,6 @@ export async function getApproval(
   now: Date,
 ): Promise<HttpApprovalView> {
   return toHttpView(await showRequest(store, id, now), sources);
-}
-
-function decidedAt(view: ApprovalView): string {
-  return view.decision?.at ?? view.expiresAt;
 }
 
 /** A turn as the API returns it: the waiting requests in the same shape as everywhere else. */

@@ -8,7 +8,7 @@ import type { RequestPage, RequestPageQuery, RequestSort } from './ports/request
 // backends build their statement from the same rules in sql/request-page-sql.ts.
 
 /** The largest page any backend serves. */
-export const MAX_PAGE_LIMIT = 500;
+export const MAX_PAGE_LIMIT = 1000;
 
 /**
  * Counting stops here: a count of every match would read every match (100,000 index entries
@@ -32,6 +32,7 @@ export interface PagePlan {
     run?: string;
     role?: string;
   };
+  openAt?: string;
   /** Lower-case (ASCII) needles for the partial matches. */
   partial: { tool?: string; customer?: string; text?: string };
 }
@@ -102,6 +103,7 @@ export function planPage(query: RequestPageQuery): PagePlan {
       ...(query.run === undefined ? {} : { run: query.run }),
       ...(query.role === undefined ? {} : { role: query.role }),
     },
+    ...(query.openAt === undefined ? {} : { openAt: query.openAt }),
     partial: {
       ...(tool === undefined ? {} : { tool: foldCase(tool) }),
       ...(customer === undefined ? {} : { customer: foldCase(customer) }),
@@ -162,6 +164,8 @@ export function matchesPlan(request: ApprovalRequest, plan: PagePlan): boolean {
   if (exact.session !== undefined && request.session !== exact.session) return false;
   if (exact.run !== undefined && request.run !== exact.run) return false;
   if (exact.role !== undefined && request.requiredRole !== exact.role) return false;
+  if (plan.openAt !== undefined && request.status === 'pending' && request.expiresAt <= plan.openAt)
+    return false;
   const contains = (value: string | null, needle: string) =>
     value !== null && foldCase(value).includes(needle);
   if (partial.tool !== undefined && !contains(request.tool, partial.tool)) return false;

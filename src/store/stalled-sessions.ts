@@ -20,9 +20,11 @@ export function stalledLimit(query: StalledSessionQuery): number {
 
 /**
  * The query both SQL backends run, with their own table names and parameter syntax.
- * `batch IS NOT NULL` and the ORDER BY match the partial index `sessions_with_open_batch`
- * (migration 4), so the walk covers only sessions with an open batch and stops at the limit;
- * each candidate costs two index probes (`approvals_by_session`, `executions_unknown`). The
+ * `continue_due IS NOT NULL` and the ORDER BY match the partial index `sessions_continue_due`
+ * (the paging migration): it holds only sessions whose open batch has no pending request left,
+ * so the walk covers the sessions due for continuing, not every session waiting for a person,
+ * and stops at the limit; each candidate costs two index probes (`approvals_by_session`,
+ * `executions_unknown`), kept as the definition, the flag being what finds them. The
  * include-held flag and the agent filter are parameters, so each backend prepares one text.
  */
 export function stalledSessionsSql(
@@ -31,7 +33,7 @@ export function stalledSessionsSql(
 ): string {
   return `SELECT s.id, s.agent, s.updated_at, s.lease_owner, s.lease_until
     FROM ${tables.sessions} s
-    WHERE s.batch IS NOT NULL
+    WHERE s.continue_due IS NOT NULL AND s.batch IS NOT NULL
       AND (${sql.includeHeld} OR s.lease_owner IS NULL OR s.lease_until < ${sql.nowMs})
       AND ${sql.agentIn}
       AND NOT EXISTS (SELECT 1 FROM ${tables.approvals} a WHERE a.session = s.id AND a.status = 'pending')

@@ -13,6 +13,14 @@ export type { StalledSession } from '../core/stalled-session.ts';
 export type { StandingRule } from '../core/standing-rule.ts';
 export type { AppState } from './ports/app-state.ts';
 export type { AuditLog, AuditQuery } from './ports/audit-log.ts';
+export type {
+  ApproverCount,
+  DecisionStats,
+  DecisionStatsPort,
+  DecisionTimes,
+  ReasonCount,
+  StatsQuery,
+} from './ports/decision-stats.ts';
 export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type { ExecutionFinish, ExecutionStart, ExecutionStartResult, Ledger } from './ports/ledger.ts';
 export type {

@@ -7,7 +7,7 @@ import type * as schemas from '../../src/server/api/response-schemas.ts';
 import type { HttpApprovalView, HttpTurnResult } from '../../src/server/approval-views.ts';
 import type { ErrorReply } from '../../src/server/http/error-status.ts';
 import type { CheckpointSummary, RunSummary } from '../../src/store/checkpoint-store.ts';
-import type { StandingRule } from '../../src/store/store.ts';
+import type { DecisionStats, StandingRule } from '../../src/store/store.ts';
 import type { RunView } from '../../src/workflow/run-view.ts';
 
 type Of<Schema extends z.ZodType> = z.output<Schema>;
@@ -30,5 +30,6 @@ describe('response schemas', () => {
     expectTypeOf<Of<typeof schemas.runView>>().toEqualTypeOf<RunView>();
     expectTypeOf<Of<typeof schemas.checkpoint>>().toEqualTypeOf<CheckpointSummary>();
     expectTypeOf<Of<typeof schemas.errorBody>>().toEqualTypeOf<ErrorReply['body']>();
+    expectTypeOf<Of<typeof schemas.decisionStats>>().toEqualTypeOf<DecisionStats>();
   });
 });

@@ -1,41 +1,24 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
-import { enrichTurn, getApproval, queryApprovals } from '../approval-views.ts';
+import { enrichTurn, getApproval, pageApprovals } from '../approval-views.ts';
 import { decideToolCall } from '../decide-request.ts';
-import { queryText, readJson } from '../http/read-json.ts';
+import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
-import { approvalStatus, decisionBody } from './schemas.ts';
-
-export function parseLimit(text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw new InvalidInputError('limit must be a whole number from 1 to 1000.');
-  return limit;
-}
+import { readListQuery, setPageHeaders } from './list-query.ts';
+import { decisionBody } from './schemas.ts';
 
 export function approvalRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.get('/v1/approvals', async (c) => {
     requireIdentity(c);
-    const status = queryText(c, 'status');
-    const parsed = status === undefined ? undefined : approvalStatus.safeParse(status);
-    if (parsed && !parsed.success)
-      throw new InvalidInputError(`status must be pending, approved, rejected or expired, not ${status}.`);
-    const session = queryText(c, 'session');
-    const tool = queryText(c, 'tool');
-    const list = await queryApprovals(
+    // The deprecated alias lists tool calls, as it always did; paged like /v1/requests.
+    const page = await pageApprovals(
       ctx.requestBook,
       ctx,
-      {
-        ...(parsed ? { status: parsed.data } : {}),
-        ...(session ? { session } : {}),
-        ...(tool ? { tool } : {}),
-        limit: parseLimit(queryText(c, 'limit'), 200),
-      },
+      { ...readListQuery(c), kind: 'tool-call' },
       ctx.now(),
     );
-    return c.json(list);
+    setPageHeaders(c, page);
+    return c.json(page.items);
   });
 
   app.get('/v1/approvals/:id', async (c) => {

@@ -119,6 +119,26 @@ function usedComponents(paths: Schema, converted: Record<string, Schema>): strin
   return Object.keys(components).filter((id) => used.has(id));
 }
 
+/** What a paged list's 200 carries besides its array (list-query.ts: setPageHeaders). */
+const PAGE_HEADERS = {
+  Link: {
+    description: 'RFC 8288 `<this URL with after=cursor>; rel="next"`; absent on the last page',
+    schema: { type: 'string' },
+  },
+  'X-Next-Cursor': {
+    description: 'The `after` of the next page; absent on the last page',
+    schema: { type: 'string' },
+  },
+  'X-Total-Count': {
+    description: 'With count=true: how many match, up to the cap',
+    schema: { type: 'integer' },
+  },
+  'X-Total-Capped': {
+    description: 'With count=true: "true" when the count stopped at its cap (at least that many match)',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 function describeOperation(
   operation: Operation,
   body: Schema | undefined,
@@ -146,7 +166,11 @@ function describeOperation(
     ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     responses: {
       200: response
-        ? { description: 'OK', content: { 'application/json': { schema: response } } }
+        ? {
+            description: 'OK',
+            ...(operation.paged ? { headers: PAGE_HEADERS } : {}),
+            content: { 'application/json': { schema: response } },
+          }
         : {
             description: 'An event stream',
             content: { 'text/event-stream': { schema: { type: 'string' } } },

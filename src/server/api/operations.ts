@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { jsonValue } from '../../core/json-schema.ts';
+import { MAX_PAGE_LIMIT, PAGE_COUNT_CAP, REQUEST_SORTS } from '../../store/request-page.ts';
+import type { RequestSort } from '../../store/store.ts';
 import { documentedDecision } from './approval-routes.ts';
 import { documentedRequestDecision } from './request-routes.ts';
 import {
@@ -7,6 +9,7 @@ import {
   auditEntry,
   auditVerification,
   checkpoint,
+  decisionStats,
   execution,
   requestOutcome,
   rule,
@@ -45,6 +48,8 @@ export interface Operation {
   public?: boolean;
   /** Kept for one release as an alias of the one request resource; clients should move. */
   deprecated?: boolean;
+  /** A keyset-paged list: the cursor of the next page is in the Link and X-Next-Cursor headers. */
+  paged?: boolean;
 }
 
 const pathParam = (name: string, description: string): Parameter => ({
@@ -62,6 +67,39 @@ const queryParam = (name: string, description: string, schema: z.ZodType = z.str
 const sessionParam = pathParam('session', 'Session id: 1-128 letters, digits and . _ : @ -');
 const requestParam = (name: string) => pathParam(name, 'Request id (apr_…)');
 const onlySession = queryParam('session', 'Only this session');
+
+/** The one list query of requests (list-query.ts reads it), for /v1/requests and its alias. */
+const requestListParams: Parameter[] = [
+  queryParam('status', 'Filter by status', approvalStatus),
+  queryParam('kind', 'Only tool calls or only workflow requests', z.enum(['tool-call', 'port'])),
+  onlySession,
+  queryParam('run', 'Only requests of this workflow run'),
+  queryParam('tool', 'Tool (or port) name contains this, any case'),
+  queryParam('customer', 'Customer contains this, any case'),
+  queryParam('role', 'Only requests that need this role'),
+  queryParam('text', 'Effect or customer contains this, any case'),
+  queryParam(
+    'sort',
+    'oldest (the default for pending), newest (the default without a status), expiring (pending only, soonest ' +
+      'expiry first) or decided (the default for a decided status: latest decision first)',
+    z.enum(REQUEST_SORTS as [RequestSort, ...RequestSort[]]),
+  ),
+  queryParam(
+    'after',
+    'The cursor of the next page (X-Next-Cursor, or follow the Link header); a cursor not handed out, or of ' +
+      'another sort, is 400 INVALID_CURSOR',
+  ),
+  queryParam(
+    'limit',
+    `At most this many (1-${MAX_PAGE_LIMIT}, default 200)`,
+    z.int().min(1).max(MAX_PAGE_LIMIT),
+  ),
+  queryParam(
+    'count',
+    `true: X-Total-Count says how many match, counted up to ${PAGE_COUNT_CAP} (X-Total-Capped: true beyond)`,
+    z.enum(['true', 'false']),
+  ),
+];
 
 /** Every /v1 operation but the runs'. To add a route: its zod response schema, then an entry here. */
 export const operations: Operation[] = [
@@ -107,15 +145,13 @@ export const operations: Operation[] = [
     operationId: 'listRequests',
     summary:
       "Everything waiting for a person, and what was decided: agents' tool calls and workflow port " +
-      'requests. Pending oldest first, decided newest decision first',
-    parameters: [
-      queryParam('status', 'Filter by status', approvalStatus),
-      queryParam('kind', 'Only tool calls or only workflow requests', z.enum(['tool-call', 'port'])),
-      onlySession,
-      queryParam('run', 'Only requests of this workflow run'),
-      queryParam('tool', 'Only this tool (or port)'),
-      queryParam('limit', 'At most this many (1-1000, default 200)', z.int().min(1).max(1000)),
-    ],
+      'requests. Pending oldest first, decided newest decision first; one keyset page at a time',
+    description:
+      'A page reads about `limit` rows however many wait: the next page is `after` the last one (Link: ' +
+      '<…&after=…>; rel="next", and X-Next-Cursor); the last page has neither header. Filters on tool, ' +
+      'customer and text are partial and ignore case (ASCII).',
+    parameters: requestListParams,
+    paged: true,
     response: z.array(approval),
   },
   {
@@ -146,16 +182,31 @@ export const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/v1/stats',
+    operationId: 'getStats',
+    summary:
+      'Numbers for the team: time to decision, rejections and reasons, expiries, decisions per approver',
+    description:
+      'Over the decisions taken in [since, until): counted from an index of decided rows, so the cost is the ' +
+      'number decided in the window (about 100 ms for 100,000 on SQLite, see docs/benchmarks.md), never the ' +
+      'number waiting. The inbox stats page shows the same numbers.',
+    parameters: [
+      queryParam(
+        'since',
+        'Start (inclusive): an ISO-8601 time or a duration back from now (24h, 7d); default 7d',
+      ),
+      queryParam('until', 'End (exclusive): an ISO-8601 time or a duration back from now; default now'),
+    ],
+    response: decisionStats,
+  },
+  {
+    method: 'get',
     path: '/v1/approvals',
     operationId: 'listApprovals',
     deprecated: true,
     summary: 'Deprecated alias of GET /v1/requests, kept for one release',
-    parameters: [
-      queryParam('status', 'Filter by status', approvalStatus),
-      onlySession,
-      queryParam('tool', 'Only this tool'),
-      queryParam('limit', 'At most this many (1-1000, default 200)', z.int().min(1).max(1000)),
-    ],
+    parameters: requestListParams,
+    paged: true,
     response: z.array(approval),
   },
   {

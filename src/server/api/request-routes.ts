@@ -1,39 +1,20 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { toApprovalView } from '../../agent/views.ts';
-import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
-import { enrichTurn, getApproval, queryApprovals, toHttpView } from '../approval-views.ts';
+import { requestStats } from '../../requests/request-stats.ts';
+import { enrichTurn, getApproval, pageApprovals, toHttpView } from '../approval-views.ts';
 import { verdictOf } from '../decide-request.ts';
 import { queryText, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
-import { parseLimit } from './approval-routes.ts';
-import { answerBody, approvalStatus, decisionBody } from './schemas.ts';
-
-const requestKind = z.enum(['tool-call', 'port']);
+import { readListQuery, setPageHeaders } from './list-query.ts';
+import { answerBody, decisionBody } from './schemas.ts';
 
 /** Either a verdict (tool calls, approval-shaped ports) or an answer (ports). */
 export const requestDecisionBody = z.union([answerBody, decisionBody]);
 
 /** The decision body as documented (without the tolerated extras). */
 export const documentedRequestDecision = z.union([answerBody, z.object(decisionBody.shape)]);
-
-function statusFilter(text: string | undefined) {
-  if (text === undefined) return undefined;
-  const parsed = approvalStatus.safeParse(text);
-  if (!parsed.success)
-    throw new InvalidInputError(
-      `status must be pending, approved, rejected, answered or expired, not ${text}.`,
-    );
-  return parsed.data;
-}
-
-function kindFilter(text: string | undefined) {
-  if (text === undefined) return undefined;
-  const parsed = requestKind.safeParse(text);
-  if (!parsed.success) throw new InvalidInputError(`kind must be tool-call or port, not ${text}.`);
-  return parsed.data;
-}
 
 /**
  * The one request resource: tool calls and workflow port requests, listed, read and decided
@@ -43,23 +24,19 @@ function kindFilter(text: string | undefined) {
 export function requestRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.get('/v1/requests', async (c) => {
     requireIdentity(c);
-    const status = statusFilter(queryText(c, 'status'));
-    const kind = kindFilter(queryText(c, 'kind'));
-    const session = queryText(c, 'session');
-    const run = queryText(c, 'run');
-    const tool = queryText(c, 'tool');
+    const page = await pageApprovals(ctx.requestBook, ctx, readListQuery(c), ctx.now());
+    setPageHeaders(c, page);
+    return c.json(page.items);
+  });
+
+  app.get('/v1/stats', async (c) => {
+    requireIdentity(c);
+    const since = queryText(c, 'since');
+    const until = queryText(c, 'until');
     return c.json(
-      await queryApprovals(
+      await requestStats(
         ctx.requestBook,
-        ctx,
-        {
-          ...(status ? { status } : {}),
-          ...(kind ? { kind } : {}),
-          ...(session ? { session } : {}),
-          ...(run ? { run } : {}),
-          ...(tool ? { tool } : {}),
-          limit: parseLimit(queryText(c, 'limit'), 200),
-        },
+        { ...(since === undefined ? {} : { since }), ...(until === undefined ? {} : { until }) },
         ctx.now(),
       ),
     );

@@ -318,6 +318,53 @@ export const requestOutcome = z.object({
 });
 
 /** The named schemas of the document (`#/components/schemas/<name>`). */
+const requestKind = z.enum(['tool-call', 'port']);
+const count = z.int().min(0);
+
+export const decisionStats = z.object({
+  since: timestamp,
+  until: timestamp.describe('Exclusive'),
+  decided: z
+    .object({ approved: count, rejected: count, answered: count, expired: count })
+    .describe('Every request decided in the window, by a person, a rule, expiry or a new message'),
+  timeToDecision: z
+    .array(
+      z.object({
+        kind: requestKind,
+        tool: z.string(),
+        role: z.string().nullable(),
+        decisions: count,
+        p50Ms: count,
+        p90Ms: count,
+      }),
+    )
+    .describe(
+      'From raised to decided by a person, per tool (or port) and required role; nearest-rank percentiles',
+    ),
+  rejections: z.object({
+    total: count,
+    byKind: z.array(
+      z.object({
+        kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
+        count,
+      }),
+    ),
+    reasons: z
+      .array(z.object({ reason: z.string(), count }))
+      .describe("A person's reasons, most frequent first, at most 10"),
+    reasonsFrom: count.describe(
+      'How many of the latest person rejections the reasons are counted from (at most 500)',
+    ),
+  }),
+  expiries: z.object({
+    total: count,
+    byTool: z.array(z.object({ kind: requestKind, tool: z.string(), count })),
+  }),
+  approvers: z
+    .array(z.object({ approver: z.string(), approved: count, rejected: count, answered: count }))
+    .describe('Person decisions per approver, most first'),
+});
+
 export const components = {
   Error: errorBody,
   Decision: decision,
@@ -333,4 +380,5 @@ export const components = {
   RunView: runView,
   Checkpoint: checkpoint,
   RequestOutcome: requestOutcome,
+  DecisionStats: decisionStats,
 } satisfies Record<string, z.ZodType>;

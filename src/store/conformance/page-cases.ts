@@ -108,6 +108,17 @@ export function pageCases(ctx: ConformanceContext): void {
       expect(await ids({ text: '%' })).toEqual(['f']);
     });
 
+    it('leaves out pending requests past their expiry when asked for what is open at an instant', async () => {
+      const store = await seeded();
+      await store.decide('c', byPerson('approved', 20));
+      const open = async (query: Omit<RequestPageQuery, 'limit'>) =>
+        (await walk(store, { limit: 3, openAt: at(250), ...query })).flat();
+      // Expiries: a 400, b 300, c decided, d 500, e 150 and f 250 (both past at 250).
+      expect(await open({ status: 'pending' })).toEqual(['a', 'b', 'd']);
+      expect(await open({})).toEqual(['a', 'b', 'c', 'd']);
+      expect(await open({ sort: 'expiring' })).toEqual(['b', 'a', 'd']);
+    });
+
     it('counts the matches when asked, exactly below the cap', async () => {
       const store = await seeded();
       expect((await store.pageRequests({ limit: 2 })).total).toBeUndefined();
@@ -153,7 +164,7 @@ export function pageCases(ctx: ConformanceContext): void {
       await expect(store.pageRequests({ limit: 2, after: cursor, sort: 'newest' })).rejects.toMatchObject({
         code: 'INVALID_CURSOR',
       });
-      for (const limit of [0, -1, 1.5, 501]) {
+      for (const limit of [0, -1, 1.5, 1001]) {
         await expect(store.pageRequests({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       }
       await expect(

@@ -107,6 +107,55 @@ export function stalledCases(ctx: ConformanceContext): void {
       expect(await stalledIds(store)).toEqual(['s1']);
     });
 
+    it('follows a session through a second batch: a new pending request hides it, its decision shows it again', async () => {
+      const store = ctx.store();
+      await decideAll(store, await waiting(store, 's1'));
+      expect(await stalledIds(store)).toEqual(['s1']);
+      // The continuing run settles the first batch and stops at a new request in one step.
+      await store.acquireLease({ session: 's1', owner: 'run-2', untilMs: atMs(1000), nowMs: atMs(30) });
+      const next = request({ id: 's1-r2', session: 's1' });
+      await store.commitStep({
+        session: 's1',
+        leaseOwner: 'run-2',
+        expectedMessageCount: 1,
+        append: [
+          { role: 'tool', results: [{ callId: 'call-s1-r1', tool: 'place_order', output: 'done' }] },
+          assistantCalling(next.callId, 'place_order', next.args),
+        ],
+        batch: {
+          messageSeq: 2,
+          calls: [
+            {
+              callId: next.callId,
+              tool: next.tool,
+              args: next.args,
+              disposition: { kind: 'approval', approvalId: next.id },
+            },
+          ],
+        },
+        approvals: [next],
+        releaseLease: true,
+        at: at(30),
+      });
+      expect(await stalledIds(store)).toEqual([]);
+      await decideAll(store, [next.id]);
+      expect(await stalledIds(store)).toEqual(['s1']);
+    });
+
+    it('lists an imported session whose open batch was decided before the export', async () => {
+      const store = ctx.store();
+      await decideAll(store, await waiting(store, 's1'));
+      const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('test setup: s1 did not export');
+      const { store: target, cleanup } = await ctx.fresh();
+      try {
+        await target.importSession(snapshot);
+        expect(await stalledIds(target)).toEqual(['s1']);
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('counts expired requests as decided', async () => {
       const store = ctx.store();
       const [id] = await waiting(store, 's1');

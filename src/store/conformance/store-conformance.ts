@@ -14,6 +14,7 @@ import { ruleCases } from './rule-cases.ts';
 import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
+import { statsCases } from './stats-cases.ts';
 import { transferCases } from './transfer-cases.ts';
 import { webSessionCases } from './web-session-cases.ts';
 
@@ -43,6 +44,7 @@ const STORE_SUITES = {
   stalled: stalledCases,
   approvals: approvalCases,
   paging: pageCases,
+  stats: statsCases,
   rules: ruleCases,
   ledger: ledgerCases,
   audit: auditCases,

@@ -332,6 +332,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
     pageRequests: requests.pageRequests,
+    decisionStats: requests.decisionStats,
     listDue: requests.listDue,
     decide: requests.decide,
     recordApproval: requests.recordApproval,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ApprovalRequest, Decision } from '../../core/approval.ts';
 import { approvalUpdateApplies, decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { assertStoreId } from '../checkpoint-rules.ts';
+import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory, planPage } from '../request-page.ts';
 import type { AtomicWriter } from './atomic-file.ts';
@@ -131,6 +132,12 @@ export function createFileRequestBook(
     async listApprovals(filter = {}) {
       await ready();
       return (await readAll()).filter((request) => matchesFilter(request, filter)).sort(byCreated);
+    },
+
+    async decisionStats(query) {
+      assertStatsQuery(query);
+      await ready();
+      return statsOfRows(await readAll(), query);
     },
 
     async pageRequests(query) {

@@ -97,6 +97,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     getApproval: requests.getApproval,
     listApprovals: requests.listApprovals,
     pageRequests: requests.pageRequests,
+    decisionStats: requests.decisionStats,
     listDue: requests.listDue,
     decide: requests.decide,
     recordApproval: requests.recordApproval,

@@ -6,6 +6,7 @@ import {
   matchesFilter,
   withApprovalUpdate,
 } from '../approval-rules.ts';
+import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory } from '../request-page.ts';
 import { approvalExists } from '../store-errors.ts';
@@ -57,6 +58,10 @@ export function createMemoryRequestBook(): MemoryRequestBook {
         .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+    async decisionStats(query) {
+      assertStatsQuery(query);
+      return statsOfRows(rows.values(), query);
     },
     async pageRequests(query) {
       const page = pageInMemory(rows.values(), query);

@@ -12,6 +12,7 @@ import {
   withApprovalUpdate,
 } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
+import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -274,6 +275,11 @@ export function createMemoryStore(): MemoryStore {
         .filter((request) => matchesFilter(request, filter))
         .sort(byCreated)
         .map(copy);
+    },
+
+    async decisionStats(query) {
+      assertStatsQuery(query);
+      return statsOfRows(approvals.values(), query);
     },
 
     async pageRequests(query) {

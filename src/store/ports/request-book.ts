@@ -8,6 +8,7 @@ import type {
 } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
+import type { DecisionStatsPort } from './decision-stats.ts';
 import type { LeaseRequest } from './leases.ts';
 
 export interface ApprovalFilter {
@@ -97,6 +98,11 @@ export interface RequestPageQuery {
   after?: string;
   /** 1 to MAX_PAGE_LIMIT (500). */
   limit: number;
+  /**
+   * Leave out requests still pending at or past their expiry at this instant (ISO-8601): they
+   * are expired, only not swept yet, so a list of what waits must not offer them.
+   */
+  openAt?: string;
   /** Count the matches too (capped at PAGE_COUNT_CAP, see RequestPage.total). Default false. */
   count?: boolean;
 }
@@ -125,7 +131,7 @@ export interface RequestPage {
  * (memory, SQLite, PostgreSQL, the file checkpoint store) passes the approval conformance
  * cases in `conformance/approval-cases.ts`.
  */
-export interface RequestBook {
+export interface RequestBook extends DecisionStatsPort {
   getApproval(id: string): Promise<ApprovalRequest | null>;
   /** Oldest first (then by id). Every row that matches: for whole exports and tests; surfaces page. */
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;

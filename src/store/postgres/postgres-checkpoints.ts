@@ -26,6 +26,7 @@ export type PostgresCheckpointMethods = Omit<
   | 'getApproval'
   | 'listApprovals'
   | 'pageRequests'
+  | 'decisionStats'
   | 'listDue'
   | 'decide'
   | 'recordApproval'

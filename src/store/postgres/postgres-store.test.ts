@@ -25,6 +25,7 @@ import {
   dueRequestsSql,
   type PostgresStore,
   type PostgresStoreOptions,
+  postgresStatsSql,
 } from './postgres-store.ts';
 import { auditPageText, stalledSessionsText } from './row-queries.ts';
 import { tablesIn } from './schema-name.ts';
@@ -204,7 +205,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         await client.query('ROLLBACK');
         return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
       });
-      expect(plan).toMatch(/Index Scan using sessions_with_open_batch on sessions s/);
+      expect(plan).toMatch(/Index Scan using sessions_continue_due on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
@@ -400,6 +401,22 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       expect(audit).toMatch(/Index Scan using audit_by_session on audit/);
       expect(audit).toMatch(/Index Cond: \(\(session = .*\) AND \(seq > /);
       expect(audit).not.toMatch(/Seq Scan|Sort/);
+    });
+
+    it('counts decision stats from a range of the index of decided rows', async () => {
+      fresh('stats_plan');
+      await open();
+      for (const [name, text] of Object.entries(postgresStatsSql(tablesIn(schema)))) {
+        const plan = await withAdmin(async (client) => {
+          await client.query('BEGIN');
+          await client.query('SET LOCAL enable_seqscan = off');
+          const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, [at(0), at(100)]);
+          await client.query('ROLLBACK');
+          return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+        });
+        expect(plan, name).toMatch(/Index (Only )?Scan (Backward )?using approvals_decided on approvals/);
+        expect(plan, name).not.toMatch(/Seq Scan/);
+      }
     });
 
     it('refuses a schema migrated by a newer countersign', async () => {

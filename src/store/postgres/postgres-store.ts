@@ -5,6 +5,7 @@ import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -12,6 +13,7 @@ import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
@@ -75,6 +77,18 @@ export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessio
   readonly schema: string;
 }
 
+/** Exported so a test can ask PostgreSQL for the plans: ranges of the index of decided rows. */
+export function postgresStatsSql(t: Pick<Tables, 'approvals'>) {
+  return decisionStatsSql({
+    approvals: t.approvals,
+    since: '$1::text',
+    until: '$2::text',
+    msToDecision:
+      'CAST(ROUND(EXTRACT(EPOCH FROM (decided_at::timestamptz - created_at::timestamptz)) * 1000) AS bigint)',
+    indexHint: '',
+  });
+}
+
 /** Exported so a test can ask PostgreSQL for its plan: it must use the partial index `approvals_due`. */
 export function dueRequestsSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): string {
   return `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
@@ -102,6 +116,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
   const t = tablesIn(schema);
   const pageDialect = postgresPageDialect(t.approvals);
+  const statsSql = postgresStatsSql(t);
   const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit } = createRowWriters(
     t,
     codec,
@@ -299,6 +314,22 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       // Served by the partial index approvals_due (pending rows only).
       const rows = await query(`SELECT COUNT(*)::int AS n FROM ${t.approvals} WHERE status = 'pending'`, []);
       return Number((rows[0] as { n: number } | undefined)?.n ?? 0);
+    },
+
+    async decisionStats(stats) {
+      assertStatsQuery(stats);
+      const window = [stats.since, stats.until];
+      const [groups, times, reasons] = await Promise.all([
+        query(statsSql.groups, window),
+        query(statsSql.times, window),
+        query(statsSql.reasons, window),
+      ]);
+      return assembleStats(
+        stats,
+        groups.map(toDecidedGroup),
+        toDecisionTimes(times),
+        reasons.map((row) => toReason(codec, row)),
+      );
     },
 
     async pageRequests(pageQuery) {

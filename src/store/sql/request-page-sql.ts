@@ -49,14 +49,19 @@ export function requestPageSql(dialect: PageDialect, plan: PagePlan): PageStatem
   if (exact.session !== undefined) where.push(`session = ${bind(exact.session)}`);
   if (exact.run !== undefined) where.push(`run = ${bind(exact.run)}`);
   if (exact.role !== undefined) where.push(`required_role = ${bind(exact.role)}`);
-  const like = (column: string, needle: string, param: string) =>
-    `${dialect.folded(column)} LIKE ${param} ESCAPE '\\'`;
-  if (partial.tool !== undefined) where.push(like('tool', partial.tool, bind(containsPattern(partial.tool))));
-  if (partial.customer !== undefined)
-    where.push(like('customer', partial.customer, bind(containsPattern(partial.customer))));
+  if (plan.openAt !== undefined) {
+    where.push(
+      plan.exact.status === 'pending'
+        ? `expires_at > ${bind(plan.openAt)}`
+        : `NOT (status = 'pending' AND expires_at <= ${bind(plan.openAt)})`,
+    );
+  }
+  const like = (column: string, param: string) => `${dialect.folded(column)} LIKE ${param} ESCAPE '\\'`;
+  if (partial.tool !== undefined) where.push(like('tool', bind(containsPattern(partial.tool))));
+  if (partial.customer !== undefined) where.push(like('customer', bind(containsPattern(partial.customer))));
   if (partial.text !== undefined) {
     const needle = bind(containsPattern(partial.text));
-    where.push(`(${like('effect', partial.text, needle)} OR ${like('customer', partial.text, needle)})`);
+    where.push(`(${like('effect', needle)} OR ${like('customer', needle)})`);
   }
   const filters = [...where];
   const countValues = [...values];

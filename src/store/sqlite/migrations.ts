@@ -255,6 +255,12 @@ export const migrations: readonly string[] = [
   // and /v1/stats; rows decided before are filled in from JSON decisions (a payload another
   // codec wrote stays null there and out of the history order). Old indexes keep their names
   // with the id added, so a tie on the time still has an order.
+  //
+  // The stalled-session sweep becomes a "next due" query: `sessions.continue_due` is set
+  // while a session's open batch has no pending request left (decided, not yet continued),
+  // kept by triggers on the writes that change it (a request raised or decided, the batch
+  // set or cleared), so no backend write path changes. Its partial index holds only those
+  // sessions, normally a handful in flight, instead of every session waiting for a person.
   `
   ALTER TABLE approvals ADD COLUMN decided_at TEXT;
   ALTER TABLE approvals ADD COLUMN decided_by TEXT;
@@ -269,6 +275,39 @@ export const migrations: readonly string[] = [
   DROP INDEX approvals_by_run;
   CREATE INDEX approvals_by_run ON approvals (run, created_at, id) WHERE run IS NOT NULL;
   CREATE INDEX approvals_by_created ON approvals (created_at, id);
-  CREATE INDEX approvals_decided ON approvals (decided_at, id) WHERE decided_at IS NOT NULL;
+  CREATE INDEX approvals_decided ON approvals
+    (decided_at, id, status, decided_kind, decided_by, kind, tool, required_role, created_at)
+    WHERE decided_at IS NOT NULL;
+  ALTER TABLE sessions ADD COLUMN continue_due INTEGER;
+  UPDATE sessions SET continue_due = 1 WHERE batch IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = sessions.id AND a.status = 'pending');
+  DROP INDEX sessions_with_open_batch;
+  CREATE INDEX sessions_continue_due ON sessions (updated_at, id) WHERE continue_due IS NOT NULL;
+  CREATE TRIGGER approvals_raised_hold AFTER INSERT ON approvals WHEN NEW.status = 'pending'
+  BEGIN
+    UPDATE sessions SET continue_due = NULL WHERE id = NEW.session AND continue_due IS NOT NULL;
+  END;
+  CREATE TRIGGER approvals_decided_due AFTER UPDATE OF status ON approvals
+  WHEN OLD.status = 'pending' AND NEW.status <> 'pending'
+  BEGIN
+    UPDATE sessions SET continue_due = 1
+    WHERE id = NEW.session AND batch IS NOT NULL AND continue_due IS NULL
+      AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.session AND a.status = 'pending');
+  END;
+  CREATE TRIGGER sessions_batch_due AFTER UPDATE OF batch ON sessions WHEN OLD.batch IS NOT NEW.batch
+  BEGIN
+    UPDATE sessions SET continue_due = CASE
+      WHEN NEW.batch IS NULL THEN NULL
+      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending') THEN NULL
+      ELSE 1 END
+    WHERE id = NEW.id;
+  END;
+  CREATE TRIGGER sessions_inserted_due AFTER INSERT ON sessions WHEN NEW.batch IS NOT NULL
+  BEGIN
+    UPDATE sessions SET continue_due = CASE
+      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending') THEN NULL
+      ELSE 1 END
+    WHERE id = NEW.id;
+  END;
   `,
 ];

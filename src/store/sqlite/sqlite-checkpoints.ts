@@ -24,6 +24,7 @@ type CheckpointMethods = Omit<
   | 'getApproval'
   | 'listApprovals'
   | 'pageRequests'
+  | 'decisionStats'
   | 'listDue'
   | 'decide'
   | 'recordApproval'

@@ -19,6 +19,7 @@ import {
   AUDIT_PAGE_SQL,
   AUDIT_SESSION_PAGE_SQL,
   createSqliteStore,
+  SQLITE_STATS,
   type SqliteStore,
 } from './sqlite-store.ts';
 
@@ -182,6 +183,25 @@ describe('SQLite store', () => {
     }
   });
 
+  it('counts decision stats from a range of the covering index of decided rows, never the waiting ones', async () => {
+    open();
+    for (const [name, text] of Object.entries(SQLITE_STATS)) {
+      const plan = raw((db) =>
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${text}`)
+          .all(at(0), at(100))
+          .map((row) => String(row.detail)),
+      ).join('\n');
+      // The reasons read the decision payload from the table, for at most 500 rows.
+      const index =
+        name === 'reasons'
+          ? /USING INDEX approvals_decided/
+          : /USING COVERING INDEX approvals_decided \(decided_at>\? AND decided_at<\?\)/;
+      expect(plan, name).toMatch(index);
+      expect(plan, name).not.toMatch(/SCAN approvals/);
+    }
+  });
+
   it('finds stalled sessions by walking the partial index of open batches, never the whole table', async () => {
     open();
     const plan = raw((db) =>
@@ -192,7 +212,7 @@ describe('SQLite store', () => {
     );
     // A SCAN of the partial index is proportional to sessions with an open batch, and its
     // order is the query's, so there is no sort and LIMIT stops the walk.
-    expect(plan).toContain('SCAN s USING INDEX sessions_with_open_batch');
+    expect(plan).toContain('SCAN s USING INDEX sessions_continue_due');
     expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN (a|e)\b|SCAN s$/m);
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH a USING INDEX approvals_by_session/));
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH e USING COVERING INDEX executions_unknown/));

@@ -7,6 +7,7 @@ import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -14,6 +15,7 @@ import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
+import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } from '../sql/rows.ts';
 import { sessionValues } from '../sql/values.ts';
@@ -110,6 +112,15 @@ export const DUE_REQUESTS_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEX
 const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM approvals INDEXED BY approvals_due WHERE status = 'pending'`;
 const DUE_REQUESTS_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXED BY approvals_due
   WHERE status = 'pending' AND expires_at <= ? AND kind = ? ORDER BY expires_at, id LIMIT ?`;
+
+/** Exported so a test can ask SQLite for the plans: ranges of the covering index of decided rows. */
+export const SQLITE_STATS = decisionStatsSql({
+  approvals: 'approvals',
+  since: '?1',
+  until: '?2',
+  msToDecision: 'CAST(ROUND((julianday(decided_at) - julianday(created_at)) * 86400000) AS INTEGER)',
+  indexHint: 'INDEXED BY approvals_decided',
+});
 
 /**
  * The Store on one SQLite file shared by any number of processes: each method is one
@@ -337,6 +348,18 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async countPending() {
       return run(() => (sql(COUNT_PENDING_SQL).get() as { n: number }).n);
+    },
+
+    async decisionStats(query) {
+      assertStatsQuery(query);
+      return snapshotRead(() => {
+        const groups = sql(SQLITE_STATS.groups).all(query.since, query.until).map(toDecidedGroup);
+        const times = toDecisionTimes(sql(SQLITE_STATS.times).all(query.since, query.until));
+        const reasons = sql(SQLITE_STATS.reasons)
+          .all(query.since, query.until)
+          .map((row) => toReason(codec, row));
+        return assembleStats(query, groups, times, reasons);
+      });
     },
 
     async pageRequests(query) {

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { byPerson, leasedSession, raise, request } from '../../src/store/conformance/fixtures.ts';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { runCli, tempStore } from '../helpers/cli.ts';
+
+/** `pending` and `history` print one page and say how to get the next; nothing loads every row. */
+describe('countersign pending / history page with --limit and --after', () => {
+  async function seeded() {
+    const url = tempStore();
+    const store = createSqliteStore({ path: url.slice('sqlite:'.length) });
+    await leasedSession(store, 's1');
+    // Created now-ish, expiring far ahead, so they are waiting whatever the clock says.
+    const base = Date.now();
+    const iso = (offset: number) => new Date(base + offset).toISOString();
+    await raise(
+      store,
+      's1',
+      Array.from({ length: 5 }, (_, index) =>
+        request({
+          id: `apr_${index}`,
+          session: 's1',
+          createdAt: iso(index),
+          expiresAt: iso(86_400_000),
+          customer: index === 2 ? 'Carol' : 'c-100',
+        }),
+      ),
+    );
+    await store.decide('apr_4', { ...byPerson('rejected', 0), at: iso(10) });
+    await store.close();
+    return { COUNTERSIGN_STORE: url };
+  }
+
+  it('prints a page, then the command for the next, until the last page', async () => {
+    const env = await seeded();
+    const first = await runCli(['pending', '--limit', '2'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('apr_0');
+    expect(first.stdout).toContain('apr_1');
+    expect(first.stdout).not.toContain('apr_2');
+    const more = /More: countersign pending --after (\S+)/.exec(first.stdout);
+    expect(more).not.toBeNull();
+    const second = await runCli(['pending', '--limit', '2', '--after', more?.[1] ?? ''], env);
+    expect(second.stdout).toContain('apr_2');
+    expect(second.stdout).toContain('apr_3');
+    expect(second.stdout).not.toMatch(/More:/);
+  });
+
+  it('with --json, stdout stays the array and the cursor goes to stderr', async () => {
+    const env = await seeded();
+    const run = await runCli(['pending', '--limit', '3', '--json'], env);
+    expect((run.json as Array<{ id: string }>).map((view) => view.id)).toEqual(['apr_0', 'apr_1', 'apr_2']);
+    const { next } = JSON.parse(run.stderr) as { next: string };
+    const rest = await runCli(['pending', '--limit', '3', '--json', '--after', next], env);
+    expect((rest.json as Array<{ id: string }>).map((view) => view.id)).toEqual(['apr_3']);
+    expect(rest.stderr).toBe('');
+    const carol = await runCli(['pending', '--customer', 'CAROL', '--json'], env);
+    expect((carol.json as Array<{ id: string }>).map((view) => view.id)).toEqual(['apr_2']);
+  });
+
+  it('history lists decided requests; a bad cursor or limit is a typed error', async () => {
+    const env = await seeded();
+    const history = await runCli(['history', '--json'], env);
+    expect(
+      (history.json as Array<{ id: string; status: string }>).map((view) => [view.id, view.status]),
+    ).toEqual([['apr_4', 'rejected']]);
+    const bad = await runCli(['pending', '--after', 'garbage!', '--json'], env);
+    expect(bad.code).not.toBe(0);
+    expect((bad.json as { error: { code: string } }).error.code).toBe('INVALID_CURSOR');
+    const limit = await runCli(['history', '--limit', '0', '--json'], env);
+    expect((limit.json as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+  });
+});

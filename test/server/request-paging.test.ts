@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { at, byPerson, leasedSession, raise, request } from '../../src/store/conformance/fixtures.ts';
+import { testServer } from './helpers.ts';
+
+/** Every list of requests is a keyset page: the body stays an array, the cursor is in the headers. */
+describe('GET /v1/requests (and /v1/approvals) pages with a cursor', () => {
+  async function seeded() {
+    const server = testServer();
+    await leasedSession(server.store, 's1');
+    await raise(
+      server.store,
+      's1',
+      Array.from({ length: 7 }, (_, index) =>
+        request({
+          id: `r${index}`,
+          session: 's1',
+          createdAt: at(index),
+          customer: index === 3 ? 'Carol Jones' : 'c-200',
+          tool: index % 2 === 0 ? 'cancel_order' : 'place_order',
+        }),
+      ),
+    );
+    return server;
+  }
+
+  const ids = (json: Array<{ id: string }>) => json.map((item) => item.id);
+
+  it('follows Link rel="next" to the end; the last page has none', async () => {
+    const server = await seeded();
+    let path: string | null = '/v1/requests?status=pending&limit=3&count=true';
+    const pages: string[][] = [];
+    while (path !== null) {
+      const response = await server.call('GET', path, { as: 'alice' });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-total-count')).toBe('7');
+      expect(response.headers.get('x-total-capped')).toBeNull();
+      pages.push(ids(response.json));
+      const link = response.headers.get('link');
+      const cursor = response.headers.get('x-next-cursor');
+      if (link === null) {
+        expect(cursor).toBeNull();
+        path = null;
+      } else {
+        const match = /^<([^>]+)>; rel="next"$/.exec(link);
+        expect(match?.[1]).toContain(`after=${encodeURIComponent(cursor ?? '')}`);
+        path = match?.[1] ?? null;
+      }
+    }
+    expect(pages).toEqual([['r0', 'r1', 'r2'], ['r3', 'r4', 'r5'], ['r6']]);
+  });
+
+  it('filters partly and in any case by tool, customer and text; sorts as asked', async () => {
+    const server = await seeded();
+    const get = async (query: string) =>
+      ids((await server.call('GET', `/v1/requests?${query}`, { as: 'alice' })).json);
+    expect(await get('tool=CANCEL')).toEqual(['r6', 'r4', 'r2', 'r0']);
+    expect(await get('status=pending&tool=cancel')).toEqual(['r0', 'r2', 'r4', 'r6']);
+    expect(await get('status=pending&customer=carol')).toEqual(['r3']);
+    expect(await get('status=pending&text=jones')).toEqual(['r3']);
+    expect(await get('status=pending&sort=newest&limit=2')).toEqual(['r6', 'r5']);
+    expect(await get('status=pending&sort=expiring&limit=2')).toEqual(['r0', 'r1']);
+    // The deprecated alias takes the same query and pages the same way.
+    const alias = await server.call('GET', '/v1/approvals?status=pending&limit=2', { as: 'alice' });
+    expect(ids(alias.json)).toEqual(['r0', 'r1']);
+    expect(alias.headers.get('x-next-cursor')).not.toBeNull();
+  });
+
+  it('the history pages by latest decision', async () => {
+    const server = await seeded();
+    await server.store.decide('r2', byPerson('approved', 20));
+    await server.store.decide('r5', byPerson('rejected', 30));
+    const first = await server.call('GET', '/v1/requests?status=rejected', { as: 'alice' });
+    expect(ids(first.json)).toEqual(['r5']);
+    const decided = await server.call('GET', '/v1/requests?sort=decided&limit=1', { as: 'alice' });
+    expect(ids(decided.json)).toEqual(['r5']);
+    const next = await server.call('GET', decided.headers.get('link')?.slice(1).split('>')[0] ?? '', {
+      as: 'alice',
+    });
+    expect(ids(next.json)).toEqual(['r2']);
+    expect(next.headers.get('link')).toBeNull();
+  });
+
+  it('a bad cursor, sort or limit is a 400 with a stable code that says what to do', async () => {
+    const server = await seeded();
+    const bad = await server.call('GET', '/v1/requests?after=garbage!', { as: 'alice' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('INVALID_CURSOR');
+    expect(bad.json.error.message).toMatch(/leave `after` out to start again/);
+    const first = await server.call('GET', '/v1/requests?limit=1', { as: 'alice' });
+    const otherSort = await server.call(
+      'GET',
+      `/v1/requests?limit=1&sort=oldest&after=${first.headers.get('x-next-cursor')}`,
+      { as: 'alice' },
+    );
+    expect(otherSort.json.error.code).toBe('INVALID_CURSOR');
+    for (const query of [
+      'sort=sideways',
+      'limit=0',
+      'limit=1001',
+      'count=maybe',
+      'sort=expiring&status=approved',
+    ]) {
+      const response = await server.call('GET', `/v1/requests?${query}`, { as: 'alice' });
+      expect(response.status, query).toBe(400);
+      expect(response.json.error.code, query).toBe('INVALID_INPUT');
+    }
+  });
+});
