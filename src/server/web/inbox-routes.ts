@@ -5,6 +5,7 @@ import { applyEdit } from '../../core/edit-call.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
+import { requestStats } from '../../requests/request-stats.ts';
 import { getApproval, type HttpApprovalView } from '../approval-views.ts';
 import { csrfMatches, sameOrigin } from '../auth/caller.ts';
 import type { ServerContext, ServerEnv } from '../server-context.ts';
@@ -22,6 +23,7 @@ import { timeZoneOf } from './local-time.ts';
 import { type Reader, recordedButStuckText, refusalText } from './people-messages.ts';
 import { type PaneData, requestPane } from './request-pane.ts';
 import { type RowState, requestRow, rowState } from './request-row.ts';
+import { STATS_WINDOWS, statsBody } from './stats-page.ts';
 import { viewerOr, withFlash } from './web-guard.ts';
 
 const AUDIT_PAGE = 500;
@@ -366,6 +368,26 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         identity: viewer.identity,
         csrf: viewer.csrf,
         body: historyBody(rows, query, timeZone),
+        scripts: ['inbox.js'],
+        wide: true,
+      }),
+    );
+  });
+
+  // The team's numbers: the same function and store query `/v1/stats` answers with.
+  app.get('/stats', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const asked = Number(c.req.query('days'));
+    const days = (STATS_WINDOWS as readonly number[]).includes(asked) ? asked : STATS_WINDOWS[0];
+    const stats = await requestStats(ctx.requestBook, { since: `${days}d` }, ctx.now());
+    return c.html(
+      page({
+        title: 'Numbers',
+        section: 'stats',
+        identity: viewer.identity,
+        csrf: viewer.csrf,
+        body: statsBody(stats, days, timeZoneOf(c)),
         scripts: ['inbox.js'],
         wide: true,
       }),
