@@ -1,4 +1,10 @@
-import { type ApprovalRequest, type Decision, EXPIRED_REASON, MOVED_ON_REASON } from '../core/approval.ts';
+import {
+  type ApprovalRequest,
+  type ApprovalRequirement,
+  type Decision,
+  EXPIRED_REASON,
+  MOVED_ON_REASON,
+} from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
@@ -219,10 +225,12 @@ export class SessionRun {
     const rules = this.rulesOnce();
     const facts: CallFacts[] = [];
     const parsed: unknown[] = [];
+    const requirements: Array<ApprovalRequirement | undefined> = [];
     for (const call of calls) {
       const gathered = await this.callFacts(call, unparseable.has(call.id), rules);
       facts.push(gathered.fact);
       parsed.push(gathered.parsed);
+      requirements.push(gathered.requirement);
     }
     const step = classifyCalls(calls, facts, {
       knownTools: [...this.runtime.toolsByName.keys()],
@@ -245,7 +253,15 @@ export class SessionRun {
       } else {
         const tool = this.runtime.toolsByName.get(call.tool)!;
         const auto = plan.kind === 'auto-approve' ? plan.approval : null;
-        const surfaced = await this.surface(tool, call.id, plan.args, parsed[index], now, auto);
+        const surfaced = await this.surface(
+          tool,
+          call.id,
+          plan.args,
+          parsed[index],
+          now,
+          auto,
+          requirements[index],
+        );
         approvals.push(surfaced.request);
         audit.push(...surfaced.audit);
         batchCalls.push({ ...base, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
@@ -259,7 +275,7 @@ export class SessionRun {
     call: ToolCall,
     unparseable: boolean,
     rules: () => Promise<StandingRule[]>,
-  ): Promise<{ fact: CallFacts; parsed?: unknown }> {
+  ): Promise<{ fact: CallFacts; parsed?: unknown; requirement?: ApprovalRequirement }> {
     const tool = this.runtime.toolsByName.get(call.tool);
     if (!tool) return { fact: { kind: 'unknown-tool' } };
     if (unparseable) return { fact: { kind: 'unparseable', toolName: tool.name } };
@@ -269,9 +285,11 @@ export class SessionRun {
     const context = this.toolContext(call.id, null);
     const allowed = await tool.authorize(checked.args, context);
     if (allowed !== true) return { fact: { kind: 'not-allowed', args, reason: allowed } };
-    if (!(await tool.needsApproval(checked.args, context))) return { fact: { kind: 'no-approval', args } };
-    const auto = await this.autoDecision(tool, args, rules);
-    return { fact: { kind: 'needs-approval', args, auto }, parsed: checked.args };
+    const requirement = await tool.requirement(checked.args, context);
+    if (requirement === null) return { fact: { kind: 'no-approval', args } };
+    // A quorum is people's to fill: no standing or auto rule stands in for it.
+    const auto = requirement.approvals > 1 ? null : await this.autoDecision(tool, args, rules);
+    return { fact: { kind: 'needs-approval', args, auto }, parsed: checked.args, requirement };
   }
 
   /**
@@ -285,6 +303,7 @@ export class SessionRun {
     parsedArgs: unknown,
     now: Date,
     auto: AutoApproval | null,
+    requirement?: ApprovalRequirement,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
     const id = newId('apr');
     // The request is stored with the step's commit right after; the span covers raising it.
@@ -298,7 +317,7 @@ export class SessionRun {
       [ATTR.verdict]: auto ? 'approved' : 'pending',
     };
     return withSpan(SPAN.requestRaise, attributes, () =>
-      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto),
+      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto, requirement),
     );
   }
 
@@ -310,7 +329,11 @@ export class SessionRun {
     parsedArgs: unknown,
     now: Date,
     auto: AutoApproval | null,
+    known?: ApprovalRequirement,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
+    const context = this.toolContext(callId, id);
+    const requirement = known ??
+      (await tool.requirement(parsedArgs, context)) ?? { role: tool.role ?? null, approvals: 1 };
     const raised = toolCallRequest({
       id,
       session: this.session.id,
@@ -318,13 +341,15 @@ export class SessionRun {
       callId,
       tool: tool.name,
       args,
-      effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
+      effect: await tool.effect(parsedArgs, context),
       now,
       ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
       raisedBy: this.raiser,
       run: this.runtime.run,
       customer: this.session.principal,
-      requiredRole: tool.role ?? null,
+      requiredRole: requirement.role,
+      approvalsNeeded: requirement.approvals,
+      editable: tool.editable,
     });
     const audit = [raisedEvent(raised, tool, this.runtime.agentName, auto ? 'approved' : 'pending')];
     if (!auto) return { request: raised, audit };
