@@ -50,6 +50,8 @@ export const kitchenAgent = createAgent({
   // A personal assistant: the person chatting approves their own list, so separation of
   // duties (someone else decides) is switched off for it.
   selfApproval: true,
+  // The person approving is the one chatting: a new message means they moved on.
+  onNewMessage: 'reject',
 });
 
 export const agents = [kitchenAgent];

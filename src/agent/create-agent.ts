@@ -26,7 +26,7 @@ import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { AppState } from '../store/ports/app-state.ts';
 import type { ApprovalUpdateResult, StandingRule, Store } from '../store/store.ts';
-import type { Tool, ToolContext, ToolState } from '../tools/define-tool.ts';
+import type { OnNewMessage, Tool, ToolContext, ToolState } from '../tools/define-tool.ts';
 import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { editCall } from './edit-request.ts';
@@ -93,6 +93,13 @@ export interface AgentOptions {
    * default: on a support desk the customer and whoever posted for them never decide.
    */
   selfApproval?: boolean;
+  /**
+   * What a new customer message does to requests still waiting (a tool's own `onNewMessage`
+   * overrides it): 'reject' answers them "moved on" (the default; right when the customer is
+   * the approver), 'keep' lets them wait for the approver and tells the model they still
+   * wait, then, once decided, what came of them (a support desk).
+   */
+  onNewMessage?: OnNewMessage;
 }
 
 export interface DecideInput {
@@ -211,6 +218,7 @@ export function createAgent(options: AgentOptions): Agent {
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
       events: options.events,
+      onNewMessage: options.onNewMessage ?? 'reject',
     };
     return runtime;
   };

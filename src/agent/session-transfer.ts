@@ -67,6 +67,10 @@ const body = z.object({
       .object({
         messageSeq: z.number().int(),
         calls: z.array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, disposition })),
+        // Calls a new message kept waiting (onNewMessage 'keep'); files from before have none.
+        kept: z
+          .array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, approvalId: z.string() }))
+          .optional(),
       })
       .nullable(),
   }),
@@ -92,6 +96,7 @@ const body = z.object({
       approvals: z.array(approvalEntry).optional(),
       edit: requestEdit.nullable().optional(),
       revision: z.number().int().min(0).optional(),
+      requiredRole: z.string().nullable().optional(),
     }),
   ),
   executions: z.array(
@@ -148,7 +153,7 @@ export async function exportSession(
     // Only tool calls move between stores; the export format names none of the fields a
     // port request adds, and the importing store's own rule fills them in.
     approvals: snapshot.approvals.map(
-      ({ args: _a, session: _s, agent: _g, kind: _k, run: _r, customer: _c, requiredRole: _q, ...rest }) => {
+      ({ args: _a, session: _s, agent: _g, kind: _k, run: _r, customer: _c, ...rest }) => {
         const { status, decision } = rest;
         if (status === 'answered' || decision?.verdict === 'answered')
           throw new Error(`request ${rest.id} of a session is answered like a port request`);
@@ -233,7 +238,8 @@ export function parseSessionExport(
       kind: 'tool-call' as const,
       run: null,
       customer: data.session.principal,
-      requiredRole: null,
+      // Routed by the policy (a role by amount): kept, or a manager's request would lose its role.
+      requiredRole: approval.requiredRole ?? null,
       session: data.session.id,
       agent: data.session.agent,
       args,
