@@ -26,7 +26,7 @@ export function formatApproval(view: ApprovalView): string {
       : `  session: ${view.session}${waiting ? `   expires in ${formatRemaining(view.expiresAt)}` : ''}`,
   ];
   if (view.customer) lines.push(`  for:     ${view.customer}`);
-  if (waiting && (view.approvalsNeeded > 1 || view.requiredRole)) {
+  if (waiting && (view.approvalsNeeded > 1 || view.approvals.length > 0)) {
     const who = view.requiredRole ? ` with the ${view.requiredRole} role` : '';
     const so = view.approvals.length > 0 ? `; so far ${view.approvals.map((a) => a.by).join(', ')}` : '';
     lines.push(
