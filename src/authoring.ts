@@ -9,14 +9,17 @@ export type { AutoApprovalRule } from './agent/auto-approval-rule.ts';
 export { type Agent, type AgentOptions, createAgent, type DecideInput } from './agent/create-agent.ts';
 export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agent/views.ts';
 export * from './core/approval.ts';
+export type { PolicyAnswer } from './core/approval-requirement.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
 export * from './core/errors/index.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, ToolCall, ToolResult } from './core/messages.ts';
 export {
   type ApprovalPolicy,
+  type ApprovalRequirementInput,
   type AuthorizeResult,
   defineTool,
+  type OnNewMessage,
   type Tool,
   type ToolContext,
   type ToolOptions,

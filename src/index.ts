@@ -36,12 +36,14 @@ export type { ApprovalView, ExecutionView, TurnResult, TurnStatus } from './agen
 // The workflow authoring surface is the same bindings as countersign/authoring's.
 export * from './authoring.ts';
 export * from './core/approval.ts';
+export type { PolicyAnswer } from './core/approval-requirement.ts';
 export type {
   AuditEntry,
   AuditEvent,
   AuditEventMap,
   AuditKind,
   AuditVerification,
+  EditedCall,
   PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
@@ -174,9 +176,11 @@ export {
 export {
   type ApprovalOptions,
   type ApprovalPolicy,
+  type ApprovalRequirementInput,
   type AuthorizeResult,
   defineTool,
   type InferToolArgs,
+  type OnNewMessage,
   type Tool,
   type ToolContext,
   type ToolOptions,

@@ -87,9 +87,9 @@ describe('the agent loop on the bookstore', () => {
     expect(done.reply).toContain('1043');
   });
 
-  it('a new message answers the waiting request as moved on, in the same run', async () => {
+  it("with onNewMessage 'reject', a new message answers the waiting request as moved on, in the same run", async () => {
     const model = recordingModel(createDemoModel());
-    const { agent, store } = bookstore({ model });
+    const { agent, store } = bookstore({ model, onNewMessage: 'reject' });
     const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100' });
     const next = await agent.chat('s1', "What's the status of order 1044?", { principal: 'c-100' });
     expect(next.status).toBe('completed');
@@ -101,6 +101,24 @@ describe('the agent loop on the bookstore', () => {
     });
     expect(await listPending(store)).toEqual([]);
     await expect(agent.approve(first.approvals[0]!.id)).rejects.toMatchObject({ code: 'ALREADY_DECIDED' });
+  });
+
+  it("the bookstore's support desk keeps the request waiting through a new message ('keep'), then reports the outcome", async () => {
+    const model = recordingModel(createDemoModel());
+    const { agent, store } = bookstore({ model });
+    const first = await agent.chat('s1', 'Please cancel my order 1044.', { principal: 'c-100', by: 'c-100' });
+    const next = await agent.chat('s1', "What's the status of order 1044?", {
+      principal: 'c-100',
+      by: 'c-100',
+    });
+    expect(next.status).toBe('awaiting_approval');
+    expect(next.reply).toContain('Processing');
+    expect(toolResultsSeen(model.calls).join()).toContain('Still waiting');
+    expect((await listPending(store)).map((view) => view.id)).toEqual([first.approvals[0]!.id]);
+    const done = await agent.approve(first.approvals[0]!.id, { by: 'sam' });
+    expect(done.status).toBe('completed');
+    expect(done.reply).toContain('Order 1044 has been cancelled.');
+    expect(await orderStatus(store, 1044)).toBe('Cancelled');
   });
 
   it("refuses another customer's order without asking anyone", async () => {

@@ -10,6 +10,9 @@ export const bookstoreAgent = createAgent({
     'and with finding books. Cancelling an order needs a person from the support team to approve it; when a ' +
     'call is rejected, tell the customer why and do not propose the same call again.',
   tools: [searchBooks, getOrderStatus, addToCart, cancelOrder],
+  // A support desk: the customer is not the approver, so "any update?" must not cancel the
+  // request the team is looking at. It keeps waiting; the model says so, and later the outcome.
+  onNewMessage: 'keep',
 });
 
 export const agents = [bookstoreAgent];

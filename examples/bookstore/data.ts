@@ -59,6 +59,10 @@ export const initialOrders: Order[] = [
   { id: 1043, customer: 'c-100', status: 'Shipped', bookIds: ['b-3'] },
   { id: 1044, customer: 'c-100', status: 'Processing', bookIds: ['b-4', 'b-5'] },
   { id: 1050, customer: 'c-200', status: 'Processing', bookIds: ['b-3'] },
+  // Larger orders, so the routing by amount shows: a manager cancels 1061 (81.50), two
+  // managers 1062 (129.40); anyone on the support team cancels 1044 (51.90).
+  { id: 1061, customer: 'c-100', status: 'Processing', bookIds: ['b-3', 'b-5'] },
+  { id: 1062, customer: 'c-100', status: 'Processing', bookIds: ['b-1', 'b-2', 'b-3', 'b-4', 'b-5'] },
 ];
 
 export function orderTotal(order: Order): number {

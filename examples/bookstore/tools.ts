@@ -60,11 +60,22 @@ export const addToCart = defineTool({
   },
 });
 
+/** Cancellations above these totals need a manager, and then two (the approval policy below). */
+export const MANAGER_ABOVE = 60;
+export const TWO_MANAGERS_ABOVE = 120;
+
 export const cancelOrder = defineTool({
   name: 'cancel_order',
   description: "Cancel one of the signed-in customer's orders that has not shipped yet.",
   input: z.object({ orderId }),
-  approval: 'always',
+  // Routed by amount: any approver up to 60.00, a manager above, two managers above 120.00.
+  approval: async ({ orderId: id }, ctx) => {
+    const order = await loadOrder(ctx.state, id);
+    const total = order ? orderTotal(order) : 0;
+    if (total > TWO_MANAGERS_ABOVE) return { role: 'manager', approvals: 2 };
+    if (total > MANAGER_ABOVE) return { role: 'manager' };
+    return true;
+  },
   // Cancelling an already cancelled order changes nothing, so a retry after a crash is safe.
   idempotent: true,
   // Every cancellation is seen by a person: no "always approve" for this tool.

@@ -23,6 +23,9 @@ export const addToShoppingList = defineTool({
     quantity: z.string().min(1).describe('How much, e.g. "12" or "500 g"'),
   }),
   approval: 'always',
+  // The model proposed 12, the person meant 6: they may correct the quantity before
+  // approving (the item stays as proposed). The edited call gets a new preview and runs.
+  editable: ['quantity'],
   // Adding twice would put the item on the list twice: after a crash, a person decides.
   idempotent: false,
   effect: async ({ item, quantity }, ctx) => {
@@ -47,6 +50,8 @@ export const kitchenAgent = createAgent({
   // A personal assistant: the person chatting approves their own list, so separation of
   // duties (someone else decides) is switched off for it.
   selfApproval: true,
+  // The person approving is the one chatting: a new message means they moved on.
+  onNewMessage: 'reject',
 });
 
 export const agents = [kitchenAgent];

@@ -1,5 +1,6 @@
-import type { ApprovalRequest, Decision } from '../core/approval.ts';
+import type { Approval, ApprovalRequest, Decision, RequestEdit } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
+import type { EditedCall } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { assertMayDecide } from '../core/decision-rights.ts';
@@ -12,6 +13,7 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { type ApprovalStep, approvalStep, holdsRole } from '../core/quorum.ts';
 import type { SessionRecord } from '../core/session.ts';
 import { signalDecision } from '../core/signals.ts';
 import { ATTR, activeSpan, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -23,15 +25,16 @@ import { type RetryOptions, retryPolicy } from '../model/retry-policy.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { AppState } from '../store/ports/app-state.ts';
-import type { StandingRule, Store } from '../store/store.ts';
-import type { Tool, ToolState } from '../tools/define-tool.ts';
+import type { ApprovalUpdateResult, StandingRule, Store } from '../store/store.ts';
+import type { OnNewMessage, Tool, ToolContext, ToolState } from '../tools/define-tool.ts';
 import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
+import { editCall } from './edit-request.ts';
 import { faultPoint } from './fault-point.ts';
 import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
-import type { TurnResult } from './views.ts';
+import { type TurnResult, toApprovalView } from './views.ts';
 
 export interface AgentOptions {
   name: string;
@@ -90,6 +93,13 @@ export interface AgentOptions {
    * default: on a support desk the customer and whoever posted for them never decide.
    */
   selfApproval?: boolean;
+  /**
+   * What a new customer message does to requests still waiting (a tool's own `onNewMessage`
+   * overrides it): 'reject' answers them "moved on" (the default; right when the customer is
+   * the approver), 'keep' lets them wait for the approver and tells the model they still
+   * wait, then, once decided, what came of them (a support desk).
+   */
+  onNewMessage?: OnNewMessage;
 }
 
 export interface DecideInput {
@@ -208,6 +218,7 @@ export function createAgent(options: AgentOptions): Agent {
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
       events: options.events,
+      onNewMessage: options.onNewMessage ?? 'reject',
     };
     return runtime;
   };
@@ -312,112 +323,7 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
 
-    async decide(requestId, input, read = {}) {
-      const rt = getRuntime();
-      const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
-      if (!request)
-        throw new NotFoundError(`No approval request ${requestId}.`, {
-          hint: 'List waiting requests with `countersign pending`.',
-        });
-      if (request.agent !== rt.agentName)
-        throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
-      setSpanAttributes(activeSpan(), {
-        [ATTR.session]: request.session,
-        [ATTR.tool]: request.tool,
-        [ATTR.run]: request.run,
-      });
-      const session = await assertMayAct(rt, request, input, 'decide');
-      await auditIgnoredFields(rt, request, input);
-      const unbound = bindingProblem(toolCallBinding(request));
-      if (unbound !== null) {
-        // Refused before the compare-and-set, and written down: the trail shows the attempt.
-        await rt.store.appendAudit(
-          [
-            {
-              kind: 'tamper.refused',
-              session: request.session,
-              requestId,
-              actor: input.by?.trim() || 'unknown',
-              data: { problem: unbound, argsHash: request.argsHash },
-            },
-          ],
-          rt.now().toISOString(),
-        );
-        throw bindingError(requestId, unbound, 'deciding');
-      }
-      const at = rt.now().toISOString();
-      if (request.status === 'pending' && request.expiresAt <= at) {
-        await expireRequest(rt.store, request, at);
-        throw expiredError(requestId, request.expiresAt);
-      }
-      const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
-      const decision: Decision = {
-        verdict: input.approved ? 'approved' : 'rejected',
-        by: input.by?.trim() || 'unknown',
-        reason,
-        at,
-        kind: 'person',
-      };
-      const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
-      // Continuing inline: the session's lease is taken in the decision's own transaction.
-      const owner = options.continuations ? undefined : newLeaseOwner();
-      // Leases run on the wall clock, as acquireSessionLease's do.
-      const nowMs = Date.now();
-      const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
-      const outcome = await rt.store.decide(
-        requestId,
-        decision,
-        [
-          {
-            kind: 'request.decided',
-            session: request.session,
-            requestId,
-            actor: decision.by,
-            data: {
-              verdict: decision.verdict,
-              reason,
-              tool: request.tool,
-              args: request.argsJson,
-              argsHash: request.argsHash,
-              ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
-            },
-          },
-        ],
-        { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
-      );
-      if (!outcome.won) {
-        const current = outcome.request ?? request;
-        if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
-          throw expiredError(requestId, current.expiresAt);
-        }
-        if (current.decision) throw new AlreadyDecidedError(requestId, current.decision);
-        throw new AlreadyDecidedError(requestId, {
-          verdict: current.status === 'pending' ? 'rejected' : current.status,
-          by: 'unknown',
-          reason: null,
-          at,
-          kind: 'person',
-        });
-      }
-      signalDecision(request, decision);
-      emit(rt.events, {
-        type: 'approval.decided',
-        at,
-        requestId,
-        session: request.session,
-        verdict: decision.verdict,
-        by: decision.by,
-        kind: decision.kind,
-      });
-      faultPoint('after-decision');
-      if (!outcome.leased) return continueSession(request.session, 'decided');
-      return continueSession(
-        request.session,
-        'decided',
-        owner,
-        session ? knownAfterDecision(session, outcome.request) : undefined,
-      );
-    },
+    decide: (requestId, input, read = {}) => decideOnce(requestId, input, read, 1),
 
     approve: (requestId, opts = {}) => agent.decide(requestId, { approved: true, ...opts }),
     reject: (requestId, opts = {}) => agent.decide(requestId, { approved: false, ...opts }),
@@ -477,6 +383,225 @@ export function createAgent(options: AgentOptions): Agent {
       return continueSession(execution.session, 'reconciled');
     },
   };
+
+  /**
+   * One attempt at a person's decision. `attempt` counts the times a partial approval lost
+   * its compare-and-set to another approver's and was judged again on the row as it then was.
+   */
+  async function decideOnce(
+    requestId: string,
+    input: DecideInput,
+    read: { request?: ApprovalRequest },
+    attempt: number,
+  ): Promise<TurnResult> {
+    const rt = getRuntime();
+    const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
+    if (!request)
+      throw new NotFoundError(`No approval request ${requestId}.`, {
+        hint: 'List waiting requests with `countersign pending`.',
+      });
+    if (request.agent !== rt.agentName)
+      throw new InvalidInputError(`Request ${requestId} belongs to agent ${request.agent}.`);
+    setSpanAttributes(activeSpan(), {
+      [ATTR.session]: request.session,
+      [ATTR.tool]: request.tool,
+      [ATTR.run]: request.run,
+    });
+    const session = await assertMayAct(rt, request, input, 'decide');
+    await auditIgnoredFields(rt, request, input);
+    const unbound = bindingProblem(toolCallBinding(request));
+    if (unbound !== null) {
+      // Refused before the compare-and-set, and written down: the trail shows the attempt.
+      await rt.store.appendAudit(
+        [
+          {
+            kind: 'tamper.refused',
+            session: request.session,
+            requestId,
+            actor: input.by?.trim() || 'unknown',
+            data: { problem: unbound, argsHash: request.argsHash },
+          },
+        ],
+        rt.now().toISOString(),
+      );
+      throw bindingError(requestId, unbound, 'deciding');
+    }
+    const at = rt.now().toISOString();
+    if (request.status === 'pending' && request.expiresAt <= at) {
+      await expireRequest(rt.store, request, at);
+      throw expiredError(requestId, request.expiresAt);
+    }
+    const by = input.by?.trim() || 'unknown';
+    const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
+    let quorum: { approvals: Approval[]; edit: RequestEdit | null; approvalsNeeded: number } | null = null;
+    if (input.approved) {
+      const step = await approvalStepFor(rt, request, input, session, { by, at, reason });
+      if (step.kind === 'record') {
+        const recorded = await recordPartialApproval(rt, request, step, { by, at, reason });
+        if (recorded.won) return awaitingTurn(rt, recorded.request);
+        // Another approver got there first: judge this approval again against the row as it is.
+        if (recorded.request?.status === 'pending' && attempt < 3)
+          return decideOnce(requestId, input, { request: recorded.request }, attempt + 1);
+        throw lostDecision(requestId, recorded.request ?? request, at);
+      }
+      quorum = step;
+    } else if (input.edit !== undefined) {
+      throw new InvalidInputError(`An edit comes with an approval; request ${requestId} was not decided.`, {
+        hint: 'Send {"approved": true, "edit": {…}}, or reject without an edit.',
+      });
+    }
+    const decision: Decision = {
+      verdict: input.approved ? 'approved' : 'rejected',
+      by,
+      reason,
+      at,
+      kind: 'person',
+      ...(quorum?.edit ? { edit: quorum.edit } : {}),
+      ...(quorum && quorum.approvalsNeeded > 1 ? { approvals: quorum.approvals } : {}),
+      // A veto of a quorum keeps the approvals it overrode.
+      ...(!input.approved && request.approvals.length > 0 ? { approvals: request.approvals } : {}),
+    };
+    if (input.remember && (decision.edit || request.approvalsNeeded > 1)) {
+      throw new InvalidInputError(
+        `Request ${requestId}: "always" cannot be given with ${decision.edit ? 'an edit' : 'a quorum'}; nothing was decided.`,
+        { hint: 'Approve without --always / remember.' },
+      );
+    }
+    const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
+    // Continuing inline: the session's lease is taken in the decision's own transaction.
+    const owner = options.continuations ? undefined : newLeaseOwner();
+    // Leases run on the wall clock, as acquireSessionLease's do.
+    const nowMs = Date.now();
+    const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
+    const outcome = await rt.store.decide(
+      requestId,
+      decision,
+      [
+        {
+          kind: 'request.decided',
+          session: request.session,
+          requestId,
+          actor: decision.by,
+          data: {
+            verdict: decision.verdict,
+            reason,
+            tool: request.tool,
+            args: request.argsJson,
+            argsHash: request.argsHash,
+            ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
+            ...(decision.edit ? { edited: editedEntry(decision.edit) } : {}),
+            ...(decision.approvals ? { approvals: decision.approvals } : {}),
+          },
+        },
+      ],
+      { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
+    );
+    if (!outcome.won) throw lostDecision(requestId, outcome.request ?? request, at);
+    signalDecision(request, decision);
+    emit(rt.events, {
+      type: 'approval.decided',
+      at,
+      requestId,
+      session: request.session,
+      verdict: decision.verdict,
+      by: decision.by,
+      kind: decision.kind,
+    });
+    faultPoint('after-decision');
+    if (!outcome.leased) return continueSession(request.session, 'decided');
+    return continueSession(
+      request.session,
+      'decided',
+      owner,
+      session ? knownAfterDecision(session, outcome.request) : undefined,
+    );
+  }
+  /**
+   * What this approval does (quorum.ts): with an edit, the edited call is checked and routed
+   * by the policy again first (edit-request.ts), so an edit that raises an amount can need
+   * another role or more approvers before anything runs.
+   */
+  async function approvalStepFor(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    input: DecideInput,
+    session: SessionRecord | null,
+    approval: Approval,
+  ): Promise<ApprovalStep> {
+    if (input.edit === undefined) return approvalStep(request, approval);
+    const tool = rt.toolsByName.get(request.tool);
+    if (!tool)
+      throw new InvalidInputError(`Tool ${request.tool} is not registered with agent ${rt.agentName}.`);
+    const context: ToolContext = {
+      session: request.session,
+      callId: request.callId,
+      agent: rt.agentName,
+      principal: session?.principal ?? request.customer,
+      idempotencyKey: `countersign:${request.id}`,
+      requestId: request.id,
+      state: rt.state,
+    };
+    const edited = await editCall(tool, request, input.edit, context, { by: approval.by, at: approval.at });
+    if (edited === null) return approvalStep(request, approval);
+    return approvalStep(request, approval, {
+      ...edited,
+      editorQualifies: holdsRole(input.roles ?? null, edited.requirement.role),
+    });
+  }
+
+  /** A partial approval (or a re-routing edit): recordApproval's compare-and-set, audited with it. */
+  async function recordPartialApproval(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    step: Extract<ApprovalStep, { kind: 'record' }>,
+    approval: Approval,
+  ): Promise<ApprovalUpdateResult> {
+    const outcome = await rt.store.recordApproval(
+      request.id,
+      {
+        revision: request.revision,
+        at: approval.at,
+        approvals: step.approvals,
+        edit: step.edit,
+        requiredRole: step.requiredRole,
+        approvalsNeeded: step.approvalsNeeded,
+      },
+      [
+        {
+          kind: 'request.approval-added',
+          session: request.session,
+          requestId: request.id,
+          actor: approval.by,
+          data: {
+            tool: request.tool,
+            args: request.argsJson,
+            argsHash: request.argsHash,
+            reason: approval.reason,
+            approvals: step.approvals.length,
+            approvalsNeeded: step.approvalsNeeded,
+            requiredRole: step.requiredRole,
+            rerouted: step.rerouted,
+            ...(step.edit ? { edited: editedEntry(step.edit) } : {}),
+          },
+        },
+      ],
+    );
+    if (outcome.won) {
+      emit(rt.events, {
+        type: 'approval.progressed',
+        at: approval.at,
+        requestId: request.id,
+        session: request.session,
+        by: approval.by,
+        approvals: step.approvals.length,
+        approvalsNeeded: step.approvalsNeeded,
+        requiredRole: step.requiredRole,
+        edited: step.edit !== null,
+      });
+    }
+    return outcome;
+  }
+
   /** Separation of duties (decision-rights.ts), with this request's parties as stored. */
   async function assertMayAct(
     rt: AgentRuntime,
@@ -489,9 +614,15 @@ export function createAgent(options: AgentOptions): Agent {
       {
         raisedBy: request.raisedBy,
         customer: session?.principal ?? null,
-        requiredRole: rt.toolsByName.get(request.tool)?.role ?? null,
+        // The row's role (the policy may route by amount); rows from before roles were
+        // recorded (no effect hash either) take the tool's role as configured now.
+        requiredRole:
+          request.effectHash !== null
+            ? request.requiredRole
+            : (request.requiredRole ?? rt.toolsByName.get(request.tool)?.role ?? null),
         escalatedTo: request.escalatedTo,
         selfApproval: options.selfApproval ?? false,
+        approvedBy: request.approvals.map((approval) => approval.by),
       },
       { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },
       action,
@@ -598,6 +729,37 @@ function standingRule(
     createdBy: decision.by,
     revokedAt: null,
     revokedBy: null,
+  };
+}
+
+/** Why a decision lost its compare-and-set: expired, or decided by someone else first. */
+function lostDecision(requestId: string, current: ApprovalRequest, at: string): Error {
+  if (current.status === 'expired' || (current.status === 'pending' && current.expiresAt <= at)) {
+    return expiredError(requestId, current.expiresAt);
+  }
+  if (current.decision) return new AlreadyDecidedError(requestId, current.decision);
+  return new AlreadyDecidedError(requestId, {
+    verdict: current.status === 'pending' ? 'rejected' : current.status,
+    by: 'unknown',
+    reason: null,
+    at,
+    kind: 'person',
+  });
+}
+
+/** An edited call as its audit entries record it: canonical JSON, hash, preview and diff. */
+function editedEntry(edit: RequestEdit): EditedCall {
+  return { args: edit.argsJson, argsHash: edit.argsHash, effect: edit.effect, diff: edit.diff };
+}
+
+/** A decision that was recorded but did not decide: the request still waits (for more approvers). */
+function awaitingTurn(rt: AgentRuntime, request: ApprovalRequest): TurnResult {
+  return {
+    session: request.session,
+    status: 'awaiting_approval',
+    reply: null,
+    approvals: [toApprovalView(request, rt.now().toISOString())],
+    unknown: [],
   };
 }
 

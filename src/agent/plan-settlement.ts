@@ -10,7 +10,12 @@ export type SettlementStep =
    * `deferFinish`: the last call of the batch that runs anything leaves its ledger result to
    * the step commit that carries the tool results (see runApprovedCall).
    */
-  | { kind: 'run-approved'; call: BatchCall; request: ApprovalRequest; deferFinish: boolean };
+  | { kind: 'run-approved'; call: BatchCall; request: ApprovalRequest; deferFinish: boolean }
+  /**
+   * A request a new message keeps waiting (`onNewMessage: 'keep'`): the model is told it
+   * still waits, and the call is carried to the next batch (OpenBatch.kept).
+   */
+  | { kind: 'keep'; call: BatchCall; request: ApprovalRequest };
 
 export type SettlementPlan =
   /** A request the batch names is not in the store: an integrity violation. */
@@ -30,13 +35,17 @@ export type SettlementPlan =
 export function planSettlement(
   batch: OpenBatch,
   requests: ReadonlyMap<string, ApprovalRequest>,
-  options: { surfaceQueued: boolean },
+  options: {
+    surfaceQueued: boolean;
+    /** Pending requests a new message keeps waiting: they do not hold the batch up. */
+    keep?: ReadonlySet<string>;
+  },
 ): SettlementPlan {
   for (const call of batch.calls) {
     if (call.disposition.kind !== 'approval') continue;
     const request = requests.get(call.disposition.approvalId);
     if (!request) return { kind: 'missing', approvalId: call.disposition.approvalId };
-    if (request.status === 'pending') return { kind: 'waiting' };
+    if (request.status === 'pending' && !options.keep?.has(request.id)) return { kind: 'waiting' };
   }
   if (options.surfaceQueued && batch.calls.some((call) => call.disposition.kind === 'queued'))
     return { kind: 'surface-queued' };
@@ -60,6 +69,7 @@ function settlementStep(
   if (disposition.kind === 'run') return { kind: 'run-direct', call };
   // planSettlement checked that every request of the batch is in the map.
   const request = requests.get(disposition.approvalId)!;
+  if (request.status === 'pending') return { kind: 'keep', call, request };
   if (request.status !== 'approved')
     return { kind: 'answer', result: rejectionResult(call, request.decision) };
   return { kind: 'run-approved', call, request, deferFinish: last };

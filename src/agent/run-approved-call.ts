@@ -1,6 +1,7 @@
-import type { ApprovalRequest } from '../core/approval.ts';
+import type { ApprovalRequest, RequestEdit } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
+import { describeDiff } from '../core/edit-call.ts';
 import type { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { ToolResult } from '../core/messages.ts';
@@ -72,6 +73,12 @@ async function runOnce(
   const now = () => runtime.now().toISOString();
   const key = `countersign:${request.id}`;
   const base = { callId: call.callId, tool: request.tool };
+  // What runs: the call as a person edited it when they approved it with changes (bound by
+  // its own hash, checked below with the rest of the binding), else the stored call.
+  const edit = request.decision?.edit;
+  const args = edit?.args ?? request.args;
+  const argsHash = edit?.argsHash ?? request.argsHash;
+  const told = (output: JsonValue): JsonValue => (edit ? approvedWithChanges(edit, output) : output);
   // Re-checked right before it runs: the row may have been edited since the decision.
   const problem = !tool
     ? `tool ${request.tool} is no longer registered`
@@ -84,7 +91,7 @@ async function runOnce(
     if (existing && existing.status !== 'started')
       return {
         kind: 'result',
-        result: { ...base, output: existing.result, isError: existing.status !== 'succeeded' },
+        result: { ...base, output: told(existing.result), isError: existing.status !== 'succeeded' },
       };
     const error = bindingError(request.id, problem ?? 'unknown tool', 'executing');
     await store.startExecution(
@@ -93,7 +100,7 @@ async function runOnce(
         session: session,
         callId: call.callId,
         tool: request.tool,
-        args: request.args,
+        args,
         idempotencyKey: key,
         at: now(),
       },
@@ -125,7 +132,7 @@ async function runOnce(
       session: session,
       callId: call.callId,
       tool: tool.name,
-      args: request.args,
+      args,
       idempotencyKey: key,
       at: now(),
     },
@@ -135,7 +142,7 @@ async function runOnce(
         session: session,
         requestId: request.id,
         actor: runtime.agentName,
-        data: { tool: tool.name, argsHash: request.argsHash, idempotencyKey: key },
+        data: { tool: tool.name, argsHash, idempotencyKey: key },
       },
     ],
   );
@@ -144,7 +151,7 @@ async function runOnce(
     if (record.status === 'succeeded' || record.status === 'failed') {
       return {
         kind: 'result',
-        result: { ...base, output: record.result, isError: record.status === 'failed' },
+        result: { ...base, output: told(record.result), isError: record.status === 'failed' },
       };
     }
     if (!tool.idempotent) {
@@ -173,12 +180,12 @@ async function runOnce(
   let status: 'succeeded' | 'failed' = 'succeeded';
   let output: JsonValue;
   try {
-    const allowed = await tool.authorize(request.args, context);
+    const allowed = await tool.authorize(args, context);
     if (allowed !== true) {
       status = 'failed';
       output = `Not allowed: ${allowed}`;
     } else {
-      output = await tool.execute(request.args, context);
+      output = await tool.execute(args, context);
     }
   } catch (error) {
     status = 'failed';
@@ -200,7 +207,7 @@ async function runOnce(
       },
     ],
   };
-  const result = { ...base, output, isError: status === 'failed' };
+  const result = { ...base, output: told(output), isError: status === 'failed' };
   if (deferFinish) return { kind: 'result', result, finish };
   await store.finishExecution(request.id, finish);
   announceFinished(runtime, session, finish);
@@ -217,6 +224,18 @@ export function announceFinished(runtime: AgentRuntime, session: string, finish:
     session,
     status: finish.status,
   });
+}
+
+/**
+ * The model's result of a call a person approved with changes: what changed, what ran, and
+ * the tool's own result, so it does not go on believing its proposal ran.
+ */
+export function approvedWithChanges(edit: RequestEdit, output: JsonValue): JsonValue {
+  return {
+    note: `A person approved this call with changes (${describeDiff(edit.diff)}); it ran as ${edit.argsJson}, not as proposed.`,
+    changes: edit.diff.map((change) => ({ ...change })) as unknown as JsonValue,
+    result: output,
+  };
 }
 
 function errorText(error: unknown): string {

@@ -3,7 +3,7 @@ import type { EventBus } from '../events/event-bus.ts';
 import type { ModelCallSettings } from '../model/call-model.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { Store } from '../store/store.ts';
-import type { Tool, ToolState } from '../tools/define-tool.ts';
+import type { OnNewMessage, Tool, ToolState } from '../tools/define-tool.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 
 /** What a SessionRun needs, resolved once per agent rather than once per step. */
@@ -28,4 +28,6 @@ export interface AgentRuntime {
   busyWaitMs: number;
   now: () => Date;
   events: EventBus | undefined;
+  /** What a new customer message does to waiting requests, unless their tool says (default 'reject'). */
+  onNewMessage: OnNewMessage;
 }

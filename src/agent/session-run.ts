@@ -1,4 +1,10 @@
-import { type ApprovalRequest, type Decision, EXPIRED_REASON, MOVED_ON_REASON } from '../core/approval.ts';
+import {
+  type ApprovalRequest,
+  type ApprovalRequirement,
+  type Decision,
+  EXPIRED_REASON,
+  MOVED_ON_REASON,
+} from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson } from '../core/canonical-json.ts';
 import { IntegrityViolationError } from '../core/errors/integrity-violation-error.ts';
@@ -8,7 +14,7 @@ import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
-import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
+import type { BatchCall, KeptCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { signal, signalDecision } from '../core/signals.ts';
 import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
@@ -21,6 +27,13 @@ import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { validateArgs } from '../tools/validate-args.ts';
 import { approvalPlan, type CallFacts, classifyCalls } from './classify-calls.ts';
 import { faultPoint } from './fault-point.ts';
+import {
+  type KeptOutcome,
+  keepsWaiting,
+  keptNotice,
+  NOTICE_POSTER,
+  stillWaitingResult,
+} from './keep-waiting.ts';
 import {
   type AutoApproval,
   autoRuleApproval,
@@ -62,6 +75,12 @@ export class SessionRun {
   private pendingAudit: AuditEvent[] = [];
   /** A new message arrived: calls still queued behind a request are answered "moved on". */
   private movedOn = false;
+  /**
+   * Pending requests the new message keeps waiting (onNewMessage 'keep'), by id; and the
+   * calls carried from batch to batch while theirs wait (OpenBatch.kept).
+   */
+  private keep = new Set<string>();
+  private kept: KeptCall[];
   /** Ledger results written with the next step's commit (see runApprovedCall's deferFinish). */
   private pendingFinishes: DeferredFinish[] = [];
   /** The last step released the lease with its commit; nothing more may be written. */
@@ -90,6 +109,7 @@ export class SessionRun {
     const last = messages.at(-1);
     this.historyReply = last?.role === 'assistant' && !last.calls?.length ? last.text : null;
     this.raiser = lastPoster(messages);
+    this.kept = [...(session.batch?.kept ?? [])];
   }
 
   /** Continue the session: settle what waits, add the new message, run the model to a stop. */
@@ -110,14 +130,16 @@ export class SessionRun {
         );
       }
       if (settled.kind !== 'results') return this.result();
-      append.push({ role: 'tool', results: settled.results });
+      if (settled.results.length > 0) append.push({ role: 'tool', results: settled.results });
+      const notice = await this.deliverKept();
+      if (notice) append.push(notice);
     }
     if (userText !== undefined) {
       append.push(by === undefined ? { role: 'user', text: userText } : { role: 'user', text: userText, by });
       this.raiser = by ?? null;
     }
     if (append.length > 0) {
-      await this.commit({ append, batch: this.session.batch ? null : undefined });
+      await this.commit({ append, batch: this.session.batch ? this.carried() : undefined });
       faultPoint('after-results-commit');
     }
     if (this.needsModel()) await this.modelLoop();
@@ -155,7 +177,7 @@ export class SessionRun {
       // (and a second execution) for a call a rule already approved.
       await this.commit({
         append: [assistant],
-        batch,
+        batch: this.withKept(batch),
         approvals,
         audit,
         ...(waiting ? { releaseLease: true } : {}),
@@ -167,7 +189,7 @@ export class SessionRun {
         new Map(approvals.map((request) => [request.id, request])),
       );
       if (settled.kind !== 'results') return;
-      await this.commit({ append: [{ role: 'tool', results: settled.results }], batch: null });
+      await this.commit({ append: [{ role: 'tool', results: settled.results }], batch: this.carried() });
     }
     throw new StepLimitError(`The agent took ${maxSteps} model steps in one turn without finishing.`, {
       hint: 'Everything done so far is saved. Send a new message to continue, or raise maxSteps.',
@@ -219,10 +241,12 @@ export class SessionRun {
     const rules = this.rulesOnce();
     const facts: CallFacts[] = [];
     const parsed: unknown[] = [];
+    const requirements: Array<ApprovalRequirement | undefined> = [];
     for (const call of calls) {
       const gathered = await this.callFacts(call, unparseable.has(call.id), rules);
       facts.push(gathered.fact);
       parsed.push(gathered.parsed);
+      requirements.push(gathered.requirement);
     }
     const step = classifyCalls(calls, facts, {
       knownTools: [...this.runtime.toolsByName.keys()],
@@ -245,7 +269,15 @@ export class SessionRun {
       } else {
         const tool = this.runtime.toolsByName.get(call.tool)!;
         const auto = plan.kind === 'auto-approve' ? plan.approval : null;
-        const surfaced = await this.surface(tool, call.id, plan.args, parsed[index], now, auto);
+        const surfaced = await this.surface(
+          tool,
+          call.id,
+          plan.args,
+          parsed[index],
+          now,
+          auto,
+          requirements[index],
+        );
         approvals.push(surfaced.request);
         audit.push(...surfaced.audit);
         batchCalls.push({ ...base, disposition: { kind: 'approval', approvalId: surfaced.request.id } });
@@ -259,7 +291,7 @@ export class SessionRun {
     call: ToolCall,
     unparseable: boolean,
     rules: () => Promise<StandingRule[]>,
-  ): Promise<{ fact: CallFacts; parsed?: unknown }> {
+  ): Promise<{ fact: CallFacts; parsed?: unknown; requirement?: ApprovalRequirement }> {
     const tool = this.runtime.toolsByName.get(call.tool);
     if (!tool) return { fact: { kind: 'unknown-tool' } };
     if (unparseable) return { fact: { kind: 'unparseable', toolName: tool.name } };
@@ -269,9 +301,11 @@ export class SessionRun {
     const context = this.toolContext(call.id, null);
     const allowed = await tool.authorize(checked.args, context);
     if (allowed !== true) return { fact: { kind: 'not-allowed', args, reason: allowed } };
-    if (!(await tool.needsApproval(checked.args, context))) return { fact: { kind: 'no-approval', args } };
-    const auto = await this.autoDecision(tool, args, rules);
-    return { fact: { kind: 'needs-approval', args, auto }, parsed: checked.args };
+    const requirement = await tool.requirement(checked.args, context);
+    if (requirement === null) return { fact: { kind: 'no-approval', args } };
+    // A quorum is people's to fill: no standing or auto rule stands in for it.
+    const auto = requirement.approvals > 1 ? null : await this.autoDecision(tool, args, rules);
+    return { fact: { kind: 'needs-approval', args, auto }, parsed: checked.args, requirement };
   }
 
   /**
@@ -285,6 +319,7 @@ export class SessionRun {
     parsedArgs: unknown,
     now: Date,
     auto: AutoApproval | null,
+    requirement?: ApprovalRequirement,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
     const id = newId('apr');
     // The request is stored with the step's commit right after; the span covers raising it.
@@ -298,7 +333,7 @@ export class SessionRun {
       [ATTR.verdict]: auto ? 'approved' : 'pending',
     };
     return withSpan(SPAN.requestRaise, attributes, () =>
-      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto),
+      this.surfaceOnce(id, tool, callId, args, parsedArgs, now, auto, requirement),
     );
   }
 
@@ -310,7 +345,11 @@ export class SessionRun {
     parsedArgs: unknown,
     now: Date,
     auto: AutoApproval | null,
+    known?: ApprovalRequirement,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
+    const context = this.toolContext(callId, id);
+    const requirement = known ??
+      (await tool.requirement(parsedArgs, context)) ?? { role: tool.role ?? null, approvals: 1 };
     const raised = toolCallRequest({
       id,
       session: this.session.id,
@@ -318,13 +357,15 @@ export class SessionRun {
       callId,
       tool: tool.name,
       args,
-      effect: await tool.effect(parsedArgs, this.toolContext(callId, id)),
+      effect: await tool.effect(parsedArgs, context),
       now,
       ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
       raisedBy: this.raiser,
       run: this.runtime.run,
       customer: this.session.principal,
-      requiredRole: tool.role ?? null,
+      requiredRole: requirement.role,
+      approvalsNeeded: requirement.approvals,
+      editable: tool.editable,
     });
     const audit = [raisedEvent(raised, tool, this.runtime.agentName, auto ? 'approved' : 'pending')];
     if (!auto) return { request: raised, audit };
@@ -384,7 +425,7 @@ export class SessionRun {
       const request = loaded?.get(id) ?? (await this.store.getApproval(id));
       if (request) requests.set(id, request);
     }
-    let plan = planSettlement(batch, requests, { surfaceQueued: !this.movedOn });
+    let plan = planSettlement(batch, requests, { surfaceQueued: !this.movedOn, keep: this.keep });
     if (plan.kind === 'missing')
       throw new IntegrityViolationError(
         `Request ${plan.approvalId} of session ${this.session.id} is missing from the store.`,
@@ -395,7 +436,7 @@ export class SessionRun {
     if (await this.hasUnknownOutcome(requests)) return { kind: 'awaiting_reconciliation' };
     if (plan.kind === 'surface-queued') {
       batch = await this.surfaceQueued(batch, requests);
-      plan = planSettlement(batch, requests, { surfaceQueued: false });
+      plan = planSettlement(batch, requests, { surfaceQueued: false, keep: this.keep });
     }
     if (plan.kind !== 'settle') return { kind: 'awaiting_approval' };
     const results: ToolResult[] = [];
@@ -404,6 +445,14 @@ export class SessionRun {
     for (const step of plan.steps) {
       if (step.kind === 'answer') {
         results.push(step.result);
+      } else if (step.kind === 'keep') {
+        results.push(stillWaitingResult(step.call, step.request));
+        this.kept.push({
+          callId: step.call.callId,
+          tool: step.call.tool,
+          args: step.call.args,
+          approvalId: step.request.id,
+        });
       } else if (step.kind === 'run-direct') {
         results.push(await this.runDirect(step.call));
       } else {
@@ -428,10 +477,61 @@ export class SessionRun {
     }
     if (integrity) {
       // Commit what we have so the session moves on, then surface the refusal.
-      await this.commit({ append: [{ role: 'tool', results }], batch: null });
+      await this.commit({ append: [{ role: 'tool', results }], batch: this.carried() });
       throw integrity;
     }
     return { kind: 'results', results };
+  }
+
+  /** What stays open once a batch settles: the kept calls (calls empty), or nothing. */
+  private carried(): OpenBatch | null {
+    return this.kept.length > 0
+      ? { messageSeq: this.session.messageCount, calls: [], kept: this.kept }
+      : null;
+  }
+
+  /** A new batch, carrying the calls still kept waiting from earlier ones. */
+  private withKept(batch: OpenBatch): OpenBatch {
+    return this.kept.length > 0 ? { ...batch, kept: this.kept } : batch;
+  }
+
+  /**
+   * Kept calls whose requests were decided since: approved ones run now (through the ledger,
+   * exactly once, as any approved call), and the model is told every outcome in one notice.
+   * Calls still waiting, or whose outcome is unknown, stay kept.
+   */
+  private async deliverKept(): Promise<Message | null> {
+    if (this.kept.length === 0) return null;
+    const outcomes: KeptOutcome[] = [];
+    const still: KeptCall[] = [];
+    for (const kept of this.kept) {
+      const request =
+        (kept.approvalId === this.decided?.id ? this.decided : null) ??
+        (await this.store.getApproval(kept.approvalId));
+      if (!request || request.status === 'pending') {
+        if (request) still.push(kept);
+        continue;
+      }
+      if (request.status !== 'approved') {
+        outcomes.push({ call: kept, request });
+        continue;
+      }
+      const call: BatchCall = {
+        callId: kept.callId,
+        tool: kept.tool,
+        args: kept.args,
+        disposition: { kind: 'approval', approvalId: kept.approvalId },
+      };
+      const outcome = await runApprovedCall(this.approvedCallDeps(), call, request);
+      if (outcome.kind === 'unknown') {
+        still.push(kept);
+        continue;
+      }
+      outcomes.push({ call: kept, request, result: outcome.result });
+    }
+    this.kept = still;
+    if (outcomes.length === 0) return null;
+    return { role: 'user', text: keptNotice(outcomes), by: NOTICE_POSTER };
   }
 
   private async hasUnknownOutcome(requests: Map<string, ApprovalRequest>): Promise<boolean> {
@@ -507,9 +607,7 @@ export class SessionRun {
     const batch = this.session.batch;
     if (!batch) return loaded;
     const now = this.runtime.now().toISOString();
-    for (const call of batch.calls) {
-      if (call.disposition.kind !== 'approval') continue;
-      const { approvalId } = call.disposition;
+    for (const approvalId of approvalIds(batch)) {
       const request =
         approvalId === this.decided?.id ? this.decided : await this.store.getApproval(approvalId);
       if (request && !(request.status === 'pending' && request.expiresAt <= now))
@@ -538,6 +636,11 @@ export class SessionRun {
     for (const call of batch.calls) {
       if (call.disposition.kind !== 'approval') continue;
       const id = call.disposition.approvalId;
+      if (keepsWaiting(this.runtime.toolsByName.get(call.tool), this.runtime.onNewMessage)) {
+        // Kept waiting: settling tells the model it still waits (if it still does by then).
+        this.keep.add(id);
+        continue;
+      }
       const decision: Decision = {
         verdict: 'rejected',
         by: 'countersign',
@@ -639,11 +742,10 @@ export class SessionRun {
     const now = this.runtime.now().toISOString();
     const approvals = [];
     const unknown: ExecutionView[] = [];
-    for (const call of this.session.batch?.calls ?? []) {
-      if (call.disposition.kind !== 'approval') continue;
-      const request = await this.store.getApproval(call.disposition.approvalId);
+    for (const approvalId of this.session.batch ? approvalIds(this.session.batch) : []) {
+      const request = await this.store.getApproval(approvalId);
       if (request?.status === 'pending') approvals.push(toApprovalView(request, now));
-      const execution = await this.store.getExecution(call.disposition.approvalId);
+      const execution = await this.store.getExecution(approvalId);
       if (execution?.status === 'unknown') unknown.push(toExecutionView(execution));
     }
     const status = !this.session.batch
@@ -682,9 +784,19 @@ export async function expireRequest(store: Store, request: ApprovalRequest, at: 
 function lastPoster(messages: readonly Message[]): string | null {
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
-    if (message.role === 'user') return message.by ?? null;
+    // countersign's own notices (kept calls' outcomes) raise nothing: the customer's message before does.
+    if (message.role === 'user' && message.by !== NOTICE_POSTER) return message.by ?? null;
   }
   return null;
+}
+
+/** The requests an open batch waits on: its calls' and the kept ones'. */
+function approvalIds(batch: OpenBatch): string[] {
+  const ids: string[] = [];
+  for (const call of batch.calls)
+    if (call.disposition.kind === 'approval') ids.push(call.disposition.approvalId);
+  for (const kept of batch.kept ?? []) ids.push(kept.approvalId);
+  return ids;
 }
 
 /** Zod output is plain data for JSON-schema'd inputs; this drops undefined and checks that. */

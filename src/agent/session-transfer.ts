@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { ApprovalRequest } from '../core/approval.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
-import { checkBinding } from '../core/check-binding.ts';
+import { checkBinding, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { jsonValue } from '../core/json-schema.ts';
-import { waitingFields } from '../core/request-defaults.ts';
+import { LEGACY_WAITING_FIELDS } from '../core/request-defaults.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 import { checkSignature, type ExportKeyring, type ExportSignature, signExport } from './export-keys.ts';
 import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } from './import-trust.ts';
@@ -16,12 +16,27 @@ import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } fr
 export const SESSION_EXPORT_SCHEMA_VERSION = 2;
 const READABLE_VERSIONS: readonly number[] = [1, 2];
 
+const approvalEntry = z.object({ by: z.string(), at: z.string(), reason: z.string().nullable() });
+// An edited call travels with its own binding; the importing side checks it (checkBinding).
+const requestEdit = z.object({
+  args: jsonValue,
+  argsJson: z.string(),
+  argsHash: z.string(),
+  effect: z.string(),
+  effectHash: z.string(),
+  diff: z.array(z.object({ field: z.string(), from: jsonValue.optional(), to: jsonValue.optional() })),
+  by: z.string(),
+  at: z.string(),
+});
 const decision = z.object({
   verdict: z.enum(['approved', 'rejected', 'expired']),
   by: z.string(),
   reason: z.string().nullable(),
   at: z.string(),
   kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
+  // Added with edit and quorum: files exported before have neither.
+  edit: requestEdit.optional(),
+  approvals: z.array(approvalEntry).optional(),
 });
 const toolCall = z.object({ id: z.string(), tool: z.string(), args: jsonValue });
 const message = z.discriminatedUnion('role', [
@@ -52,6 +67,10 @@ const body = z.object({
       .object({
         messageSeq: z.number().int(),
         calls: z.array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, disposition })),
+        // Calls a new message kept waiting (onNewMessage 'keep'); files from before have none.
+        kept: z
+          .array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, approvalId: z.string() }))
+          .optional(),
       })
       .nullable(),
   }),
@@ -70,6 +89,14 @@ const body = z.object({
       decision: decision.nullable(),
       // Added later: files exported before it have none.
       raisedBy: z.string().nullable().optional(),
+      // Added with edit and quorum (a bound preview, editable fields, a quorum's state).
+      effectHash: z.string().nullable().optional(),
+      editable: z.array(z.string()).optional(),
+      approvalsNeeded: z.number().int().min(1).optional(),
+      approvals: z.array(approvalEntry).optional(),
+      edit: requestEdit.nullable().optional(),
+      revision: z.number().int().min(0).optional(),
+      requiredRole: z.string().nullable().optional(),
     }),
   ),
   executions: z.array(
@@ -204,19 +231,28 @@ export function parseSessionExport(
     const args = JSON.parse(approval.argsJson) as JsonValue;
     // The digest only says the file is whole; a forger can recompute it, not the request's hash.
     checkBinding(
-      { id: approval.id, payload: args, payloadJson: approval.argsJson, payloadHash: approval.argsHash },
+      toolCallBinding({
+        id: approval.id,
+        args,
+        argsJson: approval.argsJson,
+        argsHash: approval.argsHash,
+        effect: approval.effect,
+        effectHash: approval.effectHash ?? null,
+        edit: approval.edit ?? null,
+        decision: approval.decision,
+      }),
       'importing',
     );
     return {
-      // A quorum's partial approvals and editable fields are not exported: an imported request
-      // waits for one approver, as proposed.
-      ...waitingFields(approval.effect),
+      // Files from before edit and quorum: an unbound preview, one approver, nothing editable.
+      ...LEGACY_WAITING_FIELDS,
       ...approval,
       raisedBy: approval.raisedBy ?? null,
       kind: 'tool-call' as const,
       run: null,
       customer: data.session.principal,
-      requiredRole: null,
+      // Routed by the policy (a role by amount): kept, or a manager's request would lose its role.
+      requiredRole: approval.requiredRole ?? null,
       claim: null,
       escalatedTo: null,
       nudges: null,

@@ -31,6 +31,11 @@ export const options = {
     type: 'boolean',
     help: 'also approve later calls of this tool with these same arguments',
   },
+  edit: {
+    type: 'string',
+    value: 'JSON',
+    help: 'approve with changes: the editable argument fields and their new values, e.g. \'{"quantity":"6"}\'',
+  },
   queue: { type: 'boolean', help: 'hand the continuation to a worker (PostgreSQL stores only)' },
   'trust-unsigned': {
     type: 'boolean',
@@ -175,11 +180,16 @@ export const commands: readonly CommandSpec[] = [
     summary:
       'approve: the stored call runs once and the session continues (or a workflow request is approved)',
     args: [req('REQUEST')],
-    options: ['as', 'reason', 'always', 'always-with-args', 'queue'],
+    options: ['as', 'reason', 'edit', 'always', 'always-with-args', 'queue'],
     atMostOne: [['always', 'always-with-args']],
-    details: ['--reason is recorded with the approval; it is not sent to the model.'],
+    details: [
+      '--reason is recorded with the approval; it is not sent to the model.',
+      '--edit changes only the fields the request lists as editable; the edited call is checked and routed again (it may need another role or approver before it runs), and the model is told what changed.',
+      'A request that needs several approvers (a quorum) waits until the last one approves; each approver is a different person.',
+    ],
     examples: [
       'countersign approve apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice',
+      'countersign approve apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice --edit \'{"quantity":"6"}\'',
       'countersign approve apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice --always --reason "Weekly order."',
     ],
     load: async () => (await import('./commands.ts')).commands.approve,

@@ -1,5 +1,7 @@
 import type { TurnResult } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import type { JsonValue } from '../core/json.ts';
+import { parseJsonText } from '../core/parse-json.ts';
 import type { Command } from './command-input.ts';
 import type { CliContext } from './context.ts';
 import { requireArg } from './context.ts';
@@ -9,6 +11,18 @@ import type { Output } from './output.ts';
 import { withContinuations } from './worker-command.ts';
 
 /** The commands that run a session: they load the app and resolve the model. */
+
+/** `--edit JSON`: an object of argument fields and their new values. */
+function editOf(text: string): Record<string, JsonValue> {
+  const hint = 'Give the fields to change as a JSON object, e.g. --edit \'{"quantity":"6"}\'.';
+  const parsed = parseJsonText(text, '--edit', { hint });
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidInputError('--edit takes a JSON object of argument fields and their new values.', {
+      hint,
+    });
+  }
+  return parsed;
+}
 
 function printTurn(out: Output, result: TurnResult): number {
   if (out.json) out.data(result);
@@ -57,13 +71,19 @@ export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'res
       });
     }
     const remember = values.always ? 'tool' : values['always-with-args'] ? 'tool-with-args' : undefined;
+    const edit = values.edit === undefined ? undefined : editOf(values.edit);
     if ((await context.request(id)).kind === 'port') {
       // --always goes along, so the desk refuses it for a port rather than it being dropped.
       const { answer } = await import('./workflow-commands.ts');
       return answer(
         context,
         id,
-        { approved: true, ...(reason ? { reason } : {}), ...(remember ? { remember } : {}) },
+        {
+          approved: true,
+          ...(reason ? { reason } : {}),
+          ...(remember ? { remember } : {}),
+          ...(edit ? { edit } : {}),
+        },
         values,
         out,
       );
@@ -75,6 +95,7 @@ export const commands: Record<'chat' | 'approve' | 'reject' | 'reconcile' | 'res
         by: decider(values),
         ...(reason ? { reason } : {}),
         ...(remember ? { remember } : {}),
+        ...(edit ? { edit } : {}),
       });
     const result = values.queue ? await withContinuations(process.env, agent, decide) : await decide(agent);
     return printTurn(out, result);

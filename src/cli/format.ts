@@ -1,6 +1,7 @@
 import type { ApprovalView, ExecutionView, TurnResult } from '../agent/views.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { readableJson } from '../core/canonical-json.ts';
+import { describeDiff } from '../core/edit-call.ts';
 import { remainingText } from '../core/time-text.ts';
 import { jsonEscape, revealInvisible } from '../core/visible-text.ts';
 
@@ -25,6 +26,22 @@ export function formatApproval(view: ApprovalView): string {
       : `  session: ${view.session}${waiting ? `   expires in ${formatRemaining(view.expiresAt)}` : ''}`,
   ];
   if (view.customer) lines.push(`  for:     ${view.customer}`);
+  if (waiting && (view.approvalsNeeded > 1 || view.approvals.length > 0)) {
+    const who = view.requiredRole ? ` with the ${view.requiredRole} role` : '';
+    const so = view.approvals.length > 0 ? `; so far ${view.approvals.map((a) => a.by).join(', ')}` : '';
+    lines.push(
+      `  needs:   ${view.approvalsNeeded} approver${view.approvalsNeeded === 1 ? '' : 's'}${who}${so}`,
+    );
+  }
+  if (view.edit) {
+    lines.push(
+      `  edited:  ${readableJson(view.edit.args)} by ${view.edit.by} (${oneLine(describeDiff(view.edit.diff))})`,
+    );
+    lines.push(`  now:     ${oneLine(view.edit.effect)}`);
+  }
+  if (waiting && view.editable.length > 0) {
+    lines.push(`  editable: ${view.editable.join(', ')}   (countersign approve ${view.id} --edit '{…}')`);
+  }
   if (view.integrity === 'mismatch') {
     lines.push(
       '  WARNING: the stored arguments no longer match their hash — do not approve; check for tampering.',
@@ -34,6 +51,8 @@ export function formatApproval(view: ApprovalView): string {
     const d = view.decision;
     lines.push(`  decided: ${d.verdict} by ${d.by} at ${d.at}${d.reason ? ` — ${oneLine(d.reason)}` : ''}`);
     if (d.response !== undefined) lines.push(`  answer:  ${readableJson(d.response)}`);
+    if (d.edit) lines.push(`  ran as:  ${readableJson(d.edit.args)} (${oneLine(describeDiff(d.edit.diff))})`);
+    if (d.approvals) lines.push(`  approvers: ${d.approvals.map((a) => a.by).join(', ')}`);
   }
   return lines.join('\n');
 }

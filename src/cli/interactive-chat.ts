@@ -3,8 +3,11 @@ import type { Agent } from '../agent/create-agent.ts';
 import { listPending } from '../agent/queries.ts';
 import type { TurnResult } from '../agent/views.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
+import { readableJson } from '../core/canonical-json.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
+import type { JsonValue } from '../core/json.ts';
 import type { Store } from '../store/store.ts';
+import { fieldValue, readConsoleAnswer } from './console-answer.ts';
 import { formatApproval, formatTurn } from './format.ts';
 import type { Output } from './output.ts';
 
@@ -53,32 +56,63 @@ export async function interactiveChat(options: ChatOptions): Promise<number> {
           if (!options.selfApproval) out.print(othersDecide(options.by, waiting[0]!.id));
           shown = waiting.map((a) => a.id).join();
         }
-        const answer = await ask(
-          options.selfApproval
-            ? 'Approve? y = approve, n = reject, or type a new message: '
-            : 'you (a new message answers the waiting request as "moved on"): ',
+        const first = waiting[0]!;
+        const keeps = (agent.options.onNewMessage ?? 'reject') === 'keep';
+        const answer = readConsoleAnswer(
+          await ask(
+            options.selfApproval
+              ? `Approve? y = approve, n = reject${first.editable.length > 0 ? `, e = edit ${first.editable.join(', ')}` : ''}, or type a new message: `
+              : keeps
+                ? 'you (the request keeps waiting for the approver): '
+                : 'you (a new message answers the waiting request as "moved on"): ',
+          ),
+          { editable: options.selfApproval && first.editable.length > 0 },
         );
-        if (answer === null || answer === '' || answer.toLowerCase() === 'exit') break;
-        const lower = answer.toLowerCase();
-        if (!options.selfApproval && ['y', 'yes', 'n', 'no'].includes(lower)) {
-          // Never taken as a message: someone who meant to approve must not cancel instead.
-          out.print(othersDecide(options.by, waiting[0]!.id));
+        if (answer.kind === 'quit') break;
+        if (answer.kind === 'unclear') {
+          // Never taken as a message: a slipped key must not drop the request.
+          out.print(
+            options.selfApproval
+              ? `"${answer.text}" is not an answer: type y to approve, n to reject${first.editable.length > 0 ? ', e to edit' : ''}, or a message of more than one word.`
+              : `"${answer.text}" was not sent: type a message of more than one word, or press Enter to quit.`,
+          );
           continue;
         }
-        if (lower === 'y' || lower === 'yes') {
+        if (!options.selfApproval && answer.kind !== 'message') {
+          // Never taken as a message: someone who meant to approve must not cancel instead.
+          out.print(othersDecide(options.by, first.id));
+          continue;
+        }
+        if (answer.kind === 'approve') {
           result = await decideAll(
             waiting.map((a) => a.id),
             (id) => agent.approve(id, { by: options.by }),
           );
-        } else if (lower === 'n' || lower === 'no') {
+        } else if (answer.kind === 'edit') {
+          const edit: Record<string, JsonValue> = {};
+          const args = (first.args ?? {}) as Record<string, JsonValue>;
+          for (const field of first.editable) {
+            const typed = await ask(`${field} [${readableJson(args[field] ?? null)}] (Enter keeps it): `);
+            if (typed === null) break;
+            if (typed !== '') edit[field] = fieldValue(typed, args[field]) as JsonValue;
+          }
+          result = await guarded(() =>
+            agent.decide(first.id, {
+              approved: true,
+              by: options.by,
+              ...(Object.keys(edit).length > 0 ? { edit } : {}),
+            }),
+          );
+        } else if (answer.kind === 'reject') {
           const reason = await ask('Reason for the agent (Enter for the default): ');
           result = await decideAll(
             waiting.map((a) => a.id),
             (id) => agent.reject(id, { by: options.by, reason: reason || DEFAULT_REJECTION_REASON }),
           );
         } else {
-          // Anything else is the person moving on: the waiting calls are rejected as such.
-          result = await guarded(() => agent.chat(session, answer, { ...asPoster, by: options.by }));
+          // A new message: what it does to the waiting calls is the agent's onNewMessage
+          // ("moved on", or they keep waiting and the model says so).
+          result = await guarded(() => agent.chat(session, answer.text, { ...asPoster, by: options.by }));
         }
       } else {
         const text = await ask('you: ');

@@ -180,6 +180,13 @@ export const DEFAULT_REJECTION_REASON =
   'The person reviewed this call and turned it down, so nothing changed. ' +
   'Do not propose the same call again; ask them what they would like instead.';
 
+/**
+ * How countersign's notice of kept calls' outcomes begins (a user-role message it posts;
+ * see src/agent/keep-waiting.ts): models, the demo one included, can tell it from the customer.
+ */
+export const KEPT_NOTICE_LEAD =
+  '[countersign] Update on calls you proposed earlier that were waiting for a person (this is not a message from the customer):';
+
 export const MOVED_ON_REASON = 'The person sent a new message instead, so this was not done.';
 
 export const EXPIRED_REASON =

@@ -32,6 +32,11 @@ export interface RequestParties {
    * their own use (the kitchen console), never a support desk. Off unless the agent says so.
    */
   selfApproval: boolean;
+  /**
+   * Who has approved it so far (a quorum filling up): each approval comes from a different
+   * person, and one who approved has had their say. Absent or [] when none.
+   */
+  approvedBy?: readonly string[];
 }
 
 /** Who wants to decide. `roles` null: not known here (the CLI and library callers are trusted with roles). */
@@ -75,6 +80,9 @@ export function decisionRefusal(
   }
   if (!parties.selfApproval && same(parties.customer, decider.name)) {
     return `${decider.name} is the customer this request acts for, so someone else must ${verb} it.`;
+  }
+  if ((parties.approvedBy ?? []).some((name) => same(name, decider.name))) {
+    return `${decider.name} has already approved this request; each approval it needs must come from a different person.`;
   }
   if (
     parties.requiredRole !== null &&

@@ -9,13 +9,13 @@ const isObject = (value: unknown): value is Record<string, JsonValue> =>
 /**
  * A person's edit applied to a stored call: `patch` names the argument fields to change
  * (top-level) and their new values; every one must be editable. Returns the merged
- * arguments (not yet validated by the tool's schema) and what changed; an empty diff means
- * the edit changed nothing. Pure: the agent validates, hashes, authorizes and routes.
+ * arguments, not yet validated by the tool's schema. Pure: the agent validates, hashes,
+ * authorizes and routes the result (src/agent/edit-request.ts).
  */
 export function applyEdit(
   request: { id: string; tool: string; args: JsonValue; editable: readonly string[] },
   patch: unknown,
-): { args: Record<string, JsonValue>; diff: ArgChange[] } {
+): Record<string, JsonValue> {
   const hint =
     request.editable.length > 0
       ? `Send {"approved": true, "edit": {…}} with only ${request.editable.join(', ')}; nothing was decided.`
@@ -41,16 +41,23 @@ export function applyEdit(
     );
   }
   const args: Record<string, JsonValue> = { ...request.args };
+  for (const [field, value] of Object.entries(patch)) if (value !== undefined) args[field] = value;
+  return args;
+}
+
+/** What differs between two argument objects, field by field (sorted by name). */
+export function diffArgs(before: JsonValue, after: JsonValue): ArgChange[] {
+  const from = isObject(before) ? before : {};
+  const to = isObject(after) ? after : {};
+  const fields = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort();
   const diff: ArgChange[] = [];
-  for (const field of Object.keys(patch).sort()) {
-    const to = patch[field];
-    const from = request.args[field];
-    if (to === undefined) continue;
-    if (from !== undefined && canonicalJson(from) === canonicalJson(to)) continue;
-    args[field] = to;
-    diff.push(from === undefined ? { field, to } : { field, from, to });
+  for (const field of fields) {
+    const a = from[field];
+    const b = to[field];
+    if (a !== undefined && b !== undefined && canonicalJson(a) === canonicalJson(b)) continue;
+    diff.push({ field, ...(a !== undefined ? { from: a } : {}), ...(b !== undefined ? { to: b } : {}) });
   }
-  return { args, diff };
+  return diff;
 }
 
 /** The changes in words for the model and the audit: `quantity 12 → 6`. */

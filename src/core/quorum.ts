@@ -25,7 +25,7 @@ export type ApprovalStep =
 export function approvalStep(
   request: Pick<ApprovalRequest, 'approvals' | 'approvalsNeeded' | 'edit' | 'requiredRole'>,
   approval: Approval,
-  edited?: { edit: RequestEdit; requirement: ApprovalRequirement; editorQualifies: boolean },
+  edited?: { edit: RequestEdit | null; requirement: ApprovalRequirement; editorQualifies: boolean },
 ): ApprovalStep {
   if (edited) {
     const approvals = edited.editorQualifies ? [approval] : [];

@@ -23,6 +23,21 @@ export interface OpenBatch {
   /** seq of the assistant message that proposed these calls */
   messageSeq: number;
   calls: BatchCall[];
+  /**
+   * Calls of earlier responses whose requests a new customer message kept waiting (the
+   * tool's or agent's `onNewMessage: 'keep'`): the model was told they still wait, and is
+   * told their outcome in a later message once decided. A batch may hold only these
+   * (`calls` empty). Absent when none.
+   */
+  kept?: KeptCall[];
+}
+
+/** A call whose request kept waiting through a new message (see OpenBatch.kept). */
+export interface KeptCall {
+  callId: string;
+  tool: string;
+  args: JsonValue;
+  approvalId: string;
 }
 
 export interface SessionRecord {

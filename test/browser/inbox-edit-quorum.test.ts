@@ -169,7 +169,7 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
     // The other browser learns of it live: its pane now says who approved so far.
     await lee.locator(`#pane [data-request="${id}"]`).getByText('1 of 2 approvals, by mia').waitFor();
     await mia.goto(`${running.url}/?selected=${id}`);
-    await mia.getByText('You approved this already').waitFor();
+    await mia.getByText('mia has already approved this request').waitFor();
     await lee.screenshot({ path: join(shots, 'inbox-quorum.png') });
 
     await lee.locator(`#pane [data-request="${id}"]`).getByRole('button', { name: 'Approve' }).click();

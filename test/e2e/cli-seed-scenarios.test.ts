@@ -29,6 +29,22 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     await server.close();
   });
 
+  /** The bookstore agent as it was before support desks kept requests waiting: 'reject'. */
+  let movesOnApp = '';
+  beforeAll(() => {
+    const dir = dirname(tempStore().slice('sqlite:'.length));
+    movesOnApp = join(dir, 'moves-on-app.ts');
+    const app = resolve(import.meta.dirname, '../../examples/bookstore/app.ts');
+    const src = resolve(import.meta.dirname, '../../src/index.ts');
+    writeFileSync(
+      movesOnApp,
+      `import { bookstoreAgent } from ${JSON.stringify(app)};
+import { createAgent } from ${JSON.stringify(src)};
+export const agents = [createAgent({ ...bookstoreAgent.options, onNewMessage: 'reject' })];
+`,
+    );
+  });
+
   const envFor = (store: string) => ({
     COUNTERSIGN_STORE: store,
     COUNTERSIGN_MODEL: 'openai-compatible:scripted',
@@ -151,8 +167,8 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect((run.json as Turn).status).toBe('completed');
   });
 
-  it('a new message while a request waits moves on: rejected with a reason, in the same run', async () => {
-    const env = envFor(tempStore());
+  it('a new message while a request waits moves on: rejected with a reason, in the same run (an agent with onNewMessage reject)', async () => {
+    const env = { ...envFor(tempStore()), COUNTERSIGN_APP: movesOnApp };
     const first = await chat(env, 'seed-6', 'Please cancel my order 1044.');
     const next = await chat(env, 'seed-6', "What's the status of order 1044?");
     expect(next.status).toBe('completed');
@@ -163,6 +179,19 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect(shown.decision.kind).toBe('moved-on');
     const late = await runCli(['approve', first.approvals[0]!.id, '--json'], env);
     expect((late.json as { error: { code: string } }).error.code).toBe('ALREADY_DECIDED');
+  });
+
+  it("the bookstore keeps the request waiting through a new message ('keep'): the model says so, and the outcome follows the decision", async () => {
+    const env = envFor(tempStore());
+    const first = await chat(env, 'seed-6k', 'Please cancel my order 1044.');
+    const next = await chat(env, 'seed-6k', "What's the status of order 1044?");
+    expect(next.status).toBe('awaiting_approval');
+    expect(next.reply).toContain('Processing');
+    const shown = (await runCli(['show', first.approvals[0]!.id, '--json'], env)).json as { status: string };
+    expect(shown.status).toBe('pending');
+    const approved = await runCli(['approve', first.approvals[0]!.id, '--as', 'alice', '--json'], env);
+    expect(approved.json).toMatchObject({ status: 'completed' });
+    expect((approved.json as Turn).reply).toContain('Order 1044 has been cancelled.');
   });
 
   it("another customer's order is refused by the tool's authorization, never asked about", async () => {
@@ -275,6 +304,54 @@ describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', 
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('{"item":"eggs","quantity":"12"}');
     expect(run.stdout).toContain('{"item":"eggs","quantity":"6"}');
+    const executions = (await runCli(['executions', '--json'], env)).json as Array<{ args: unknown }>;
+    expect(executions.map((e) => e.args)).toEqual([{ item: 'eggs', quantity: '6' }]);
+  });
+
+  it('the interactive console asks again on a typo (nothing dropped), and e edits the quantity before approving', async () => {
+    const env = { ...envFor(tempStore()), COUNTERSIGN_APP: 'kitchen' };
+    const run = await runCli(
+      ['chat', '--as', 'backend', 'kitchen-2'],
+      env,
+      "We're out of eggs, put a dozen on the list.\nys\ne\n6\n",
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('"ys" is not an answer');
+    expect(run.stdout).toContain('e = edit quantity');
+    const shown = (await runCli(['pending', '--json'], env)).json as unknown[];
+    expect(shown).toEqual([]);
+    const executions = (await runCli(['executions', '--json'], env)).json as Array<{ args: unknown }>;
+    expect(executions.map((e) => e.args)).toEqual([{ item: 'eggs', quantity: '6' }]);
+    const audit = (await runCli(['audit', '--json'], env)).json as Array<{
+      kind: string;
+      data: { edited?: unknown };
+    }>;
+    expect(audit.find((entry) => entry.kind === 'request.decided')?.data.edited).toMatchObject({
+      diff: [{ field: 'quantity', from: '12', to: '6' }],
+    });
+  });
+
+  it('approve --edit from another process: the edited call runs, a non-editable field is refused', async () => {
+    const env = { ...envFor(tempStore()), COUNTERSIGN_APP: 'kitchen' };
+    const turn = await chat(env, 'kitchen-3', "We're out of eggs, put a dozen on the list.");
+    const id = turn.approvals[0]!.id;
+    const refused = await runCli(
+      ['approve', id, '--as', 'backend', '--edit', '{"item":"caviar"}', '--json'],
+      env,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.json).toMatchObject({ error: { code: 'NOT_EDITABLE' } });
+    const bad = await runCli(['approve', id, '--as', 'backend', '--edit', '[6]', '--json'], env);
+    expect(bad.json).toMatchObject({ error: { code: 'INVALID_INPUT' } });
+    const shown = await runCli(['show', id], env);
+    expect(shown.stdout).toContain('editable: quantity');
+    const approved = await runCli(
+      ['approve', id, '--as', 'backend', '--edit', '{"quantity":"6"}', '--json'],
+      env,
+    );
+    expect(approved.json).toMatchObject({ status: 'completed' });
+    const after = await runCli(['show', id], env);
+    expect(after.stdout).toContain('ran as:  {"item":"eggs","quantity":"6"} (quantity "12" → "6")');
     const executions = (await runCli(['executions', '--json'], env)).json as Array<{ args: unknown }>;
     expect(executions.map((e) => e.args)).toEqual([{ item: 'eggs', quantity: '6' }]);
   });

@@ -8,7 +8,13 @@ import type { Store } from '../../src/store/store.ts';
 
 /** The bookstore agent on a fresh memory store and the demo model, for in-process tests. */
 export function bookstore(
-  overrides: { store?: Store; model?: AnyLanguageModel; now?: () => Date; approvalTtl?: string } = {},
+  overrides: {
+    store?: Store;
+    model?: AnyLanguageModel;
+    now?: () => Date;
+    approvalTtl?: string;
+    onNewMessage?: 'reject' | 'keep';
+  } = {},
 ): {
   agent: Agent;
   store: Store;
@@ -20,6 +26,7 @@ export function bookstore(
     model: overrides.model ?? createDemoModel(),
     ...(overrides.now ? { now: overrides.now } : {}),
     ...(overrides.approvalTtl ? { approvalTtl: overrides.approvalTtl } : {}),
+    ...(overrides.onNewMessage ? { onNewMessage: overrides.onNewMessage } : {}),
   });
   return { agent, store };
 }

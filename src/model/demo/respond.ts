@@ -1,3 +1,4 @@
+import { KEPT_NOTICE_LEAD } from '../../core/approval.ts';
 import { describeAbility, describeCall } from './describe-call.ts';
 import { helpText } from './help-text.ts';
 import { namedCall, type OfferedSchemas } from './named-call.ts';
@@ -26,6 +27,14 @@ export function respond(
 }
 
 function answerRequest(view: PromptView, offered: ReadonlySet<string>, schemas: OfferedSchemas): DemoReply {
+  // countersign's notice of calls that waited through a new message: pass the outcome on.
+  if (view.userText.startsWith(KEPT_NOTICE_LEAD)) {
+    const outcomes = view.userText
+      .split('\n')
+      .filter((line) => line.startsWith('- '))
+      .map((line) => line.slice(2));
+    return { text: `An update on your earlier request: ${outcomes.join(' ')}`, calls: [] };
+  }
   if (view.userText.includes(BAD_ARGS_MARKER)) {
     return callIfOffered([{ tool: 'cancel_order', args: { orderId: BAD_ORDER_ID } }], [], offered);
   }

@@ -29,6 +29,7 @@ export function cannotDecide(
       requiredRole: view.requiredRole,
       escalatedTo: view.escalatedTo,
       selfApproval: view.selfApproval,
+      approvedBy: view.approvals.map((approval) => approval.by),
     },
     { name: viewer.identity.name, roles: viewer.identity.roles },
     action,
@@ -41,11 +42,6 @@ export function decisionForms(view: HttpApprovalView, viewer: Viewer, returnTo: 
   const quorum = quorumText(view, viewer.identity.name);
   const refusal = cannotDecide(view, viewer);
   if (refusal) return html`${quorum}<p class="note">${refusal}</p>`;
-  const approvedAlready = view.approvals.some(
-    (approval) => approval.by.toLowerCase() === viewer.identity.name.toLowerCase(),
-  );
-  if (approvedAlready)
-    return html`${quorum}<p class="note">You approved this already; it waits for someone else to approve (or reject) it.</p>`;
   const action = `/requests/${view.id}/decide`;
   const hidden = html`<input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
     <input type="hidden" name="return" value="${returnTo}">`;

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { auditTrail, verifyAudit } from '../../agent/queries.ts';
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { applyEdit } from '../../core/edit-call.ts';
+import { applyEdit, diffArgs } from '../../core/edit-call.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import type { RequestDecision } from '../../requests/request-desk.ts';
@@ -277,7 +277,8 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     let status: 200 | 400 = 200;
     try {
       if ('error' in read) throw new InvalidInputError(read.error);
-      const { diff } = applyEdit(view, read.edit);
+      // The same two steps the agent takes: merge the patch (editable fields only), then diff.
+      const diff = diffArgs(view.args, applyEdit(view, read.edit));
       if (diff.length === 0)
         throw new InvalidInputError('Nothing was changed. Change a value, or approve the call as proposed.');
       body = editPreview(view, viewer, read.edit, diff, returnTo);

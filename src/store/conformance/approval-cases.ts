@@ -263,4 +263,146 @@ export function approvalCases(ctx: ConformanceContext): void {
       expect(await store.listDue({ at: at(200), limit: 5 })).toEqual([]);
     });
   });
+
+  describe('recordApproval (a quorum filling up)', () => {
+    async function quorum(expiresAt = at(100)) {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const r1 = request({ id: 'r1', session: 's1', expiresAt, approvalsNeeded: 2, requiredRole: 'manager' });
+      await raise(store, 's1', [r1]);
+      return { store, r1 };
+    }
+    const meg = { by: 'meg', at: at(20), reason: null };
+    const update = (revision: number, approvals = [meg], seconds = 20) => ({
+      revision,
+      at: at(seconds),
+      approvals,
+      edit: null,
+      requiredRole: 'manager',
+      approvalsNeeded: 2,
+    });
+
+    it('a raised request starts with no approvals at revision 0, its quorum size and editable fields kept', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await raise(store, 's1', [
+        request({ id: 'r1', session: 's1', approvalsNeeded: 3, editable: ['quantity'] }),
+      ]);
+      expect(await store.getApproval('r1')).toMatchObject({
+        approvalsNeeded: 3,
+        editable: ['quantity'],
+        approvals: [],
+        edit: null,
+        revision: 0,
+      });
+    });
+
+    it('records an approval at the revision read, bumps it, and commits its audit events with it', async () => {
+      const { store, r1 } = await quorum();
+      const result = await store.recordApproval('r1', update(0), [
+        event('request.approval-added', 's1', 'r1'),
+      ]);
+      expect(result).toEqual({ won: true, request: { ...r1, approvals: [meg], revision: 1 } });
+      expect(await store.getApproval('r1')).toEqual({ ...r1, approvals: [meg], revision: 1 });
+      expect((await store.listAudit()).map((entry) => [entry.kind, entry.at])).toEqual([
+        ['request.approval-added', at(20)],
+      ]);
+      // The final approval goes through decide, which keeps the quorum state beside the decision.
+      const decision = {
+        ...byPerson('approved', 30, 'max'),
+        approvals: [meg, { by: 'max', at: at(30), reason: null }],
+      };
+      const decided = await store.decide('r1', decision);
+      expect(decided).toMatchObject({ won: true, request: { status: 'approved', decision, revision: 1 } });
+    });
+
+    it('keeps an edited call and a re-routing (role, quorum size) written with an approval', async () => {
+      const { store } = await quorum();
+      const edit = {
+        args: { isbn: '978-0', quantity: 1, note: 'gift wrap' },
+        argsJson: '{"isbn":"978-0","note":"gift wrap","quantity":1}',
+        argsHash: 'ab'.repeat(32),
+        effect: 'Orders 1 copy.',
+        effectHash: 'cd'.repeat(32),
+        diff: [{ field: 'quantity', from: 2, to: 1 }],
+        by: 'sam',
+        at: at(20),
+      };
+      const result = await store.recordApproval('r1', {
+        ...update(0, []),
+        edit,
+        requiredRole: 'director',
+        approvalsNeeded: 1,
+      });
+      expect(result).toMatchObject({
+        won: true,
+        request: { edit, requiredRole: 'director', approvalsNeeded: 1 },
+      });
+      expect(await store.getApproval('r1')).toMatchObject({
+        edit,
+        requiredRole: 'director',
+        approvals: [],
+        revision: 1,
+      });
+    });
+
+    it('a stale revision loses, writes nothing and sees the row as it is', async () => {
+      const { store } = await quorum();
+      await store.recordApproval('r1', update(0));
+      const stale = await store.recordApproval(
+        'r1',
+        update(0, [{ by: 'max', at: at(21), reason: null }], 21),
+        [event('request.approval-added', 's1', 'r1')],
+      );
+      expect(stale).toMatchObject({ won: false, request: { approvals: [meg], revision: 1 } });
+      expect(await store.listAudit()).toEqual([]);
+    });
+
+    it('two approvers racing for the same slot: exactly one is recorded', async () => {
+      const { store } = await quorum();
+      const results = await Promise.all(
+        ['max', 'moe', 'mia'].map((by) =>
+          store.recordApproval('r1', update(0, [{ by, at: at(20), reason: null }])),
+        ),
+      );
+      expect(results.filter((result) => result.won)).toHaveLength(1);
+      const winner = results.find((result) => result.won)?.request?.approvals[0]?.by;
+      expect((await store.getApproval('r1'))?.approvals.map((a) => a.by)).toEqual([winner]);
+    });
+
+    it('racing for the last slot after it: decide lets exactly one complete the quorum', async () => {
+      const { store } = await quorum();
+      await store.recordApproval('r1', update(0));
+      const results = await Promise.all(
+        ['max', 'moe'].map((by) => store.decide('r1', { ...byPerson('approved', 30, by), approvals: [meg] })),
+      );
+      expect(results.filter((result) => result.won)).toHaveLength(1);
+    });
+
+    it('refuses a decided, an expired or an unknown request', async () => {
+      const { store } = await quorum(at(30));
+      expect(await store.recordApproval('r1', update(0, [meg], 30))).toMatchObject({
+        won: false,
+        request: { status: 'pending', revision: 0 },
+      });
+      expect(await store.recordApproval('nope', update(0))).toEqual({ won: false, request: null });
+      await store.decide('r1', byPerson('rejected', 25, 'max'));
+      expect(await store.recordApproval('r1', update(0, [meg], 26))).toMatchObject({
+        won: false,
+        request: { status: 'rejected' },
+      });
+    });
+
+    it('refuses an update that is no partial approval (the same approver twice, a full quorum), writing nothing', async () => {
+      const { store } = await quorum();
+      const twice = update(0, [meg, { ...meg, by: 'MEG' }]);
+      await expect(store.recordApproval('r1', { ...twice, approvalsNeeded: 3 })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(
+        store.recordApproval('r1', update(0, [meg, { by: 'max', at: at(20), reason: null }])),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect((await store.getApproval('r1'))?.revision).toBe(0);
+    });
+  });
 }

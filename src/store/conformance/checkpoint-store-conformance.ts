@@ -355,6 +355,32 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         for (const result of results) expect(result.request?.decision).toEqual(stored?.decision);
       });
 
+      it('records partial approvals once per revision; concurrent ones get one winner; decide completes it', async () => {
+        await raise();
+        const approval = (by: string) => ({
+          revision: 0,
+          at: at(20),
+          approvals: [{ by, at: at(20), reason: null }],
+          edit: null,
+          requiredRole: 'manager',
+          approvalsNeeded: 2,
+        });
+        const results = await Promise.all(
+          ['a', 'b', 'c'].map((by) => store().recordApproval('req_1', approval(by))),
+        );
+        expect(results.filter((result) => result.won)).toHaveLength(1);
+        const stored = await store().getApproval('req_1');
+        expect(stored).toMatchObject({ status: 'pending', revision: 1, approvalsNeeded: 2 });
+        expect(stored?.approvals).toHaveLength(1);
+        const stale = await store().recordApproval('req_1', approval('d'));
+        expect(stale).toMatchObject({ won: false, request: { revision: 1 } });
+        expect((await store().decide('req_1', answeredBy('e', 21))).won).toBe(true);
+        expect(await store().recordApproval('req_1', { ...approval('f'), revision: 1 })).toMatchObject({
+          won: false,
+          request: { status: 'answered', revision: 1 },
+        });
+      });
+
       it("refuses a person's answer past the expiry; the expiry is recorded once and stands", async () => {
         await raise();
         expect((await store().decide('req_1', answeredBy('alice', 100))).won).toBe(false);
