@@ -164,7 +164,13 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
     await mia.locator(`#pane [data-request="${id}"]`).getByText('0 of 2 approvals').waitFor();
 
     await mia.locator(`#pane [data-request="${id}"]`).getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(async () => (await store.getApproval(id))?.approvals.length).toBe(1);
+    await mia
+      .locator('#arrivals', {
+        hasText:
+          'Your approval is recorded: 1 of 2. It waits for one more approver with the manager role; nothing has run yet.',
+      })
+      .waitFor();
+    expect((await store.getApproval(id))?.approvals.length).toBe(1);
     expect((await store.getApproval(id))?.status).toBe('pending');
     // The other browser learns of it live: its pane now says who approved so far.
     await lee.locator(`#pane [data-request="${id}"]`).getByText('1 of 2 approvals, by mia').waitFor();

@@ -1,3 +1,4 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { parseJsonText } from '../../core/parse-json.ts';
 import type { RequestDecision, RequestOutcome } from '../../requests/request-desk.ts';
@@ -55,9 +56,23 @@ export function decisionFromForm(form: Form): { decision: RequestDecision } | { 
   return { error: 'Choose Approve or Reject.' };
 }
 
-/** The flash after a decision: what it did, and what the agent or the run said. */
-export function outcomeText(outcome: RequestOutcome, decision: RequestDecision): string {
+/**
+ * The flash after a decision: what it did, and what the agent or the run said. `waiting` is
+ * the request as it stands when an approval did not decide it (one of a quorum, or an edit
+ * that now needs another role): then the words say how far it is and who is needed.
+ */
+export function outcomeText(
+  outcome: RequestOutcome,
+  decision: RequestDecision,
+  waiting: ApprovalRequest | null = null,
+): string {
   const { turn, run } = outcome;
+  if (waiting !== null && waiting.status === 'pending' && !('response' in decision)) {
+    const left = waiting.approvalsNeeded - waiting.approvals.length;
+    const who = waiting.requiredRole ? ` with the ${waiting.requiredRole} role` : '';
+    const edited = 'edit' in decision && decision.edit ? ' with your changes' : '';
+    return `Your approval${edited} is recorded: ${waiting.approvals.length} of ${waiting.approvalsNeeded}. It waits for ${left === 1 ? 'one more approver' : `${left} more approvers`}${who}; nothing has run yet.`;
+  }
   // A decision that did not win threw: what was asked for is what was recorded.
   const done =
     'response' in decision || turn === null

@@ -32,6 +32,8 @@ const AUDIT_PAGE = 500;
 export interface DecisionReply {
   ok: boolean;
   text: string;
+  /** The approval was recorded and the request still waits for others (it stays in the list). */
+  waiting?: boolean;
 }
 
 export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
@@ -178,7 +180,17 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         { by: viewer.identity.name, roles: viewer.identity.roles },
         run === undefined ? {} : { run },
       );
-      return { ok: true, text: outcomeText(outcome, decision) };
+      // An approval that left the request waiting (a quorum filling, an edit re-routed): read
+      // the row once more to say how far it is. Any other decision needs no read.
+      const waiting =
+        !('response' in decision) && decision.approved && outcome.turn?.status === 'awaiting_approval'
+          ? await outcome.request()
+          : null;
+      return {
+        ok: true,
+        text: outcomeText(outcome, decision, waiting),
+        ...(waiting?.status === 'pending' ? { waiting: true } : {}),
+      };
     } catch (error) {
       if (!CountersignError.is(error)) throw error;
       const now: ApprovalRequest | null = await ctx.requestBook.getApproval(id).catch(() => null);

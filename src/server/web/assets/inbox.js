@@ -221,7 +221,12 @@
       .then((result) => {
         if (id) inFlight.delete(id);
         // Said once: the notice is a status region (or an alert), so it is announced.
-        if (result.ok && id) {
+        if (result.ok && id && result.waiting) {
+          // One approval of several: the request stays (others still decide it); move on.
+          pageNotice(result.text, true);
+          move(1);
+          refresh(id, '').catch(() => undefined);
+        } else if (result.ok && id) {
           pageNotice(result.text, true);
           removeRow(id, { advance: true });
         } else {
