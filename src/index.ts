@@ -42,6 +42,7 @@ export type {
   AuditEventMap,
   AuditKind,
   AuditVerification,
+  NudgeEntry,
   PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
@@ -111,6 +112,13 @@ export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
 export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
+export type {
+  ClaimChange,
+  ClaimResult,
+  NudgeAdvance,
+  NudgeDueQuery,
+  RequestTimers,
+} from './store/ports/request-timers.ts';
 export {
   createPostgresStore,
   type PostgresStore,

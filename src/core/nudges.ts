@@ -19,18 +19,26 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * schedule has none. A nudge that would fall at or after the expiry is left out (the expiry
  * is the last word), so is a warning before the request was even raised.
  */
-export function planNudges(schedule: NudgeSchedule | undefined, createdAt: string, expiresAt: string): RequestNudges | null {
+export function planNudges(
+  schedule: NudgeSchedule | undefined,
+  createdAt: string,
+  expiresAt: string,
+): RequestNudges | null {
   if (schedule === undefined) return null;
   const created = Date.parse(createdAt);
   const expires = Date.parse(expiresAt);
   const within = (ms: number | undefined): string | null =>
     ms === undefined || !(ms > created) || !(ms < expires) ? null : iso(ms);
-  const remindAt = within(schedule.remindAfterMs === undefined ? undefined : created + schedule.remindAfterMs);
+  const remindAt = within(
+    schedule.remindAfterMs === undefined ? undefined : created + schedule.remindAfterMs,
+  );
   const escalateAt =
     schedule.escalateTo === undefined
       ? null
       : within(schedule.escalateAfterMs === undefined ? undefined : created + schedule.escalateAfterMs);
-  const expiringAt = within(schedule.warnBeforeMs === undefined ? undefined : expires - schedule.warnBeforeMs);
+  const expiringAt = within(
+    schedule.warnBeforeMs === undefined ? undefined : expires - schedule.warnBeforeMs,
+  );
   if (remindAt === null && escalateAt === null && expiringAt === null) return null;
   return {
     remindAt,

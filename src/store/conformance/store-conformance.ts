@@ -13,6 +13,7 @@ import { ruleCases } from './rule-cases.ts';
 import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
+import { timerCases } from './timer-cases.ts';
 import { transferCases } from './transfer-cases.ts';
 import { webSessionCases } from './web-session-cases.ts';
 
@@ -41,6 +42,7 @@ const STORE_SUITES = {
   leases: leaseCases,
   stalled: stalledCases,
   approvals: approvalCases,
+  timers: timerCases,
   rules: ruleCases,
   ledger: ledgerCases,
   audit: auditCases,
