@@ -114,9 +114,9 @@ export { openStore } from './store/open-store.ts';
 export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
 export type {
   ClaimChange,
-  ClaimResult,
   NudgeAdvance,
   NudgeDueQuery,
+  RequestClaimResult,
   RequestTimers,
 } from './store/ports/request-timers.ts';
 export {

@@ -26,9 +26,9 @@ export type {
 } from './ports/request-book.ts';
 export type {
   ClaimChange,
-  ClaimResult,
   NudgeAdvance,
   NudgeDueQuery,
+  RequestClaimResult,
   RequestTimers,
 } from './ports/request-timers.ts';
 // Server ports: not part of Store (see ports/server/); re-exported for existing imports.

@@ -37,7 +37,7 @@ export interface ClaimChange {
   claim: RequestClaim | null;
 }
 
-export type ClaimResult =
+export type RequestClaimResult =
   | { won: true; request: ApprovalRequest }
   | { won: false; request: ApprovalRequest | null };
 
@@ -54,5 +54,5 @@ export interface RequestTimers {
   /** The compare-and-set that fires one nudge; the row as it now stands when it won, else null. */
   advanceNudge(id: string, advance: NudgeAdvance, audit?: AuditEvent[]): Promise<ApprovalRequest | null>;
   /** The compare-and-set of claims; the loser gets the row as it stands. */
-  changeClaim(id: string, change: ClaimChange, audit?: AuditEvent[]): Promise<ClaimResult>;
+  changeClaim(id: string, change: ClaimChange, audit?: AuditEvent[]): Promise<RequestClaimResult>;
 }
