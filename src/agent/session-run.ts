@@ -8,6 +8,7 @@ import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
+import { planNudges } from '../core/nudges.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { signal, signalDecision } from '../core/signals.ts';
 import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -311,7 +312,10 @@ export class SessionRun {
     now: Date,
     auto: AutoApproval | null,
   ): Promise<{ request: ApprovalRequest; audit: AuditEvent[] }> {
+    const createdAt = now.toISOString();
+    const expiresAt = new Date(now.getTime() + (tool.ttlMs ?? this.runtime.approvalTtlMs)).toISOString();
     const raised = toolCallRequest({
+      nudges: planNudges(tool.nudges, createdAt, expiresAt),
       id,
       session: this.session.id,
       agent: this.runtime.agentName,

@@ -141,6 +141,7 @@ export class CliContext {
     ]);
     return createRequestDesk({
       store,
+      timers: await this.store(),
       agentFor: (name) => this.agent(name),
       runner: await this.runner(),
       workflows: app.workflows ?? [],

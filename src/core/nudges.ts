@@ -1,4 +1,6 @@
 import type { NudgeKind, RequestNudges } from './approval.ts';
+import { parseDuration } from './duration.ts';
+import { ConfigError } from './errors/config-error.ts';
 
 /**
  * When a tool's or port's waiting requests nudge people, in milliseconds: a reminder
@@ -88,4 +90,39 @@ export function markSent(nudges: RequestNudges, kind: NudgeKind, at: string): Re
     case 'expiring':
       return { ...nudges, expiringSentAt: at };
   }
+}
+
+/** How a tool or a port declares its nudges: durations as `15m`, `2h`, `1d` or milliseconds. */
+export interface NudgeOptions {
+  /** Remind whoever may decide once it has waited this long (`request.reminder`). */
+  remindAfter?: string | number;
+  /** Escalate to `escalateTo` once it has waited this long (`request.escalated`). */
+  escalateAfter?: string | number;
+  /** The role it escalates to; its holders may then decide it too. */
+  escalateTo?: string;
+  /** Warn this long before it expires (`request.expiring`). */
+  warnBefore?: string | number;
+}
+
+/** The schedule a tool's or port's options give; undefined when they set none. Bad options are CONFIG errors. */
+export function nudgeSchedule(options: NudgeOptions, what: string): NudgeSchedule | undefined {
+  const { remindAfter, escalateAfter, escalateTo, warnBefore } = options;
+  if ((escalateAfter === undefined) !== (escalateTo === undefined) || escalateTo?.trim() === '') {
+    throw new ConfigError(
+      `${what} needs escalateAfter and escalateTo together (a time and the role it escalates to).`,
+      {
+        hint: "For example escalateAfter: '2h', escalateTo: 'manager'.",
+      },
+    );
+  }
+  const schedule: NudgeSchedule = {
+    ...(remindAfter === undefined
+      ? {}
+      : { remindAfterMs: parseDuration(remindAfter, `remindAfter of ${what}`) }),
+    ...(escalateAfter === undefined
+      ? {}
+      : { escalateAfterMs: parseDuration(escalateAfter, `escalateAfter of ${what}`), escalateTo }),
+    ...(warnBefore === undefined ? {} : { warnBeforeMs: parseDuration(warnBefore, `warnBefore of ${what}`) }),
+  };
+  return Object.keys(schedule).length === 0 ? undefined : schedule;
 }

@@ -81,6 +81,40 @@ export function eventsOf(entry: AuditEntry): CountersignEvent[] {
           kind: 'moved-on',
         },
       ];
+    case 'request.reminder':
+    case 'request.escalated':
+    case 'request.expiring': {
+      const tool = text(data, 'tool');
+      const dueAt = text(data, 'dueAt');
+      const expiresAt = text(data, 'expiresAt');
+      if (tool === null || dueAt === null || expiresAt === null) return [];
+      return [
+        {
+          type: entry.kind,
+          at,
+          requestId,
+          session,
+          kind: text(data, 'kind') === 'port' ? 'port' : 'tool-call',
+          tool,
+          dueAt,
+          expiresAt,
+          requiredRole: text(data, 'requiredRole'),
+          escalatedTo: entry.kind === 'request.escalated' ? text(data, 'escalatedTo') : null,
+        },
+      ];
+    }
+    case 'request.claimed':
+    case 'request.released':
+      return [
+        {
+          type: entry.kind,
+          at,
+          requestId,
+          session,
+          by: entry.actor,
+          until: entry.kind === 'request.claimed' ? text(data, 'until') : null,
+        },
+      ];
     case 'execution.finished': {
       const status = text(data, 'status');
       if (status === null || !finishedStatuses.has(status)) return [];

@@ -14,6 +14,7 @@ import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { planNudges } from '../core/nudges.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import { signalDecision } from '../core/signals.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
@@ -545,7 +546,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         requiredRole: portRole(workflow, request.port, portRoles),
         claim: null,
         escalatedTo: null,
-        nudges: null,
+        // Only a port with a known expiry nudges: a request that never expires warns of nothing.
+        nudges: planNudges(port.nudges, request.createdAt, request.expiresAt ?? NEVER_EXPIRES),
       };
       rows.push(row);
       events.push({

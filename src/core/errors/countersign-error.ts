@@ -16,7 +16,9 @@ export type ErrorCode =
   | 'INTEGRITY_VIOLATION'
   | 'OUTCOME_UNKNOWN'
   | 'CONFIG_ERROR'
-  | 'CHECKPOINT_INCOMPATIBLE';
+  | 'CHECKPOINT_INCOMPATIBLE'
+  /** Someone else holds the request's claim (claiming only; deciding never needs a claim). */
+  | 'CLAIMED';
 
 const marker = Symbol.for('countersign.error');
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jsonValue } from '../../core/json-schema.ts';
 import { documentedDecision } from './approval-routes.ts';
+import { claimBody } from './claim-routes.ts';
 import { documentedRequestDecision } from './request-routes.ts';
 import {
   approval,
@@ -143,6 +144,34 @@ export const operations: Operation[] = [
     parameters: [requestParam('id')],
     body: documentedRequestDecision,
     response: requestOutcome,
+  },
+  {
+    method: 'post',
+    path: '/v1/requests/{id}/claim',
+    operationId: 'claimRequest',
+    summary: 'Claim a waiting request to work on it: others see who holds it and until when',
+    description:
+      'The body is optional: `{"for": "30m"}` (default 15 minutes, at most 8 hours, never past the ' +
+      "request's expiry). Claiming your own claim again renews it. A claim lapses by itself and never stops " +
+      'anyone deciding: deciding needs no claim, and deciding a request someone else holds works. Whoever may ' +
+      'decide the request may claim it: the raiser, the customer and a `service`-only caller get 403 FORBIDDEN, ' +
+      'as does a caller without the required role. 409 CLAIMED names who holds it and until when; 409 ' +
+      'ALREADY_DECIDED; 410 EXPIRED. Audited as `request.claimed`; streamed live, not sent as a webhook.',
+    parameters: [requestParam('id')],
+    body: claimBody,
+    response: approval,
+  },
+  {
+    method: 'post',
+    path: '/v1/requests/{id}/release',
+    operationId: 'releaseRequest',
+    summary: 'Give back your claim on a request',
+    description:
+      'Nothing to give back (nobody holds it, or a claim that lapsed) answers the request as it is. Someone ' +
+      "else's live claim is 409 CLAIMED: only its holder releases it; it lapses by itself. Audited as " +
+      '`request.released`.',
+    parameters: [requestParam('id')],
+    response: approval,
   },
   {
     method: 'get',
