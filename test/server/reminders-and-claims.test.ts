@@ -43,7 +43,7 @@ const wireTool = defineTool({
 function setup(options: { aliceSenior?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-nudges-'));
   dirs.push(dir);
-  const store: Store = createSqliteStore({ path: join(dir, 'store.db') });
+  const store = createSqliteStore({ path: join(dir, 'store.db') });
   let offset = 0;
   const now = () => new Date(Date.now() + offset);
   const wires = createAgent({
