@@ -178,8 +178,8 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
 
   const timers = () => {
     if (!options.timers)
-      throw new InvalidInputError('This store keeps no claims.', {
-        hint: 'Claims need the SQLite, PostgreSQL or memory store.',
+      throw new InvalidInputError('This store keeps no claims (a file store of workflow runs keeps none).', {
+        hint: 'Keep runs in a SQLite or PostgreSQL store (COUNTERSIGN_STORE) to claim their requests.',
       });
     return options.timers;
   };
