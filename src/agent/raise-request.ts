@@ -80,6 +80,7 @@ export function raisedEvent(
       customer: request.customer,
       requiredRole: request.requiredRole,
       run: request.run,
+      ...(request.nudges === null ? {} : { nudges: request.nudges }),
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Verdict } from './approval.ts';
+import type { RequestNudges, Verdict } from './approval.ts';
 import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { ExecutionStatus } from './execution.ts';
@@ -52,6 +52,8 @@ export type AuditEventMap = {
         customer: string | null;
         requiredRole: string | null;
         run: string | null;
+        /** Its reminder, escalation and warning times, when its tool sets any (a live card shows them). */
+        nudges?: RequestNudges;
       })
     | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
     | (PortRequestEntry & {
@@ -66,6 +68,7 @@ export type AuditEventMap = {
         raisedBy?: string | null;
         customer?: string | null;
         requiredRole?: string | null;
+        nudges?: RequestNudges;
       });
   /** `remember` and `rule` are there when the approval created a standing rule. */
   'request.decided':

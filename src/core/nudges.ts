@@ -126,3 +126,30 @@ export function nudgeSchedule(options: NudgeOptions, what: string): NudgeSchedul
   };
   return Object.keys(schedule).length === 0 ? undefined : schedule;
 }
+
+const nudgeFields = [
+  'remindAt',
+  'remindedAt',
+  'escalateAt',
+  'escalateTo',
+  'escalatedAt',
+  'expiringAt',
+  'expiringSentAt',
+] as const satisfies readonly (keyof RequestNudges)[];
+
+/**
+ * Stored nudges read back (a row's column, an audit entry's field): null for none, undefined
+ * when the value is not nudges (every field a string or null), for the caller to report.
+ */
+export function readNudges(value: unknown): RequestNudges | null | undefined {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  const nudges = {} as Record<(typeof nudgeFields)[number], string | null>;
+  for (const field of nudgeFields) {
+    const item = record[field] ?? null;
+    if (item !== null && typeof item !== 'string') return undefined;
+    nudges[field] = item;
+  }
+  return nudges;
+}

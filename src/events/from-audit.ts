@@ -2,6 +2,7 @@ import type { ApprovalView } from '../agent/views.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { sha256Hex } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
+import { readNudges } from '../core/nudges.ts';
 import type { CountersignEvent } from './event-bus.ts';
 
 /** An event and the audit entry it comes from: `seq` is its place in the log (SSE `id:`, cursors). */
@@ -193,9 +194,10 @@ function approvalOf(entry: AuditEntry, id: string, session: string): ApprovalVie
     raisedBy: text(data, 'raisedBy'),
     // The recorded canonical JSON against its recorded digest, as the request row is checked.
     integrity: sha256Hex(argsJson) === argsHash ? 'ok' : 'mismatch',
-    // Raised just now: nobody holds it, nothing has fired (the row says more later).
+    // Raised just now: nobody holds it, nothing has fired yet (its nudge times, when its tool
+    // or port sets any, are in the entry; the row says what fired later).
     claim: null,
     escalatedTo: null,
-    nudges: null,
+    nudges: readNudges(data.nudges) ?? null,
   };
 }

@@ -571,6 +571,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           raisedBy: row.raisedBy,
           customer: row.customer,
           requiredRole: row.requiredRole,
+          ...(row.nudges === null ? {} : { nudges: row.nudges }),
         },
       });
     }

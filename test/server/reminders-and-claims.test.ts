@@ -104,6 +104,10 @@ describe('reminders, escalation and the warning before expiry', () => {
     expect(Date.parse(raised.json.expiresAt) - Date.parse(raised.json.nudges.expiringAt)).toBe(30 * MINUTE);
 
     await server.watch();
+    // The live card of the raised request carries its nudge times (from its audit entry).
+    expect(seen.find((event) => event.type === 'approval.requested')).toMatchObject({
+      approval: { id, nudges: raised.json.nudges, claim: null, escalatedTo: null },
+    });
     expect(await kinds(store, 'request.reminder')).toBe(0);
     advance(11 * MINUTE);
     await server.watch();

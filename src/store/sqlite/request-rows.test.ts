@@ -47,7 +47,9 @@ describe('SQLite request rows (migration 9)', () => {
         .map((row) => String(row.detail)),
     );
     expect(plan).toEqual([
-      expect.stringMatching(/^SEARCH approvals USING INDEX approvals_nudge_due \(next_nudge_at>\? AND next_nudge_at<\?\)$/),
+      expect.stringMatching(
+        /^SEARCH approvals USING INDEX approvals_nudge_due \(next_nudge_at>\? AND next_nudge_at<\?\)$/,
+      ),
     ]);
   });
 
