@@ -8,7 +8,7 @@ import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
-import { planNudges } from '../core/nudges.ts';
+import { planNudges, withDefaultWarning } from '../core/nudges.ts';
 import type { BatchCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { signal, signalDecision } from '../core/signals.ts';
 import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -315,7 +315,7 @@ export class SessionRun {
     const createdAt = now.toISOString();
     const expiresAt = new Date(now.getTime() + (tool.ttlMs ?? this.runtime.approvalTtlMs)).toISOString();
     const raised = toolCallRequest({
-      nudges: planNudges(tool.nudges, createdAt, expiresAt),
+      nudges: planNudges(withDefaultWarning(tool.nudges, this.runtime.warnBeforeMs), createdAt, expiresAt),
       id,
       session: this.session.id,
       agent: this.runtime.agentName,

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { markSent, nextNudge, nextNudgeAt, nudgeSchedule, planNudges, readNudges } from './nudges.ts';
+import {
+  defaultWarningMs,
+  markSent,
+  nextNudge,
+  nextNudgeAt,
+  nudgeSchedule,
+  planNudges,
+  readNudges,
+  withDefaultWarning,
+} from './nudges.ts';
 
 const created = '2026-12-01T10:00:00.000Z';
 const expires = '2026-12-01T12:00:00.000Z';
@@ -57,5 +66,18 @@ describe('nudges', () => {
     expect(readNudges(null)).toBeNull();
     expect(readNudges({ ...plan, remindAt: 5 })).toBeUndefined();
     expect(readNudges([plan])).toBeUndefined();
+  });
+
+  it("takes the deployment's warning lead time where the tool sets none, never over the tool's own", () => {
+    expect(withDefaultWarning(undefined, 60_000)).toEqual({ warnBeforeMs: 60_000 });
+    expect(withDefaultWarning({ remindAfterMs: 5 }, 60_000)).toEqual({
+      remindAfterMs: 5,
+      warnBeforeMs: 60_000,
+    });
+    expect(withDefaultWarning({ warnBeforeMs: 5 }, 60_000)).toEqual({ warnBeforeMs: 5 });
+    expect(withDefaultWarning({ remindAfterMs: 5 }, undefined)).toEqual({ remindAfterMs: 5 });
+    expect(defaultWarningMs('30m')).toBe(1_800_000);
+    expect(defaultWarningMs('')).toBeUndefined();
+    expect(() => defaultWarningMs('soon')).toThrow(/COUNTERSIGN_WARN_BEFORE/);
   });
 });

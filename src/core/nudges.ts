@@ -153,3 +153,22 @@ export function readNudges(value: unknown): RequestNudges | null | undefined {
   }
   return nudges;
 }
+
+/**
+ * The deployment's warning lead time (`COUNTERSIGN_WARN_BEFORE`, or an agent's `warnBefore`)
+ * for a tool or port that sets none of its own; the tool's or port's own always wins.
+ */
+export function withDefaultWarning(
+  schedule: NudgeSchedule | undefined,
+  warnBeforeMs: number | undefined,
+): NudgeSchedule | undefined {
+  if (warnBeforeMs === undefined || schedule?.warnBeforeMs !== undefined) return schedule;
+  return { ...schedule, warnBeforeMs };
+}
+
+/** `COUNTERSIGN_WARN_BEFORE` (or the given value) as milliseconds; undefined when unset. */
+export function defaultWarningMs(value: string | number | undefined = process.env.COUNTERSIGN_WARN_BEFORE) {
+  return value === undefined || value === ''
+    ? undefined
+    : parseDuration(value, 'COUNTERSIGN_WARN_BEFORE (warnBefore)');
+}

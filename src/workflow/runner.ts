@@ -14,7 +14,7 @@ import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
-import { planNudges } from '../core/nudges.ts';
+import { defaultWarningMs, planNudges, withDefaultWarning } from '../core/nudges.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import { signalDecision } from '../core/signals.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
@@ -65,6 +65,8 @@ export interface WorkflowRunnerOptions {
    * (default COUNTERSIGN_APPROVAL_TTL, else 24h, as for agents' approvals).
    */
   requestTtl?: string | number;
+  /** Warn this long before a request expires when its port sets no `warnBefore` (default COUNTERSIGN_WARN_BEFORE). */
+  warnBefore?: string | number;
   /**
    * The audit trail for the runs' entries when `checkpoints` keeps none of its own (the
    * memory and file stores): each entry is appended right after the write it records, so a
@@ -184,6 +186,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   const { checkpoints } = options;
   const now = options.now ?? (() => new Date());
   const maxSupersteps = options.maxSupersteps ?? 10_000;
+  const warnBeforeMs = defaultWarningMs(options.warnBefore);
   const requestTtlMs = parseDuration(
     options.requestTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
     'the request TTL',
@@ -547,7 +550,11 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         claim: null,
         escalatedTo: null,
         // Only a port with a known expiry nudges: a request that never expires warns of nothing.
-        nudges: planNudges(port.nudges, request.createdAt, request.expiresAt ?? NEVER_EXPIRES),
+        nudges: planNudges(
+          withDefaultWarning(port.nudges, warnBeforeMs),
+          request.createdAt,
+          request.expiresAt ?? NEVER_EXPIRES,
+        ),
       };
       rows.push(row);
       events.push({
