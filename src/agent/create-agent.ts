@@ -12,7 +12,7 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
-import { defaultWarningMs } from '../core/nudges.ts';
+import { defaultWarningMs, escalationInForce } from '../core/nudges.ts';
 import type { SessionRecord } from '../core/session.ts';
 import { signalDecision } from '../core/signals.ts';
 import { ATTR, activeSpan, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -490,7 +490,7 @@ export function createAgent(options: AgentOptions): Agent {
         raisedBy: request.raisedBy,
         customer: session?.principal ?? null,
         requiredRole: rt.toolsByName.get(request.tool)?.role ?? null,
-        escalatedTo: request.escalatedTo,
+        escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
         selfApproval: options.selfApproval ?? false,
       },
       { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },

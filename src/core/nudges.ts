@@ -172,3 +172,15 @@ export function defaultWarningMs(value: string | number | undefined = process.en
     ? undefined
     : parseDuration(value, 'COUNTERSIGN_WARN_BEFORE (warnBefore)');
 }
+
+/**
+ * The escalation that widens who may decide: the row's `escalatedTo`, but only when it is the
+ * role the tool or port (as configured now) escalates to, so an edited row cannot hand the
+ * request to a role nobody configured (as an edited row cannot drop its required role).
+ */
+export function escalationInForce(
+  escalatedTo: string | null,
+  configured: NudgeSchedule | undefined,
+): string | null {
+  return escalatedTo !== null && escalatedTo === configured?.escalateTo ? escalatedTo : null;
+}

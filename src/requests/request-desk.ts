@@ -7,6 +7,7 @@ import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { escalationInForce } from '../core/nudges.ts';
 import { ATTR, SPAN, withSpan } from '../core/tracing.ts';
 import type { RequestTimers } from '../store/ports/request-timers.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
@@ -190,14 +191,25 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
   });
   /** The parties a claim is judged by: the row's, with the agent's selfApproval and the tool's role for older rows. */
   const partiesOf = async (request: ApprovalRequest): Promise<RequestParties> => {
-    if (request.kind === 'port') return { ...request, selfApproval: false };
+    if (request.kind === 'port') {
+      const node = workflows.get(request.agent)?.nodes.get(request.tool);
+      const port = node?.kind === 'port' ? node : undefined;
+      return {
+        raisedBy: request.raisedBy,
+        customer: request.customer,
+        requiredRole: request.requiredRole ?? port?.role ?? null,
+        escalatedTo: escalationInForce(request.escalatedTo, port?.nudges),
+        selfApproval: false,
+      };
+    }
     const agent = await options.agentFor(request.agent);
+    const tool = agent.tools.find((known) => known.name === request.tool);
     return {
       raisedBy: request.raisedBy,
       customer: request.customer,
-      requiredRole:
-        request.requiredRole ?? agent.tools.find((tool) => tool.name === request.tool)?.role ?? null,
-      escalatedTo: request.escalatedTo,
+      // As the decision judges it (create-agent.ts): the tool's role as configured now.
+      requiredRole: tool ? (tool.role ?? null) : request.requiredRole,
+      escalatedTo: escalationInForce(request.escalatedTo, tool?.nudges),
       selfApproval: agent.options.selfApproval ?? false,
     };
   };

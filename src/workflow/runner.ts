@@ -14,7 +14,7 @@ import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
-import { defaultWarningMs, planNudges, withDefaultWarning } from '../core/nudges.ts';
+import { defaultWarningMs, escalationInForce, planNudges, withDefaultWarning } from '../core/nudges.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import { signalDecision } from '../core/signals.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
@@ -849,7 +849,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       raisedBy: row.raisedBy,
       customer: row.customer,
       requiredRole: row.requiredRole,
-      escalatedTo: row.escalatedTo,
+      escalatedTo: escalationInForce(row.escalatedTo, port.nudges),
       selfApproval: options.selfApproval ?? false,
     };
     assertMayDecide(parties, decider, 'answer');

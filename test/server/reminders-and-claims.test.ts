@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
@@ -68,6 +69,7 @@ function setup(options: { aliceSenior?: boolean } = {}) {
   const seen: CountersignEvent[] = [];
   return {
     store,
+    path: join(dir, 'store.db'),
     server,
     seen,
     advance: (ms: number) => {
@@ -318,5 +320,25 @@ describe('claims over HTTP', () => {
     expect((await server.call('POST', `/v1/requests/${id}/claim`)).status).toBe(401);
     // Refusals wrote nothing: one claim in the trail.
     expect(await kinds(store, 'request.claimed')).toBe(1);
+  });
+});
+
+describe('an edited row', () => {
+  it('cannot hand a request to a role its tool does not escalate to', async () => {
+    const { path, server } = setup();
+    const id = await raiseWire(server);
+    // Someone with the database file "escalates" it to support, and marks the escalation sent.
+    const db = new DatabaseSync(path);
+    db.prepare("UPDATE approvals SET escalated_to = 'support' WHERE id = ?").run(id);
+    db.close();
+    const decided = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as: 'alice',
+      body: { approved: true },
+    });
+    expect(decided.status).toBe(403);
+    expect(decided.json.error.message).toContain('needs the senior role');
+    expect((await server.call('POST', `/v1/requests/${id}/claim`, { as: 'alice' })).status).toBe(403);
+    // The view says what the decision judges: not escalated.
+    expect((await server.call('GET', `/v1/requests/${id}`, { as: 'alice' })).json.escalatedTo).toBeNull();
   });
 });
