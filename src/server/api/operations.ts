@@ -278,7 +278,7 @@ export const operations: Operation[] = [
     path: '/v1/events',
     operationId: 'streamEvents',
     summary:
-      'Server-Sent Events: approval.requested, approval.decided, execution.finished, workflow.requested, workflow.answered, workflow.expired, turn.finished',
+      'Server-Sent Events: approval.requested, approval.decided, execution.finished, workflow.requested, workflow.answered, workflow.expired, request.reminder, request.escalated, request.expiring, request.claimed, request.released, turn.finished',
     description:
       'Each event is `event: <type>` with the JSON event as data and `id: <seq>`, the seq of the audit entry it ' +
       'comes from; a `ready` event opens the stream. A client reconnecting with `Last-Event-ID` (or `?after=`) is ' +
