@@ -8,6 +8,7 @@ import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import type { CountersignEvent } from '../../src/events/event-bus.ts';
 import { webhookPayload } from '../../src/server/webhooks/webhook-sender.ts';
+import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
@@ -340,5 +341,17 @@ describe('an edited row', () => {
     expect((await server.call('POST', `/v1/requests/${id}/claim`, { as: 'alice' })).status).toBe(403);
     // The view says what the decision judges: not escalated.
     expect((await server.call('GET', `/v1/requests/${id}`, { as: 'alice' })).json.escalatedTo).toBeNull();
+  });
+
+  it('runs kept apart from the agents (a memory checkpoint store) are not claimable, and say so', async () => {
+    const server = testServer({ workflows: [refundWorkflow], checkpoints: createMemoryCheckpointStore() });
+    const run = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: { workflow: 'refund', run: 'refund-1040', input: 1040, user: 'c-300' },
+    });
+    const refused = await server.call('POST', `/v1/requests/${run.json.requests[0].id}/claim`, { as: 'mia' });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(refused.json.error.message).toContain('keeps no claims');
   });
 });
