@@ -17,6 +17,25 @@ import type { Store } from '../src/store/store.ts';
 const seconds = Number(process.argv[2] ?? 10);
 // `WAITING=10000 node bench/watcher-idle.ts 5` for a larger backlog.
 const WAITING = Number(process.env.WAITING ?? 1000);
+// `NUDGES=future`: every request has a reminder an hour away (all in the nudge index, none due);
+// `NUDGES=due100`: and the first 100 come due 4 s after seeding, inside the counted window
+// (which opens 2.5 s after the server starts): each fires once.
+const NUDGES = process.env.NUDGES ?? 'none';
+
+function nudgesOf(i: number, at: string) {
+  if (NUDGES === 'none') return null;
+  const inMs = NUDGES === 'due100' && i < 100 ? 4_000 : 3_600_000;
+  const remindAt = new Date(Date.parse(at) + inMs).toISOString();
+  return {
+    remindAt,
+    remindedAt: null,
+    escalateAt: null,
+    escalateTo: null,
+    escalatedAt: null,
+    expiringAt: null,
+    expiringSentAt: null,
+  };
+}
 
 async function seed(store: Store): Promise<void> {
   const at = new Date().toISOString();
@@ -71,7 +90,7 @@ async function seed(store: Store): Promise<void> {
           requiredRole: null,
           claim: null,
           escalatedTo: null,
-          nudges: null,
+          nudges: nudgesOf(i, at),
           ...waitingFields('Cancels order 1044.'),
         },
       ],

@@ -44,6 +44,7 @@ export type {
   AuditKind,
   AuditVerification,
   EditedCall,
+  NudgeEntry,
   PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
@@ -119,6 +120,13 @@ export type {
   RequestBook,
   RuleBook,
 } from './store/ports/request-book.ts';
+export type {
+  ClaimChange,
+  NudgeAdvance,
+  NudgeDueQuery,
+  RequestClaimResult,
+  RequestTimers,
+} from './store/ports/request-timers.ts';
 export {
   createPostgresStore,
   type PostgresStore,

@@ -60,6 +60,10 @@ const docs: Doc[] = [
         env: { COUNTERSIGN_EXPORT_KEY: '2026-12:docs-example-secret-docs-example-secret' },
         commands: ['countersign chat s4 "Please cancel my order 1044." --user c-100 --as backend'],
       },
+      // Claims: a cancel waiting on a session of its own.
+      'countersign claim apr_g4qeppbmvdnqyt27ggsslpojcvv2yo6a --as alice --for 30m': {
+        commands: ['countersign chat sd "Please cancel my order 1044." --user c-100 --as backend'],
+      },
       // The audit excerpt is the trail of one approved cancel in a store of its own.
       'countersign audit': {
         fresh: true,

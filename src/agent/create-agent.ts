@@ -14,6 +14,7 @@ import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { newId, userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { type ApprovalStep, approvalStep, holdsRole } from '../core/quorum.ts';
+import { defaultWarningMs, escalationInForce } from '../core/nudges.ts';
 import type { SessionRecord } from '../core/session.ts';
 import { signalDecision } from '../core/signals.ts';
 import { ATTR, activeSpan, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -70,6 +71,11 @@ export interface AgentOptions {
   maxAutoApprovedSteps?: number;
   /** How long a request waits for a decision: '2s', '15m', '24h' (default COUNTERSIGN_APPROVAL_TTL or 24h). */
   approvalTtl?: string | number;
+  /**
+   * Warn this long before a request expires (`request.expiring`) when its tool sets no
+   * `warnBefore`: '30m', '1h' (default COUNTERSIGN_WARN_BEFORE, else no warning).
+   */
+  warnBefore?: string | number;
   /**
    * The session lease's term (default 20s). A running process renews it every third of a
    * term; one that died lets go within a term (at once on the same host).
@@ -214,6 +220,7 @@ export function createAgent(options: AgentOptions): Agent {
         options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
         'approval TTL',
       ),
+      warnBeforeMs: defaultWarningMs(options.warnBefore),
       leaseMs: options.leaseMs ?? 20_000,
       busyWaitMs: options.busyWaitMs ?? 15_000,
       now: options.now ?? (() => new Date()),
@@ -620,7 +627,7 @@ export function createAgent(options: AgentOptions): Agent {
           request.effectHash !== null
             ? request.requiredRole
             : (request.requiredRole ?? rt.toolsByName.get(request.tool)?.role ?? null),
-        escalatedTo: request.escalatedTo,
+        escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
         selfApproval: options.selfApproval ?? false,
         approvedBy: request.approvals.map((approval) => approval.by),
       },

@@ -92,6 +92,7 @@ export function raisedEvent(
       effectHash: request.effectHash,
       editable: request.editable,
       approvalsNeeded: request.approvalsNeeded,
+      ...(request.nudges === null ? {} : { nudges: request.nudges }),
     },
   };
 }

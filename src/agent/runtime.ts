@@ -24,6 +24,8 @@ export interface AgentRuntime {
   oneAtATime: boolean;
   maxAutoApprovedSteps: number;
   approvalTtlMs: number;
+  /** The warning lead time for tools that set no `warnBefore`; undefined: none. */
+  warnBeforeMs: number | undefined;
   leaseMs: number;
   busyWaitMs: number;
   now: () => Date;

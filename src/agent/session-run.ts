@@ -14,6 +14,7 @@ import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
+import { planNudges, withDefaultWarning } from '../core/nudges.ts';
 import type { BatchCall, KeptCall, OpenBatch, SessionRecord } from '../core/session.ts';
 import { signal, signalDecision } from '../core/signals.ts';
 import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
@@ -350,7 +351,10 @@ export class SessionRun {
     const context = this.toolContext(callId, id);
     const requirement = known ??
       (await tool.requirement(parsedArgs, context)) ?? { role: tool.role ?? null, approvals: 1 };
+    const createdAt = now.toISOString();
+    const expiresAt = new Date(now.getTime() + (tool.ttlMs ?? this.runtime.approvalTtlMs)).toISOString();
     const raised = toolCallRequest({
+      nudges: planNudges(withDefaultWarning(tool.nudges, this.runtime.warnBeforeMs), createdAt, expiresAt),
       id,
       session: this.session.id,
       agent: this.runtime.agentName,

@@ -8,8 +8,8 @@ import type {
   RequestKind,
   RequestNudges,
 } from '../core/approval.ts';
-import { activeClaim } from '../core/claims.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
+import { activeClaim } from '../core/claims.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 

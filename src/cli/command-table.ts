@@ -83,6 +83,11 @@ export const options = {
     help: 'serve the bookstore demo app (an installed package needs this or COUNTERSIGN_APP)',
   },
   concurrency: { type: 'string', value: 'N', help: 'sessions continued at once (default 1)' },
+  for: {
+    type: 'string',
+    value: 'DURATION',
+    help: "how long to hold it: 30m, 1h (default 15m, at most 8h, never past the request's expiry)",
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionName = keyof typeof options;
@@ -193,6 +198,27 @@ export const commands: readonly CommandSpec[] = [
       'countersign approve apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice --always --reason "Weekly order."',
     ],
     load: async () => (await import('./commands.ts')).commands.approve,
+  },
+  {
+    name: 'claim',
+    group: 'Agents and decisions',
+    summary: 'take a waiting request to work on it: others see who holds it and until when',
+    args: [req('REQUEST')],
+    options: ['as', 'for'],
+    details: [
+      'Claiming it again renews your claim. A claim lapses by itself, and deciding never needs one: anyone who may decide the request still may. Whoever may decide it may claim it (never its raiser or its customer). Someone else holding it exits with CLAIMED.',
+    ],
+    examples: ['countersign claim apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice --for 30m'],
+    load: async () => (await import('./claim-commands.ts')).claim,
+  },
+  {
+    name: 'release',
+    group: 'Agents and decisions',
+    summary: 'give back your claim on a request',
+    args: [req('REQUEST')],
+    options: ['as'],
+    examples: ['countersign release apr_xszkanu74wpjrtskhj3vlirxmbkva37p --as alice'],
+    load: async () => (await import('./claim-commands.ts')).release,
   },
   {
     name: 'reject',

@@ -2,6 +2,7 @@ import type { Agent } from '../agent/create-agent.ts';
 import type { ExportKeyring } from '../agent/export-keys.ts';
 import type { AppModule } from '../app/load-app.ts';
 import type { ApprovalRequest } from '../core/approval.ts';
+import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
@@ -139,8 +140,13 @@ export class CliContext {
       this.requestBook(),
       this.app(),
     ]);
+    // Claims are kept by the agents' store; a file store of runs opens none (and keeps no claims).
+    const timers = await this.store().catch((error: unknown) =>
+      CountersignError.is(error) && error.code === 'CONFIG_ERROR' ? undefined : Promise.reject(error),
+    );
     return createRequestDesk({
       store,
+      ...(timers ? { timers } : {}),
       agentFor: (name) => this.agent(name),
       runner: await this.runner(),
       workflows: app.workflows ?? [],

@@ -42,6 +42,10 @@ export function formatApproval(view: ApprovalView): string {
   if (waiting && view.editable.length > 0) {
     lines.push(`  editable: ${view.editable.join(', ')}   (countersign approve ${view.id} --edit '{…}')`);
   }
+  if (waiting && view.claim) lines.push(`  claimed: by ${view.claim.by} until ${view.claim.until}`);
+  if (waiting && view.escalatedTo)
+    lines.push(`  escalated to ${view.escalatedTo} at ${view.nudges?.escalatedAt ?? '-'}`);
+  else if (waiting && view.nudges?.remindedAt) lines.push(`  reminded at ${view.nudges.remindedAt}`);
   if (view.integrity === 'mismatch') {
     lines.push(
       '  WARNING: the stored arguments no longer match their hash — do not approve; check for tampering.',

@@ -164,7 +164,7 @@ export type NudgeKind = 'reminder' | 'escalated' | 'expiring';
  * `*At` is a nudge not configured; a null `*SentAt` one not yet fired. Each fires once: the
  * store advances the row's next nudge time with a compare-and-set (RequestTimers.advanceNudge).
  */
-export interface RequestNudges {
+export type RequestNudges = {
   remindAt: string | null;
   remindedAt: string | null;
   escalateAt: string | null;
@@ -174,7 +174,7 @@ export interface RequestNudges {
   /** When `request.expiring` is sent (expiresAt minus the tool's warnBefore). */
   expiringAt: string | null;
   expiringSentAt: string | null;
-}
+};
 
 export const DEFAULT_REJECTION_REASON =
   'The person reviewed this call and turned it down, so nothing changed. ' +

@@ -1,4 +1,4 @@
-import type { Verdict } from './approval.ts';
+import type { RequestNudges, Verdict } from './approval.ts';
 import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { ExecutionStatus } from './execution.ts';
@@ -64,6 +64,8 @@ export type AuditEventMap = {
         effectHash?: string | null;
         editable?: string[];
         approvalsNeeded?: number;
+        /** Its reminder, escalation and warning times, when its tool sets any (a live card shows them). */
+        nudges?: RequestNudges;
       })
     | (RecordedCall & { effect: string; expiresAt: string; imported: true; reopened: boolean })
     | (PortRequestEntry & {
@@ -78,6 +80,7 @@ export type AuditEventMap = {
         raisedBy?: string | null;
         customer?: string | null;
         requiredRole?: string | null;
+        nudges?: RequestNudges;
       });
   /** `remember` and `rule` are there when the approval created a standing rule. */
   'request.decided':

@@ -5,9 +5,6 @@ export const DEFAULT_CLAIM_MS = 15 * 60_000;
 /** The longest claim: a claim is for working on a request now, not for parking it. */
 export const MAX_CLAIM_MS = 8 * 3_600_000;
 
-/** Names compare without case, as separation of duties compares them. */
-export const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
-
 /**
  * The claim that holds at `now` (ISO-8601): a claim lapses by itself at its `until`, so no
  * process has to clear it. Null when nobody holds the request.
@@ -29,5 +26,6 @@ export function claimStanding(
 ): 'free' | 'theirs' | 'other' {
   const held = activeClaim(request, now);
   if (held === null) return 'free';
-  return sameName(held.by, by) ? 'theirs' : 'other';
+  // Exactly the name that claimed: the store's compare-and-set compares it bytewise too.
+  return held.by === by ? 'theirs' : 'other';
 }

@@ -189,4 +189,41 @@ describe('events derived from audit entries', () => {
       await store.close();
     }
   });
+
+  it('nudge entries become request.reminder / escalated / expiring; claims become request.claimed / released', () => {
+    const data = {
+      kind: 'port',
+      tool: 'manager-approval',
+      dueAt: '2030-01-01T00:00:00.000Z',
+      expiresAt: '2030-01-02T00:00:00.000Z',
+      requiredRole: 'manager',
+      customer: 'c-300',
+    };
+    expect(eventsOf(entry({ kind: 'request.reminder', actor: 'countersign', data }))).toEqual([
+      {
+        type: 'request.reminder',
+        at: '2030-01-01T00:00:00.000Z',
+        requestId: 'r1',
+        session: 's1',
+        kind: 'port',
+        tool: 'manager-approval',
+        dueAt: data.dueAt,
+        expiresAt: data.expiresAt,
+        requiredRole: 'manager',
+        escalatedTo: null,
+      },
+    ]);
+    expect(
+      eventsOf(entry({ kind: 'request.escalated', data: { ...data, escalatedTo: 'director' } })),
+    ).toMatchObject([{ type: 'request.escalated', escalatedTo: 'director' }]);
+    expect(eventsOf(entry({ kind: 'request.expiring', data: { tool: 'x' } }))).toEqual([]);
+    expect(
+      eventsOf(
+        entry({ kind: 'request.claimed', actor: 'alice', data: { until: data.expiresAt, previous: null } }),
+      ),
+    ).toMatchObject([{ type: 'request.claimed', by: 'alice', until: data.expiresAt }]);
+    expect(
+      eventsOf(entry({ kind: 'request.released', actor: 'alice', data: { reason: 'released' } })),
+    ).toMatchObject([{ type: 'request.released', by: 'alice', until: null }]);
+  });
 });

@@ -2,6 +2,7 @@ import type { ApprovalView } from '../agent/views.ts';
 import type { AuditEntry } from '../core/audit.ts';
 import { sha256Hex } from '../core/canonical-json.ts';
 import type { JsonValue } from '../core/json.ts';
+import { readNudges } from '../core/nudges.ts';
 import type { CountersignEvent } from './event-bus.ts';
 
 /** An event and the audit entry it comes from: `seq` is its place in the log (SSE `id:`, cursors). */
@@ -99,6 +100,40 @@ export function eventsOf(entry: AuditEntry): CountersignEvent[] {
           kind: 'moved-on',
         },
       ];
+    case 'request.reminder':
+    case 'request.escalated':
+    case 'request.expiring': {
+      const tool = text(data, 'tool');
+      const dueAt = text(data, 'dueAt');
+      const expiresAt = text(data, 'expiresAt');
+      if (tool === null || dueAt === null || expiresAt === null) return [];
+      return [
+        {
+          type: entry.kind,
+          at,
+          requestId,
+          session,
+          kind: text(data, 'kind') === 'port' ? 'port' : 'tool-call',
+          tool,
+          dueAt,
+          expiresAt,
+          requiredRole: text(data, 'requiredRole'),
+          escalatedTo: entry.kind === 'request.escalated' ? text(data, 'escalatedTo') : null,
+        },
+      ];
+    }
+    case 'request.claimed':
+    case 'request.released':
+      return [
+        {
+          type: entry.kind,
+          at,
+          requestId,
+          session,
+          by: entry.actor,
+          until: entry.kind === 'request.claimed' ? text(data, 'until') : null,
+        },
+      ];
     case 'execution.finished': {
       const status = text(data, 'status');
       if (status === null || !finishedStatuses.has(status)) return [];
@@ -183,9 +218,10 @@ function approvalOf(entry: AuditEntry, id: string, session: string): ApprovalVie
     edit: null,
     // The recorded canonical JSON against its recorded digest, as the request row is checked.
     integrity: sha256Hex(argsJson) === argsHash ? 'ok' : 'mismatch',
-    // Raised just now: nobody holds it, nothing has fired (the row says more later).
+    // Raised just now: nobody holds it, nothing has fired yet (its nudge times, when its tool
+    // or port sets any, are in the entry; the row says what fired later).
     claim: null,
     escalatedTo: null,
-    nudges: null,
+    nudges: readNudges(data.nudges) ?? null,
   };
 }

@@ -2,15 +2,19 @@ import { z } from 'zod';
 import type { Agent, DecideInput } from '../agent/create-agent.ts';
 import type { TurnResult } from '../agent/views.ts';
 import type { ApprovalRequest, RequestKind } from '../core/approval.ts';
+import type { Decider, RequestParties } from '../core/decision-rights.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { escalationInForce } from '../core/nudges.ts';
 import { ATTR, SPAN, withSpan } from '../core/tracing.ts';
+import type { RequestTimers } from '../store/ports/request-timers.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import type { WorkflowRunner } from '../workflow/runner.ts';
 import { approvalAnswer, type ResponseSchema } from './answer-shape.ts';
+import { claimRequest, releaseRequest } from './claims.ts';
 import type { RequestReader } from './request-books.ts';
 
 /**
@@ -56,6 +60,9 @@ export interface RequestOutcome {
 
 export interface RequestDeskOptions {
   store: Pick<RequestReader, 'getApproval'>;
+  /** Where claims are kept (the server's or CLI's Store); without it, claiming is refused. */
+  timers?: Pick<RequestTimers, 'changeClaim'>;
+  now?: () => Date;
   /** The agent that raised a tool call (by the row's `agent`). */
   agentFor: (name: string) => Agent | Promise<Agent>;
   /** The runs, when the app has workflows: port requests are answered through it. */
@@ -86,6 +93,14 @@ export interface RequestDesk {
     decider: RequestDecider,
     options?: { only?: RequestKind; run?: string },
   ): Promise<RequestOutcome>;
+  /**
+   * Takes the request for `decider` for `forMs` (default 15 minutes), or renews their claim:
+   * others see who holds it and until when. Whoever may decide it may claim it; deciding
+   * never needs a claim (see claims.ts).
+   */
+  claim(id: string, decider: RequestDecider, options?: { forMs?: number }): Promise<ApprovalRequest>;
+  /** Gives back `decider`'s claim (a no-op when nobody holds it). */
+  release(id: string, decider: RequestDecider): Promise<ApprovalRequest>;
 }
 
 export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
@@ -169,9 +184,56 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
     return answer;
   };
 
+  const timers = () => {
+    if (!options.timers)
+      throw new InvalidInputError('This store keeps no claims (a file store of workflow runs keeps none).', {
+        hint: 'Keep runs in a SQLite or PostgreSQL store (COUNTERSIGN_STORE) to claim their requests.',
+      });
+    return options.timers;
+  };
+  const now = options.now ?? (() => new Date());
+  const deciderOf = (decider: RequestDecider): Decider => ({
+    name: decider.by.trim() || 'unknown',
+    roles: decider.roles ?? null,
+  });
+  /** The parties a claim is judged by: the row's, with the agent's selfApproval and the tool's role for older rows. */
+  const partiesOf = async (request: ApprovalRequest): Promise<RequestParties> => {
+    if (request.kind === 'port') {
+      const node = workflows.get(request.agent)?.nodes.get(request.tool);
+      const port = node?.kind === 'port' ? node : undefined;
+      return {
+        raisedBy: request.raisedBy,
+        customer: request.customer,
+        requiredRole: request.requiredRole ?? port?.role ?? null,
+        escalatedTo: escalationInForce(request.escalatedTo, port?.nudges),
+        selfApproval: false,
+      };
+    }
+    const agent = await options.agentFor(request.agent);
+    const tool = agent.tools.find((known) => known.name === request.tool);
+    return {
+      raisedBy: request.raisedBy,
+      customer: request.customer,
+      // As the decision judges it (create-agent.ts): the tool's role as configured now.
+      requiredRole: tool ? (tool.role ?? null) : request.requiredRole,
+      escalatedTo: escalationInForce(request.escalatedTo, tool?.nudges),
+      selfApproval: agent.options.selfApproval ?? false,
+    };
+  };
+
   return {
     get,
     responseSchema,
+    async claim(id, decider, claimOptions = {}) {
+      const request = await get(id);
+      return claimRequest(timers(), request, await partiesOf(request), deciderOf(decider), {
+        now: now(),
+        ...(claimOptions.forMs === undefined ? {} : { forMs: claimOptions.forMs }),
+      });
+    },
+    async release(id, decider) {
+      return releaseRequest(timers(), await get(id), deciderOf(decider), { now: now() });
+    },
     async decide(id, decision, decider, decideOptions = {}) {
       const request = await get(id);
       if (decideOptions.run !== undefined && request.run !== decideOptions.run) {

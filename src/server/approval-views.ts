@@ -1,5 +1,6 @@
 import { showRequest } from '../agent/queries.ts';
 import { type ApprovalView, type TurnResult, toApprovalView } from '../agent/views.ts';
+import { escalationInForce } from '../core/nudges.ts';
 import type { ResponseSchema } from '../requests/answer-shape.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
@@ -57,6 +58,8 @@ export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprov
     ...view,
     // Rows written before roles were recorded take the tool's role as configured now.
     requiredRole: view.requiredRole ?? tool?.role ?? null,
+    // As the decision judges it: only the escalation the tool (as configured now) makes.
+    escalatedTo: escalationInForce(view.escalatedTo, tool?.nudges),
     standingAllowed: tool?.standing ?? false,
     selfApproval: known?.options.selfApproval ?? false,
     responseSchema: null,

@@ -17,6 +17,7 @@ import type { Workflow } from '../workflow/define-workflow.ts';
 import { createWorkflowRunner } from '../workflow/runner.ts';
 import { createAgentRegistry } from './agent-registry.ts';
 import { approvalRoutes } from './api/approval-routes.ts';
+import { claimRoutes } from './api/claim-routes.ts';
 import { eventRoutes } from './api/event-routes.ts';
 import { healthRoutes } from './api/health-routes.ts';
 import { ledgerRoutes } from './api/ledger-routes.ts';
@@ -207,6 +208,8 @@ export function createServer(options: ServerOptions): CountersignServer {
   ]);
   const requests = createRequestDesk({
     store: requestBook,
+    timers: options.store,
+    ...(options.now ? { now: options.now } : {}),
     agentFor: (name) => agents.get(name),
     runner: desk?.runner ?? null,
     workflows: options.workflows ?? [],
@@ -277,6 +280,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument({ runs: desk !== null })));
   sessionRoutes(app, ctx);
   requestRoutes(app, ctx);
+  claimRoutes(app, ctx);
   approvalRoutes(app, ctx);
   ledgerRoutes(app, ctx);
   eventRoutes(app, ctx, streams);

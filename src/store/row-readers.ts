@@ -12,6 +12,7 @@ import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, StoredMessage } from '../core/messages.ts';
+import { readNudges } from '../core/nudges.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
 import type { PayloadCodec } from './codec.ts';
 import type { StandingRule } from './store.ts';
@@ -156,17 +157,7 @@ function claimOf(row: Row, where: string): RequestClaim | null {
   return by === null || until === null ? null : { by, until };
 }
 
-const nudgeFields = [
-  'remindAt',
-  'remindedAt',
-  'escalateAt',
-  'escalateTo',
-  'escalatedAt',
-  'expiringAt',
-  'expiringSentAt',
-] as const satisfies readonly (keyof RequestNudges)[];
-
-/** The nudges column: JSON of RequestNudges, every field a string or null. */
+/** The nudges column: JSON of RequestNudges (core/nudges.ts reads it). */
 export function nudgesOf(row: Row, where: string): RequestNudges | null {
   const raw = textOrNull(row, 'nudges', where);
   if (raw === null) return null;
@@ -176,14 +167,8 @@ export function nudgesOf(row: Row, where: string): RequestNudges | null {
   } catch {
     throw wrong(where, 'nudges', raw);
   }
-  if (typeof parsed !== 'object' || parsed === null) throw wrong(where, 'nudges', raw);
-  const record = parsed as Record<string, unknown>;
-  const nudges = {} as Record<(typeof nudgeFields)[number], string | null>;
-  for (const field of nudgeFields) {
-    const value = record[field] ?? null;
-    if (value !== null && typeof value !== 'string') throw wrong(where, 'nudges', raw);
-    nudges[field] = value;
-  }
+  const nudges = readNudges(parsed);
+  if (nudges === undefined) throw wrong(where, 'nudges', raw);
   return nudges;
 }
 

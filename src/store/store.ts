@@ -3,6 +3,7 @@ import type { AuditLog } from './ports/audit-log.ts';
 import type { Leases } from './ports/leases.ts';
 import type { Ledger } from './ports/ledger.ts';
 import type { RequestBook, RuleBook } from './ports/request-book.ts';
+import type { RequestTimers } from './ports/request-timers.ts';
 import type { SessionLog } from './ports/session-log.ts';
 import type { SessionTransfer } from './ports/session-transfer.ts';
 
@@ -37,6 +38,13 @@ export type {
   RequestSort,
   RuleBook,
 } from './ports/request-book.ts';
+export type {
+  ClaimChange,
+  NudgeAdvance,
+  NudgeDueQuery,
+  RequestClaimResult,
+  RequestTimers,
+} from './ports/request-timers.ts';
 // Server ports: not part of Store (see ports/server/); re-exported for existing imports.
 export type {
   Delivery,
@@ -59,6 +67,7 @@ export interface Store
   extends SessionLog,
     Leases,
     RequestBook,
+    RequestTimers,
     RuleBook,
     Ledger,
     AuditLog,

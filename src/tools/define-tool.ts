@@ -5,6 +5,7 @@ import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { JsonValue } from '../core/json.ts';
+import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
 import {
   type CompiledInputSchema,
   compileInputSchema,
@@ -74,8 +75,11 @@ export type InferToolArgs<S> = S extends z.ZodType
         : T
       : Record<string, unknown>;
 
-/** What countersign adds to a tool beyond its name, schema and function. */
-export interface ApprovalOptions<A> {
+/**
+ * What countersign adds to a tool beyond its name, schema and function. `remindAfter`,
+ * `escalateAfter` + `escalateTo` and `warnBefore` (NudgeOptions) nudge people while a call waits.
+ */
+export interface ApprovalOptions<A> extends NudgeOptions {
   /** Whether a person must approve a call. Defaults to 'always': asking is the safe default. */
   approval?: ApprovalPolicy<A>;
   /** What will happen, in words a support person understands. Shown next to the arguments. */
@@ -138,6 +142,8 @@ export interface Tool {
    * null when they fit, else what is wrong.
    */
   checkEdit(patch: Record<string, JsonValue>): string | null;
+  /** When its waiting calls remind, escalate and warn before expiry; undefined when never. */
+  readonly nudges: NudgeSchedule | undefined;
   effect(args: unknown, context: ToolContext): Promise<string>;
   authorize(args: unknown, context: ToolContext): Promise<AuthorizeResult>;
   needsApproval(args: unknown, context: ToolContext): Promise<boolean>;
@@ -227,6 +233,7 @@ export function buildTool(spec: ToolSpec): Tool {
     logged: spec.logged ?? false,
     ttlMs: spec.ttl === undefined ? undefined : parseDuration(spec.ttl, `ttl of tool ${spec.name}`),
     role: spec.role,
+    nudges: nudgeSchedule(spec, `tool ${spec.name}`),
     async effect(args, context) {
       if (spec.effect) return spec.effect(args as Args, context);
       return `Run ${spec.name} with ${canonicalJson(args)}.`;

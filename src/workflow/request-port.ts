@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
 import { defaultPortEffect } from '../core/port-effect.ts';
 import type { AnsweredRequest } from './executor-context.ts';
 import { describeIssue } from './schema-hash.ts';
@@ -18,6 +19,8 @@ export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
   readonly response: z.ZodType<Res>;
   /** The role an approver needs to answer this port's requests (e.g. refunds: 'manager'). */
   readonly role: string | undefined;
+  /** When its waiting requests remind, escalate and warn before expiry; undefined when never. */
+  readonly nudges: NudgeSchedule | undefined;
   /**
    * How long its requests take answers, in ms; undefined: the runner's `requestTtl`
    * (default COUNTERSIGN_APPROVAL_TTL, else 24h).
@@ -43,7 +46,7 @@ export interface PortEffectContext {
 
 export function requestPort<Req, Res>(
   id: string,
-  schemas: {
+  schemas: NudgeOptions & {
     request: z.ZodType<Req>;
     response: z.ZodType<Res>;
     role?: string;
@@ -68,6 +71,7 @@ export function requestPort<Req, Res>(
     request: schemas.request,
     response: schemas.response,
     role: schemas.role,
+    nudges: nudgeSchedule(schemas, `port ${id}`),
     ttlMs,
     effectOf(data, context) {
       const { effect } = schemas;

@@ -14,6 +14,7 @@ import { RequestAnsweredError } from '../core/errors/request-answered-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { defaultWarningMs, escalationInForce, planNudges, withDefaultWarning } from '../core/nudges.ts';
 import { NEVER_EXPIRES, runSessionOf } from '../core/port-effect.ts';
 import { waitingFields } from '../core/request-defaults.ts';
 import { signalDecision } from '../core/signals.ts';
@@ -65,6 +66,8 @@ export interface WorkflowRunnerOptions {
    * (default COUNTERSIGN_APPROVAL_TTL, else 24h, as for agents' approvals).
    */
   requestTtl?: string | number;
+  /** Warn this long before a request expires when its port sets no `warnBefore` (default COUNTERSIGN_WARN_BEFORE). */
+  warnBefore?: string | number;
   /**
    * The audit trail for the runs' entries when `checkpoints` keeps none of its own (the
    * memory and file stores): each entry is appended right after the write it records, so a
@@ -184,6 +187,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   const { checkpoints } = options;
   const now = options.now ?? (() => new Date());
   const maxSupersteps = options.maxSupersteps ?? 10_000;
+  const warnBeforeMs = defaultWarningMs(options.warnBefore);
   const requestTtlMs = parseDuration(
     options.requestTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
     'the request TTL',
@@ -542,7 +546,12 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
         requiredRole: portRole(workflow, request.port, portRoles),
         claim: null,
         escalatedTo: null,
-        nudges: null,
+        // Only a port with a known expiry nudges: a request that never expires warns of nothing.
+        nudges: planNudges(
+          withDefaultWarning(port.nudges, warnBeforeMs),
+          request.createdAt,
+          request.expiresAt ?? NEVER_EXPIRES,
+        ),
         ...waitingFields(effect),
       };
       rows.push(row);
@@ -567,6 +576,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           raisedBy: row.raisedBy,
           customer: row.customer,
           requiredRole: row.requiredRole,
+          ...(row.nudges === null ? {} : { nudges: row.nudges }),
         },
       });
     }
@@ -837,7 +847,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       raisedBy: row.raisedBy,
       customer: row.customer,
       requiredRole: row.requiredRole,
-      escalatedTo: row.escalatedTo,
+      escalatedTo: escalationInForce(row.escalatedTo, port.nudges),
       selfApproval: options.selfApproval ?? false,
     };
     assertMayDecide(parties, decider, 'answer');

@@ -18,7 +18,9 @@ export type ErrorCode =
   | 'OUTCOME_UNKNOWN'
   | 'CONFIG_ERROR'
   | 'CHECKPOINT_INCOMPATIBLE'
-  | 'NOT_EDITABLE';
+  | 'NOT_EDITABLE'
+  /** Someone else holds the request's claim (claiming only; deciding never needs a claim). */
+  | 'CLAIMED';
 
 const marker = Symbol.for('countersign.error');
 

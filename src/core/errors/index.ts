@@ -1,5 +1,6 @@
 export { AlreadyDecidedError } from './already-decided-error.ts';
 export { CheckpointIncompatibleError } from './checkpoint-incompatible-error.ts';
+export { ClaimedError } from './claimed-error.ts';
 export { ConfigError } from './config-error.ts';
 export { CorruptDataError } from './corrupt-data-error.ts';
 export { CountersignError, type ErrorCode } from './countersign-error.ts';

@@ -3,6 +3,7 @@ import { jsonValue } from '../../core/json-schema.ts';
 import { MAX_PAGE_LIMIT, PAGE_COUNT_CAP, REQUEST_SORTS } from '../../store/request-page.ts';
 import type { RequestSort } from '../../store/store.ts';
 import { documentedDecision } from './approval-routes.ts';
+import { claimBody } from './claim-routes.ts';
 import { documentedRequestDecision } from './request-routes.ts';
 import {
   approval,
@@ -181,6 +182,34 @@ export const operations: Operation[] = [
     response: requestOutcome,
   },
   {
+    method: 'post',
+    path: '/v1/requests/{id}/claim',
+    operationId: 'claimRequest',
+    summary: 'Claim a waiting request to work on it: others see who holds it and until when',
+    description:
+      'The body is optional: `{"for": "30m"}` (default 15 minutes, at most 8 hours, never past the ' +
+      "request's expiry). Claiming your own claim again renews it. A claim lapses by itself and never stops " +
+      'anyone deciding: deciding needs no claim, and deciding a request someone else holds works. Whoever may ' +
+      'decide the request may claim it: the raiser, the customer and a `service`-only caller get 403 FORBIDDEN, ' +
+      'as does a caller without the required role. 409 CLAIMED names who holds it and until when; 409 ' +
+      'ALREADY_DECIDED; 410 EXPIRED. Audited as `request.claimed`; streamed live, not sent as a webhook.',
+    parameters: [requestParam('id')],
+    body: claimBody,
+    response: approval,
+  },
+  {
+    method: 'post',
+    path: '/v1/requests/{id}/release',
+    operationId: 'releaseRequest',
+    summary: 'Give back your claim on a request',
+    description:
+      'Nothing to give back (nobody holds it, or a claim that lapsed) answers the request as it is. Someone ' +
+      "else's live claim is 409 CLAIMED: only its holder releases it; it lapses by itself. Audited as " +
+      '`request.released`.',
+    parameters: [requestParam('id')],
+    response: approval,
+  },
+  {
     method: 'get',
     path: '/v1/stats',
     operationId: 'getStats',
@@ -300,7 +329,7 @@ export const operations: Operation[] = [
     path: '/v1/events',
     operationId: 'streamEvents',
     summary:
-      'Server-Sent Events: approval.requested, approval.decided, execution.finished, workflow.requested, workflow.answered, workflow.expired, turn.finished',
+      'Server-Sent Events: approval.requested, approval.decided, execution.finished, workflow.requested, workflow.answered, workflow.expired, request.reminder, request.escalated, request.expiring, request.claimed, request.released, turn.finished',
     description:
       'Each event is `event: <type>` with the JSON event as data and `id: <seq>`, the seq of the audit entry it ' +
       'comes from; a `ready` event opens the stream. A client reconnecting with `Last-Event-ID` (or `?after=`) is ' +

@@ -70,7 +70,9 @@ export const claim = z
 const nudgeTime = timestamp.nullable();
 export const nudges = z
   .object({
-    remindAt: nudgeTime.describe('When request.reminder fires; null when the tool or port sets no remindAfter'),
+    remindAt: nudgeTime.describe(
+      'When request.reminder fires; null when the tool or port sets no remindAfter',
+    ),
     remindedAt: nudgeTime.describe('When the reminder fired; null until it has'),
     escalateAt: nudgeTime.describe('When request.escalated fires'),
     escalateTo: z.string().nullable().describe('The role it escalates to'),
@@ -137,7 +139,9 @@ export const approval = z.object({
     .string()
     .nullable()
     .describe('The role it was escalated to; its holders may decide it too. null when not escalated'),
-  nudges: nudges.nullable().describe('null when its tool or port configures no reminder, escalation or warning'),
+  nudges: nudges
+    .nullable()
+    .describe('null when its tool or port configures no reminder, escalation or warning'),
 });
 
 export const execution = z.object({

@@ -2,6 +2,7 @@ import { expireRequest } from '../../agent/session-run.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { emit } from '../../events/emit.ts';
 import type { EventBus } from '../../events/event-bus.ts';
+import { fireDueNudges } from '../../requests/fire-nudges.ts';
 import type { Store } from '../../store/store.ts';
 import type { WorkflowRunner } from '../../workflow/runner.ts';
 import type { AgentRegistry } from '../agent-registry.ts';
@@ -20,6 +21,7 @@ export interface StoreWatcher {
  * Keeps the store moving beyond this process. Every `intervalMs` it answers overdue
  * requests as expired (and lets their sessions continue, so the customer hears it), does
  * the same for workflow requests (`runs`: the expiry is recorded, then the run continues),
+ * fires the reminders, escalations and expiry warnings that are due (fire-nudges.ts),
  * and continues sessions whose decider died before continuing them (stalled-sweep.ts).
  * What other processes raise and decide reaches the live views from the audit log
  * (live-feed.ts), not from here.
@@ -73,6 +75,13 @@ export function watchStore(options: {
       }
     }
     if (options.runs) await expireRuns(options.runs, resumeRuns);
+    // Reminders, escalations and expiry warnings of both kinds (one table on the SQL stores),
+    // from the nudge due-query; after expiry, so nothing expired is nudged.
+    try {
+      await fireDueNudges({ store, now: at, events });
+    } catch (error) {
+      log(`countersign: could not send reminders: ${String(error)}`);
+    }
     await sweepStalled(at.getTime());
   };
 

@@ -18,6 +18,7 @@ export const statusOfCode: Record<HttpErrorCode, number> = {
   OUTCOME_UNKNOWN: 409,
   CHECKPOINT_INCOMPATIBLE: 409,
   NOT_EDITABLE: 422,
+  CLAIMED: 409,
   EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,

@@ -44,7 +44,13 @@ export interface WebhookSender {
   stop(): Promise<void>;
 }
 
-export type WebhookEventType = 'approval.requested' | 'approval.decided';
+/** Claims are not sent: they change often and say nothing a receiver acts on; the live inbox shows them. */
+export type WebhookEventType =
+  | 'approval.requested'
+  | 'approval.decided'
+  | 'request.reminder'
+  | 'request.escalated'
+  | 'request.expiring';
 
 export interface WebhookPayload {
   /** The same on every retry and in every process: receivers deduplicate on it. */
@@ -77,9 +83,28 @@ export function deliveryId(type: WebhookEventType, requestId: string): string {
 
 /** The notice for an event, or null for events that are not sent as webhooks. */
 export function webhookPayload(event: CountersignEvent): WebhookPayload | null {
-  if (event.type !== 'approval.requested' && event.type !== 'approval.decided') return null;
-  const requestId = event.type === 'approval.requested' ? event.approval.id : event.requestId;
-  return { id: deliveryId(event.type, requestId), type: event.type, createdAt: event.at, data: event };
+  switch (event.type) {
+    case 'approval.requested':
+      return {
+        id: deliveryId(event.type, event.approval.id),
+        type: event.type,
+        createdAt: event.at,
+        data: event,
+      };
+    // Each fires once per request (the store's compare-and-set), so type and request make its id.
+    case 'approval.decided':
+    case 'request.reminder':
+    case 'request.escalated':
+    case 'request.expiring':
+      return {
+        id: deliveryId(event.type, event.requestId),
+        type: event.type,
+        createdAt: event.at,
+        data: event,
+      };
+    default:
+      return null;
+  }
 }
 
 const retryable = (status: number) => status >= 500 || status === 408 || status === 429;

@@ -15,6 +15,7 @@ import { sessionCases } from './session-cases.ts';
 import { stalledCases } from './stalled-cases.ts';
 import { stateCases } from './state-cases.ts';
 import { statsCases } from './stats-cases.ts';
+import { timerCases } from './timer-cases.ts';
 import { transferCases } from './transfer-cases.ts';
 import { webSessionCases } from './web-session-cases.ts';
 
@@ -45,6 +46,7 @@ const STORE_SUITES = {
   approvals: approvalCases,
   paging: pageCases,
   stats: statsCases,
+  timers: timerCases,
   rules: ruleCases,
   ledger: ledgerCases,
   audit: auditCases,

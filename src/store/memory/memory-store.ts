@@ -31,6 +31,7 @@ import {
   sessionNotFound,
   staleStep,
 } from '../store-errors.ts';
+import { claimApplies, nudgeApplies, nudged, nudgesDue } from '../timer-rules.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
 import { createMemoryOutbox } from './memory-outbox.ts';
 import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
@@ -289,6 +290,29 @@ export function createMemoryStore(): MemoryStore {
 
     async listDue(query) {
       return dueRequests(approvals.values(), query).map(copy);
+    },
+
+    async listNudgesDue(query) {
+      return nudgesDue(approvals.values(), query).map(copy);
+    },
+
+    async advanceNudge(id, advance, events) {
+      const request = approvals.get(id);
+      if (request === undefined || !nudgeApplies(request, advance)) return null;
+      const after = nudged(request, copy(advance));
+      approvals.set(id, after);
+      appendAuditEntries(events, advance.at);
+      return copy(after);
+    },
+
+    async changeClaim(id, change, events) {
+      const request = approvals.get(id);
+      if (request === undefined || !claimApplies(request, change))
+        return { won: false, request: request === undefined ? null : copy(request) };
+      const after: ApprovalRequest = { ...request, claim: copy(change.claim) };
+      approvals.set(id, after);
+      appendAuditEntries(events, change.at);
+      return { won: true, request: copy(after) };
     },
 
     async countPending() {

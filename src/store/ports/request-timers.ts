@@ -18,6 +18,8 @@ export interface NudgeDueQuery {
  * the time moved on (or the row decided) and writes nothing.
  */
 export interface NudgeAdvance {
+  /** When it fired (ISO-8601): the audit entries' time. */
+  at: string;
   from: RequestNudges;
   to: RequestNudges;
   /** Set with an escalation: the role that may now decide it too (ApprovalRequest.escalatedTo). */
@@ -35,7 +37,9 @@ export interface ClaimChange {
   claim: RequestClaim | null;
 }
 
-export type ClaimResult = { won: true; request: ApprovalRequest } | { won: false; request: ApprovalRequest | null };
+export type RequestClaimResult =
+  | { won: true; request: ApprovalRequest }
+  | { won: false; request: ApprovalRequest | null };
 
 /**
  * What changes on a waiting request besides its decision: its nudges (reminder, escalation,
@@ -50,5 +54,5 @@ export interface RequestTimers {
   /** The compare-and-set that fires one nudge; the row as it now stands when it won, else null. */
   advanceNudge(id: string, advance: NudgeAdvance, audit?: AuditEvent[]): Promise<ApprovalRequest | null>;
   /** The compare-and-set of claims; the loser gets the row as it stands. */
-  changeClaim(id: string, change: ClaimChange, audit?: AuditEvent[]): Promise<ClaimResult>;
+  changeClaim(id: string, change: ClaimChange, audit?: AuditEvent[]): Promise<RequestClaimResult>;
 }

@@ -20,6 +20,7 @@ import type { RequestPageQuery, RequestSort } from '../store.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
+import { nudgesDueSql } from './postgres-request-timers.ts';
 import {
   createPostgresStore,
   dueRequestsSql,
@@ -417,6 +418,24 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         expect(plan, name).toMatch(/Index (Only )?Scan (Backward )?using approvals_decided on approvals/);
         expect(plan, name).not.toMatch(/Seq Scan/);
       }
+    });
+
+    it('serves the nudge due-query from the partial index of pending rows by next nudge, in its order', async () => {
+      fresh('nudge_plan');
+      await open();
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN ${nudgesDueSql(tablesIn(schema), true)}`,
+          [at(100), 50, 'port'],
+        );
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using approvals_nudge_due on approvals/);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 
     it('refuses a schema migrated by a newer countersign', async () => {

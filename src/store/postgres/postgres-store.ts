@@ -51,6 +51,7 @@ import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
 import { createPostgresOutbox } from './postgres-outbox.ts';
+import { createPostgresRequestTimers } from './postgres-request-timers.ts';
 import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
@@ -211,6 +212,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
     ...createPostgresAppState(query, t.state, codec),
+    ...createPostgresRequestTimers(connection, t, codec, appendAudit),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresWebSessions(query, t),
 

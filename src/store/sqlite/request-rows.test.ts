@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bindArgs } from '../../core/canonical-json.ts';
 import { at, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { migrations } from './migrations.ts';
+import { NUDGES_DUE_SQL } from './sqlite-request-timers.ts';
 import { createSqliteStore, DUE_REQUESTS_SQL, type SqliteStore } from './sqlite-store.ts';
 
 describe('SQLite request rows (migration 9)', () => {
@@ -33,6 +34,23 @@ describe('SQLite request rows (migration 9)', () => {
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the nudge sweep walks the partial index of pending rows by next nudge: no scan, no sort', async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    const plan = raw((db) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${NUDGES_DUE_SQL}`)
+        .all(at(100), 50)
+        .map((row) => String(row.detail)),
+    );
+    expect(plan).toEqual([
+      expect.stringMatching(
+        /^SEARCH approvals USING INDEX approvals_nudge_due \(next_nudge_at>\? AND next_nudge_at<\?\)$/,
+      ),
+    ]);
   });
 
   it('the expiry sweep walks the partial index of pending rows by expiry: no scan, no sort', async () => {

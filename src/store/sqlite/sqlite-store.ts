@@ -56,6 +56,7 @@ import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
 import { translateSqliteError } from './sqlite-errors.ts';
 import { createSqliteOutbox } from './sqlite-outbox.ts';
+import { createSqliteRequestTimers } from './sqlite-request-timers.ts';
 import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
 
 /** Exported so a test can ask SQLite for the plan: a range walk of the primary key, no scan. */
@@ -213,6 +214,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     // their audit entries join the agents' chain.
     ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows, insertApproval),
     ...createSqliteAppState({ sql, run, write }, codec),
+    ...createSqliteRequestTimers({ sql, run, write }, codec, appendAuditRows),
     ...createSqliteOutbox({ sql, run, write }, codec),
     ...createSqliteWebSessions({ sql, run, write }),
 

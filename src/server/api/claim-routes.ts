@@ -1,0 +1,46 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { toApprovalView } from '../../agent/views.ts';
+import { parseDuration } from '../../core/duration.ts';
+import { toHttpView } from '../approval-views.ts';
+import { readJson } from '../http/read-json.ts';
+import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
+
+/** How long to hold it: `30m`, `1h` or milliseconds (default 15 minutes, at most 8 hours). */
+export const claimBody = z.strictObject({
+  for: z
+    .union([z.string(), z.number()])
+    .optional()
+    .describe('How long to hold it: 30m, 1h or milliseconds; default 15m, at most 8h, never past its expiry'),
+});
+
+/**
+ * Claims: an approver takes a waiting request to work on it, so others see who holds it and
+ * until when; a claim lapses by itself and never stops anyone deciding (the request desk and
+ * src/requests/claims.ts hold the rules). The body is optional: no body claims for 15 minutes.
+ */
+export function claimRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
+  app.post('/v1/requests/:id/claim', async (c) => {
+    const identity = requireIdentity(c);
+    const body =
+      c.req.header('content-length') === '0' || !c.req.header('content-type')
+        ? {}
+        : await readJson(c, claimBody);
+    const forMs = body.for === undefined ? undefined : parseDuration(body.for, 'for');
+    const request = await ctx.requests.claim(
+      c.req.param('id'),
+      { by: identity.name, roles: identity.roles },
+      forMs === undefined ? {} : { forMs },
+    );
+    return c.json(toHttpView(toApprovalView(request, ctx.now().toISOString()), ctx));
+  });
+
+  app.post('/v1/requests/:id/release', async (c) => {
+    const identity = requireIdentity(c);
+    const request = await ctx.requests.release(c.req.param('id'), {
+      by: identity.name,
+      roles: identity.roles,
+    });
+    return c.json(toHttpView(toApprovalView(request, ctx.now().toISOString()), ctx));
+  });
+}

@@ -1,0 +1,89 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
+import type { AuditEvent } from '../../core/audit.ts';
+import { nextNudgeAt } from '../../core/nudges.ts';
+import type { PayloadCodec } from '../codec.ts';
+import type { RequestTimers } from '../ports/request-timers.ts';
+import { APPROVAL_COLUMNS } from '../sql/columns.ts';
+import { toApproval } from '../sql/rows.ts';
+import type { Tables } from '../sql/tables.ts';
+import type { Connection, Query } from './connection.ts';
+
+/** Exported so a test can ask PostgreSQL for its plan: it must use the partial index `approvals_nudge_due`. */
+export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): string {
+  return `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
+    WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= $1${ofKind ? ' AND kind = $3' : ''}
+    ORDER BY next_nudge_at, id LIMIT $2`;
+}
+
+/**
+ * RequestTimers on PostgreSQL. Each change is one conditional UPDATE (the compare-and-set);
+ * with audit entries it runs in a transaction with their append. Under READ COMMITTED a
+ * second instance updating the same row waits for the first, then re-checks the WHERE
+ * against the committed row, finds the next nudge time moved on, and writes nothing.
+ */
+export function createPostgresRequestTimers(
+  connection: Pick<Connection, 'query' | 'transaction'>,
+  t: Pick<Tables, 'approvals'>,
+  codec: PayloadCodec,
+  appendAudit: (q: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>,
+): RequestTimers {
+  const { query } = connection;
+  const byId = async (id: string): Promise<ApprovalRequest | null> => {
+    const row = (await query(`SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1`, [id]))[0];
+    return row === undefined ? null : toApproval(codec, row);
+  };
+  /** One statement when there is nothing to audit; else the statement and the append in one transaction. */
+  const casWithAudit = (text: string, values: unknown[], audit: AuditEvent[] | undefined, at: string) => {
+    const work = async (q: Query) => {
+      const row = (await q(text, values))[0];
+      if (row === undefined) return null;
+      await appendAudit(q, audit, at);
+      return toApproval(codec, row);
+    };
+    return (audit ?? []).length === 0 ? work(query) : connection.transaction(work);
+  };
+
+  return {
+    async listNudgesDue(due) {
+      const rows = await query(nudgesDueSql(t, due.kind !== undefined), [
+        due.at,
+        due.limit,
+        ...(due.kind === undefined ? [] : [due.kind]),
+      ]);
+      return rows.map((row) => toApproval(codec, row));
+    },
+
+    async advanceNudge(id, advance, audit) {
+      const expected = nextNudgeAt(advance.from);
+      if (expected === null) return null;
+      return casWithAudit(
+        `UPDATE ${t.approvals} SET nudges = $2, next_nudge_at = $3, escalated_to = COALESCE($4, escalated_to)
+         WHERE id = $1 AND status = 'pending' AND next_nudge_at = $5 RETURNING ${APPROVAL_COLUMNS}`,
+        [id, JSON.stringify(advance.to), nextNudgeAt(advance.to), advance.escalatedTo ?? null, expected],
+        audit,
+        advance.at,
+      );
+    },
+
+    async changeClaim(id, change, audit) {
+      const won =
+        change.claim === null
+          ? await casWithAudit(
+              `UPDATE ${t.approvals} SET claim_by = NULL, claim_until = NULL
+               WHERE id = $1 AND status = 'pending' AND claim_by = $2 RETURNING ${APPROVAL_COLUMNS}`,
+              [id, change.by],
+              audit,
+              change.at,
+            )
+          : await casWithAudit(
+              `UPDATE ${t.approvals} SET claim_by = $2, claim_until = $3
+               WHERE id = $1 AND status = 'pending' AND expires_at > $4
+                 AND (claim_by IS NULL OR claim_until <= $4 OR claim_by = $5) RETURNING ${APPROVAL_COLUMNS}`,
+              [id, change.claim.by, change.claim.until, change.at, change.by],
+              audit,
+              change.at,
+            );
+      return won === null ? { won: false, request: await byId(id) } : { won: true, request: won };
+    },
+  };
+}
