@@ -52,6 +52,19 @@ const refund = defineTool({
   }),
 });
 
+/** A return waits at most a second before it is overdue, and two before it escalates to a manager. */
+const acceptReturn = defineTool({
+  name: 'accept_return',
+  description: 'Accept a return.',
+  input: z.object({ orderId: z.number().int() }),
+  approval: 'always',
+  remindAfter: '1s',
+  escalateAfter: '2s',
+  escalateTo: 'manager',
+  effect: ({ orderId }) => `Accept the return of order ${orderId}.`,
+  execute: ({ orderId }) => ({ ok: true, message: `Return of ${orderId} accepted.` }),
+});
+
 describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in Chromium', () => {
   let browser: Browser;
   let running: RunningServer;
@@ -67,12 +80,12 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
       name: 'cups',
       instructions: 'Orders cups.',
       tools: [orderCups],
-      // Each conversation: the proposal, then the reply after the decision.
+      // In test order: cups-1 proposes and is answered; cups-2 and cups-3 only propose.
       model: scriptModel([
         [{ tool: 'order_cups', args: { item: 'espresso cup', quantity: 12 } }],
         ['Ordered.'],
         [{ tool: 'order_cups', args: { item: 'espresso cup', quantity: 12 } }],
-        ['Ordered.'],
+        [{ tool: 'order_cups', args: { item: 'espresso cup', quantity: 12 } }],
       ]),
     });
     const refunds = createAgent({
@@ -81,7 +94,19 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
       tools: [refund],
       model: scriptModel([[{ tool: 'refund', args: { orderId: 1044, amount: 250 } }], ['Refund issued.']]),
     });
-    const server = createServer({ agents: [cups, refunds], store, approvers, log: () => undefined });
+    const returns = createAgent({
+      name: 'returns',
+      instructions: 'Returns.',
+      tools: [acceptReturn],
+      model: scriptModel([[{ tool: 'accept_return', args: { orderId: 1050 } }], ['Accepted.']]),
+    });
+    const server = createServer({
+      agents: [cups, refunds, returns],
+      store,
+      approvers,
+      watchIntervalMs: 200,
+      log: () => undefined,
+    });
     running = await startServer(server, { host: '127.0.0.1', port: 0 });
     browser = await launchChromium();
   });
@@ -186,5 +211,45 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
     const audit = (await store.listAudit({})).filter((e) => e.requestId === id).map((e) => e.kind);
     expect(audit).toContain('request.approval-added');
     expect(audit.filter((kind) => kind === 'request.decided')).toHaveLength(1);
+  });
+
+  it('claims with c: the other approver sees who holds it, live, and may still decide; c again releases', async () => {
+    const id = await raise('cups', 'cups-3', 'Cups for the office.');
+    const [alice, mia] = [await signedIn(tokens.alice), await signedIn(tokens.mia)];
+    await alice.goto(`${running.url}/?selected=${id}`);
+    await mia.goto(`${running.url}/?selected=${id}`);
+    await alice.locator(`#pane [data-request="${id}"]`).getByText('Nobody has claimed it.').waitFor();
+    await alice.keyboard.press('c');
+    await alice.locator('#arrivals', { hasText: /^Claimed until \d+ \w{3} 2026, \d{2}:\d{2} CET/ }).waitFor();
+    await expect.poll(async () => (await store.getApproval(id))?.claim?.by).toBe('alice');
+    await alice.locator(`[id="${id}"] td[data-label="Claim"]`, { hasText: 'you' }).waitFor();
+    // Mia's page learns of it from the live stream: the row and the pane name alice.
+    await mia.locator(`[id="${id}"] td[data-label="Claim"]`, { hasText: 'alice' }).waitFor();
+    const miaPane = mia.locator(`#pane [data-request="${id}"]`);
+    await miaPane.getByText('Claimed by alice').waitFor();
+    await miaPane.getByText('You can still decide it.').waitFor();
+    expect(await miaPane.getByRole('button', { name: /Claim/ }).count()).toBe(0);
+    expect(await miaPane.getByRole('button', { name: 'Approve' }).count()).toBe(1);
+
+    await alice.keyboard.press('c');
+    await alice.locator('#arrivals', { hasText: 'Released' }).waitFor();
+    await expect.poll(async () => (await store.getApproval(id))?.claim ?? null).toBeNull();
+    await mia.locator(`#pane [data-request="${id}"]`).getByText('Nobody has claimed it.').waitFor();
+  });
+
+  it('an overdue request stands out, live, and says it was escalated', async () => {
+    const inbox = await signedIn(tokens.lee);
+    const id = await raise('returns', 'return-1', 'I want to return order 1050.');
+    const row = inbox.locator(`[id="${id}"]`);
+    await row.waitFor();
+    // The reminder (1 s) and the escalation (2 s) fire from the store; the row is drawn again.
+    await inbox.locator(`[id="${id}"].overdue.escalated`).waitFor({ timeout: 15_000 });
+    expect(await row.locator('.overdue-badge').textContent()).toBe('overdue');
+    await row.locator('a.open').click();
+    await inbox
+      .locator(`#pane [data-request="${id}"] .overdue-note`)
+      .getByText(/and was escalated/)
+      .waitFor();
+    await inbox.screenshot({ path: join(shots, 'inbox-overdue.png') });
   });
 });

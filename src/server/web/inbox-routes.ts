@@ -19,7 +19,7 @@ import { auditBody, detailBody, HISTORY_SORTS, HISTORY_STATUSES, historyBody } f
 import { page } from './layout.ts';
 import { PENDING_SORTS, pendingListBody, totalText } from './list-page.ts';
 import { listHref, readListQuery } from './list-query.ts';
-import { timeZoneOf } from './local-time.ts';
+import { localTime, timeZoneOf } from './local-time.ts';
 import { type Reader, recordedButStuckText, refusalText } from './people-messages.ts';
 import { type PaneData, requestPane } from './request-pane.ts';
 import { type RowState, requestRow, rowState } from './request-row.ts';
@@ -265,6 +265,44 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     return reply(await decideOne(id, parsed.decision, viewer, readerOf(c, viewer), c.req.param('run')));
   };
   app.post('/requests/:id/decide', decide);
+
+  /** Claim a request for 15 minutes, or give the claim back: through the request desk. */
+  app.post('/requests/:id/claim', async (c) => {
+    const viewer = viewerOr(c);
+    if (viewer instanceof Response) return viewer;
+    const raw = await formGuard(c, viewer);
+    if (!raw) return refusedForm(c);
+    const first = (value: unknown) => (Array.isArray(value) ? value[0] : value);
+    const id = c.req.param('id');
+    const returnTo = returnOf(first(raw.return), id);
+    const decider = { by: viewer.identity.name, roles: viewer.identity.roles };
+    const reader = readerOf(c, viewer);
+    let result: DecisionReply;
+    try {
+      if (first(raw.claim) === 'release') {
+        await ctx.requests.release(id, decider);
+        result = { ok: true, text: 'Released: others see it is free.' };
+      } else {
+        const held = await ctx.requests.claim(id, decider);
+        result = {
+          ok: true,
+          text: `Claimed until ${held.claim ? localTime(held.claim.until, reader.timeZone) : 'later'}: others see you are on it.`,
+        };
+      }
+    } catch (error) {
+      if (!CountersignError.is(error)) throw error;
+      const now = await ctx.requestBook.getApproval(id).catch(() => null);
+      result = { ok: false, text: refusalText(error, now ?? { id, expiresAt: '', decision: null }, reader) };
+    }
+    if (wantsJson(c)) return c.json(result, result.ok ? 200 : 409);
+    return c.redirect(
+      withFlash(
+        returnTo,
+        ctx.flashes.put(viewer.identity.name, { kind: result.ok ? 'ok' : 'error', text: result.text }),
+      ),
+      303,
+    );
+  });
 
   /**
    * The first step of "edit, then approve": the changed fields read and checked against the

@@ -77,6 +77,8 @@ export function refusalText(
       return 'The inbox cannot reach its database right now, so nothing was recorded. Try again in a moment.';
     case 'INVALID_INPUT':
       return `That cannot be sent as it is: ${message}`;
+    case 'CLAIMED':
+      return `Someone else is on it: ${message} You can still decide it; claiming is never needed to decide.`;
     case 'NOT_EDITABLE':
       return `That change is not allowed: ${message} Nothing was decided.`;
     case 'OUTCOME_UNKNOWN':

@@ -2,7 +2,7 @@ import { describeDiff } from '../../core/edit-call.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
-import { approvalFacts, decisionForms, decisionText, type Viewer } from './approval-card.ts';
+import { approvalFacts, cannotDecide, decisionForms, decisionText, type Viewer } from './approval-card.ts';
 import { html, type SafeHtml } from './html.ts';
 import { localTime } from './local-time.ts';
 import type { Reader } from './people-messages.ts';
@@ -51,11 +51,7 @@ export function requestPane(
         </div>`
         : ''
     }
-    ${
-      state.claim
-        ? html`<p class="claim-note"><strong>Claimed by ${state.claim.by === viewer.identity.name ? 'you' : state.claim.by}</strong> until ${localTime(state.claim.until, options.timeZone)}. Anyone may still decide it.</p>`
-        : ''
-    }
+    ${pending ? claimForm(view, viewer, state, options) : ''}
     <p class="status status-${view.status}"><strong>Status:</strong> ${view.status}. ${pending ? '' : decisionText(view, reader)}</p>
     ${pending ? decisionForms(view, viewer, options.returnTo) : ''}
     ${
@@ -72,6 +68,34 @@ export function requestPane(
     ${conversation(messages, view, options.timeZone)}`
     }
   </div>`;
+}
+
+/**
+ * Who holds it, and the button to claim it (for 15 minutes) or give it back. Whoever may
+ * decide may claim (the same rule); someone else's claim shows who and until when, and
+ * deciding never needs a claim.
+ */
+function claimForm(
+  view: HttpApprovalView,
+  viewer: Viewer,
+  state: RowState,
+  options: { timeZone: string; returnTo: string },
+): SafeHtml {
+  const mine = state.claim !== null && state.claim.by.toLowerCase() === viewer.identity.name.toLowerCase();
+  const note = state.claim
+    ? html`<strong>Claimed by ${mine ? 'you' : state.claim.by}</strong> until ${localTime(state.claim.until, options.timeZone)}. ${mine ? 'Others see that you are on it.' : 'You can still decide it.'}`
+    : html`Nobody has claimed it.`;
+  const mayClaim = cannotDecide(view, viewer) === null && (state.claim === null || mine);
+  return html`<form method="post" action="/requests/${view.id}/claim" class="claim-form claim-note">
+    <input type="hidden" name="csrf" value="${viewer.csrf ?? ''}">
+    <input type="hidden" name="return" value="${options.returnTo}">
+    <span>${note}</span>
+    ${
+      mayClaim
+        ? html` <button type="submit" name="claim" value="${mine ? 'release' : 'claim'}" data-shortcut="claim" aria-describedby="title-${view.id}">${mine ? 'Release' : 'Claim for 15 minutes'}</button>`
+        : ''
+    }
+  </form>`;
 }
 
 /** The session as the model saw it, up to now; the call under review is marked. */

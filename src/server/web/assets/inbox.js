@@ -170,7 +170,8 @@
     // Read before any button is disabled: a disabled submitter's name and value are not sent.
     const body = new FormData(form, submitter);
     await null;
-    const response = await fetch(form.action, {
+    // The attribute, not form.action: a field named "action" would shadow the property.
+    const response = await fetch(form.getAttribute('action'), {
       method: 'POST',
       credentials: 'same-origin',
       headers: { accept: 'application/json' },
@@ -188,7 +189,7 @@
     const form = event.target;
     if (!(form instanceof HTMLFormElement) || !form.classList.contains('edit-form')) return;
     event.preventDefault();
-    fetch(`${form.action}?fragment=1`, {
+    fetch(`${form.getAttribute('action')}?fragment=1`, {
       method: 'POST',
       credentials: 'same-origin',
       body: new URLSearchParams(new FormData(form)),
@@ -205,6 +206,21 @@
         (result.querySelector('button.approve') ?? result.querySelector('[role="alert"]'))?.focus?.();
       })
       .catch(() => paneNotice('The inbox could not be reached; nothing was sent. Try again.', false));
+  });
+
+  // Claiming (or releasing) from the pane: the row and the pane show the claim at once.
+  pane?.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.classList.contains('claim-form')) return;
+    if (pageKind !== 'pending') return;
+    event.preventDefault();
+    const id = form.closest('[data-request]')?.dataset.request;
+    post(form, event.submitter)
+      .then((result) => {
+        pageNotice(result.text, result.ok);
+        if (id) refresh(id, '').catch(() => undefined);
+      })
+      .catch(() => pageNotice('The inbox could not be reached; nothing was sent. Try again.', false));
   });
 
   // Decisions from the pane: no page load; the next request opens and takes the focus.
