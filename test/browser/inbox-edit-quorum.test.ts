@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -14,6 +15,7 @@ import { scriptModel } from '../helpers/script-model.ts';
 import { browserMissing, launchChromium } from './browser-env.ts';
 
 const shots = resolve(import.meta.dirname, '../../test-results');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const tokens = {
   alice: 'alice-token-edit-quorum-01',
@@ -98,7 +100,10 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
       name: 'returns',
       instructions: 'Returns.',
       tools: [acceptReturn],
-      model: scriptModel([[{ tool: 'accept_return', args: { orderId: 1050 } }], ['Accepted.']]),
+      model: scriptModel([
+        [{ tool: 'accept_return', args: { orderId: 1050 } }],
+        [{ tool: 'accept_return', args: { orderId: 1051 } }],
+      ]),
     });
     const server = createServer({
       agents: [cups, refunds, returns],
@@ -251,5 +256,58 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
       .getByText(/and was escalated/)
       .waitFor();
     await inbox.screenshot({ path: join(shots, 'inbox-overdue.png') });
+  });
+
+  it('axe-core finds no violations in the edit form and claim, the edit preview page and an overdue row', async () => {
+    const page = await signedIn(tokens.mia, true);
+    const scan = async (what: string) => {
+      // Evaluated through the debugging protocol, which the page's CSP does not govern.
+      await page.evaluate(axeSource);
+      const violations = await page.evaluate<string[]>(
+        'axe.run().then((r) => r.violations.map((v) => v.id + ": " + v.help + " " + JSON.stringify(v.nodes.map((n) => n.target))))',
+      );
+      expect(violations, what).toEqual([]);
+    };
+    const waiting = (await store.pageRequests({ status: 'pending', limit: 50 })).items;
+    const cups = waiting.find((r) => r.tool === 'order_cups')!;
+    await page.goto(`${running.url}/?selected=${cups.id}`);
+    await page.locator('#pane').getByText('Edit, then approve').click();
+    await scan('the list with a request open: its edit form and claim');
+    await page.goto(`${running.url}/requests/${cups.id}`);
+    await page.getByText('Edit, then approve').click();
+    await page.getByLabel(/^quantity/).fill('4');
+    await page.getByRole('button', { name: 'Show the changes' }).click();
+    await page.locator('.edit-preview').waitFor();
+    await scan('the edit preview page');
+    const overdue = waiting.find((r) => r.tool === 'accept_return');
+    if (overdue) {
+      await page.goto(`${running.url}/?selected=${overdue.id}`);
+      await scan('an overdue, escalated request');
+    }
+  });
+
+  it('a request raised after the page was rendered but before its live stream connected still arrives', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${running.url}/login`);
+    await page.getByLabel('Approver token').fill(tokens.lee);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Hold the page's event stream until a request has been raised.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((done) => {
+      release = done;
+    });
+    let asked = '';
+    await page.route('**/v1/events**', async (route) => {
+      asked = route.request().url();
+      await held;
+      await route.continue();
+    });
+    await page.waitForURL(`${running.url}/`);
+    await expect.poll(() => asked).toContain('/v1/events?after=');
+    const id = await raise('returns', 'return-2', 'Return order 1051, please.');
+    release();
+    await page.locator(`[id="${id}"]`).waitFor();
   });
 });

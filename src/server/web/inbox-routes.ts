@@ -57,6 +57,9 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.get('/', async (c) => {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
+    // The log's head before the list is read: the live stream starts there, so a request
+    // raised between this read and the stream's connection still arrives.
+    const seq = await ctx.store.lastAuditSeq();
     const now = ctx.now();
     const timeZone = timeZoneOf(c);
     const query = readListQuery((name) => c.req.query(name), { statuses: [], sorts: PENDING_SORTS });
@@ -96,7 +99,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
           states,
         }),
         scripts: ['inbox.js'],
-        data: { page: 'pending', ...(selected ? { request: selected } : {}) },
+        data: { page: 'pending', seq: String(seq), ...(selected ? { request: selected } : {}) },
         wide: true,
       }),
     );
@@ -143,6 +146,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   const detail = async (c: Context<ServerEnv>) => {
     const viewer = viewerOr(c);
     if (viewer instanceof Response) return viewer;
+    const seq = await ctx.store.lastAuditSeq();
     const now = ctx.now();
     const view = await getApproval(ctx.requestBook, ctx, c.req.param('id') ?? '', now);
     return c.html(
@@ -154,7 +158,7 @@ export function inboxRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
         flash: flashFor(viewer.identity.name, c.req.query('flash')),
         body: detailBody(await paneData(view), viewer, now.getTime(), timeZoneOf(c)),
         scripts: ['inbox.js'],
-        data: { page: 'detail', request: view.id, status: view.status },
+        data: { page: 'detail', request: view.id, status: view.status, seq: String(seq) },
       }),
     );
   };

@@ -369,7 +369,9 @@
   };
 
   if (!('EventSource' in window) || (pageKind !== 'pending' && pageKind !== 'detail')) return;
-  const source = new EventSource('/v1/events');
+  // From the log's position the page was rendered at: nothing committed in between is missed.
+  const seq = main.dataset.seq;
+  const source = new EventSource(`/v1/events${seq && /^\d+$/.test(seq) ? `?after=${seq}` : ''}`);
   // A reconnecting EventSource sends Last-Event-ID and is replayed what it missed; when that
   // was too much, the server sends `reload`: the store is the record, so say the list is stale.
   source.addEventListener('reload', () => {
