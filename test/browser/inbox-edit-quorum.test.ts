@@ -259,7 +259,7 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
   });
 
   it('axe-core finds no violations in the edit form and claim, the edit preview page and an overdue row', async () => {
-    const page = await signedIn(tokens.mia, true);
+    const page = await signedIn(tokens.mia);
     const scan = async (what: string) => {
       // Evaluated through the debugging protocol, which the page's CSP does not govern.
       await page.evaluate(axeSource);
