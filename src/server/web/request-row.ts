@@ -71,7 +71,7 @@ export function requestRow(
       state.overdue ? html` <span class="badge overdue-badge">overdue</span>` : ''
     }${state.escalated ? html` <span class="badge">escalated</span>` : ''}</td>
     <td data-label="Customer">${view.customer ?? html`<span class="hint">none</span>`}</td>
-    <td data-label="Effect" class="effect effect-cell">${visibleHtml(view.effect)}</td>
+    <td data-label="Effect" class="effect effect-cell"><span class="clamp">${visibleHtml(view.effect)}</span></td>
     <td data-label="Age"><time datetime="${view.createdAt}" data-age title="${localTime(view.createdAt, timeZone)}">${ageText(view.createdAt, nowMs)}</time></td>
     <td data-label="Expires"><time datetime="${view.expiresAt}" data-countdown title="${localTime(view.expiresAt, timeZone)}">${remainingText(view.expiresAt, nowMs)}</time></td>
     <td data-label="Role">${view.requiredRole ?? html`<span class="hint">any</span>`}${
