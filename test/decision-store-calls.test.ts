@@ -44,8 +44,10 @@ const oneDecision = {
   getExecution: 1,
   startExecution: 1,
   commitStep: 2,
-  // The bookstore tool's own state: read the order, write it cancelled.
-  getState: 2,
+  // The bookstore tool's own state: its approval policy reads the order (routing by amount is
+  // judged again at the decision, so an edited row cannot lower it), the tool reads it and
+  // writes it cancelled. A tool whose policy reads no state costs one call less.
+  getState: 3,
   setState: 1,
 };
 
