@@ -102,7 +102,10 @@ describe.skipIf(browserMissing)("onNewMessage 'keep' through the customer chat i
     // The support desk approves; the stored call runs once and the customer is told.
     const decided = await api(`/v1/requests/${id}/decision`, { method: 'POST', body: { approved: true } });
     expect(decided.status).toBe(200);
-    await chat.locator('#chat-log').getByText('An update on your earlier request: Order 1044 has been cancelled.').waitFor();
+    await chat
+      .locator('#chat-log')
+      .getByText('An update on your earlier request: Order 1044 has been cancelled.')
+      .waitFor();
     // countersign's notice to the model is not shown as the customer's words.
     expect(await chat.locator('#chat-log').getByText('[countersign]').count()).toBe(0);
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
