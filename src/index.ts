@@ -53,7 +53,7 @@ export * from './core/errors/index.ts';
 export type { ExecutionRecord, ExecutionStatus } from './core/execution.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, StoredMessage, ToolCall, ToolResult } from './core/messages.ts';
-export type { BatchCall, CallDisposition, OpenBatch, SessionRecord } from './core/session.ts';
+export type { BatchCall, CallDisposition, KeptCall, OpenBatch, SessionRecord } from './core/session.ts';
 export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
 export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
 // The PostgreSQL exports live in countersign/postgres; these stay for one release. pg is

@@ -44,8 +44,10 @@ const oneDecision = {
   getExecution: 1,
   startExecution: 1,
   commitStep: 2,
-  // The bookstore tool's own state: read the order, write it cancelled.
-  getState: 2,
+  // The bookstore tool's own state: its approval policy reads the order (routing by amount is
+  // judged again at the decision, so an edited row cannot lower it), the tool reads it and
+  // writes it cancelled. A tool whose policy reads no state costs one call less.
+  getState: 3,
   setState: 1,
 };
 
@@ -93,5 +95,28 @@ describe('store calls of one decision', () => {
     expect(counts.getApproval).toBe(2);
     expect(counts.getExecution).toBe(1);
     await store.close();
+  });
+
+  it('a quorum: the first of two approvals is 4 store calls and writes no session; the last costs what one decision does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-calls-'));
+    dirs.push(dir);
+    const inner = createSqliteStore({ path: join(dir, 'store.db') });
+    const counted = countingStore(inner);
+    const { agent } = bookstore({ store: counted.store });
+    // Order 1062 (129.40) needs two managers.
+    const turn = await agent.chat('s1', 'Please cancel my order 1062.', { principal: 'c-100' });
+    const id = turn.approvals[0]!.id;
+    counted.reset();
+    const first = await agent.decide(id, { approved: true, by: 'meg', roles: ['manager'] });
+    expect(first.status).toBe('awaiting_approval');
+    console.log('store calls of a partial approval:', counted.calls());
+    // The row, the session (separation of duties), the policy's order read, the compare-and-set.
+    expect(counted.calls()).toEqual({ getApproval: 1, getSession: 1, getState: 1, recordApproval: 1 });
+    counted.reset();
+    const last = await agent.decide(id, { approved: true, by: 'max', roles: ['manager'] });
+    expect(last.status).toBe('completed');
+    console.log('store calls of the approval that completes it:', counted.calls());
+    expect(counted.calls()).toEqual(oneDecision);
+    await inner.close();
   });
 });

@@ -3,7 +3,7 @@ import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import type { EditedCall } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
-import { assertMayDecide } from '../core/decision-rights.ts';
+import { assertMayDecide, type Decider, type RequestParties } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
@@ -438,13 +438,17 @@ export function createAgent(options: AgentOptions): Agent {
       await expireRequest(rt.store, request, at);
       throw expiredError(requestId, request.expiresAt);
     }
+    // Who must decide is judged again by the tool's policy on the bound call, so a row edited
+    // to a lower role or fewer approvers (or more editable fields) decides nothing more.
+    const routed = request.status === 'pending' ? await routedNow(rt, request, session) : request;
+    if (routed !== request) assertMayDecide(partiesOf(rt, routed, session), deciderOf(input), 'decide');
     const by = input.by?.trim() || 'unknown';
     const reason = input.reason?.trim() || (input.approved ? null : DEFAULT_REJECTION_REASON);
     let quorum: { approvals: Approval[]; edit: RequestEdit | null; approvalsNeeded: number } | null = null;
     if (input.approved) {
-      const step = await approvalStepFor(rt, request, input, session, { by, at, reason });
+      const step = await approvalStepFor(rt, routed, input, session, { by, at, reason });
       if (step.kind === 'record') {
-        const recorded = await recordPartialApproval(rt, request, step, { by, at, reason });
+        const recorded = await recordPartialApproval(rt, routed, step, { by, at, reason });
         if (recorded.won) return awaitingTurn(rt, recorded.request);
         // Another approver got there first: judge this approval again against the row as it is.
         if (recorded.request?.status === 'pending' && attempt < 3)
@@ -539,7 +543,24 @@ export function createAgent(options: AgentOptions): Agent {
     const tool = rt.toolsByName.get(request.tool);
     if (!tool)
       throw new InvalidInputError(`Tool ${request.tool} is not registered with agent ${rt.agentName}.`);
-    const context: ToolContext = {
+    const edited = await editCall(tool, request, input.edit, decisionContext(rt, request, session), {
+      by: approval.by,
+      at: approval.at,
+    });
+    if (edited === null) return approvalStep(request, approval);
+    return approvalStep(request, approval, {
+      ...edited,
+      editorQualifies: holdsRole(input.roles ?? null, edited.requirement.role),
+    });
+  }
+
+  /** The tool context a decision runs tool code in (the policy, an edit's checks). */
+  function decisionContext(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    session: SessionRecord | null,
+  ): ToolContext {
+    return {
       session: request.session,
       callId: request.callId,
       agent: rt.agentName,
@@ -548,12 +569,35 @@ export function createAgent(options: AgentOptions): Agent {
       requestId: request.id,
       state: rt.state,
     };
-    const edited = await editCall(tool, request, input.edit, context, { by: approval.by, at: approval.at });
-    if (edited === null) return approvalStep(request, approval);
-    return approvalStep(request, approval, {
-      ...edited,
-      editorQualifies: holdsRole(input.roles ?? null, edited.requirement.role),
-    });
+  }
+
+  /**
+   * The request with its routing as the tool's code gives it now, for the call that would
+   * run (the pending edit, else the proposal; both already checked against their hashes):
+   * the stricter of the row's and the policy's role and quorum, and the tool's editable
+   * fields. The row itself is returned when nothing differs.
+   */
+  async function routedNow(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    session: SessionRecord | null,
+  ): Promise<ApprovalRequest> {
+    const tool = rt.toolsByName.get(request.tool);
+    if (!tool) return request;
+    const requirement = await tool.requirement(
+      request.edit?.args ?? request.args,
+      decisionContext(rt, request, session),
+    );
+    const requiredRole = requirement?.role ?? request.requiredRole;
+    const approvalsNeeded = Math.max(request.approvalsNeeded, requirement?.approvals ?? 1);
+    const editable = [...tool.editable];
+    if (
+      requiredRole === request.requiredRole &&
+      approvalsNeeded === request.approvalsNeeded &&
+      editable.join('\n') === request.editable.join('\n')
+    )
+      return request;
+    return { ...request, requiredRole, approvalsNeeded, editable };
   }
 
   /** A partial approval (or a re-routing edit): recordApproval's compare-and-set, audited with it. */
@@ -617,24 +661,26 @@ export function createAgent(options: AgentOptions): Agent {
     action: 'decide' | 'reconcile',
   ): Promise<SessionRecord | null> {
     const session = await rt.store.getSession(request.session);
-    assertMayDecide(
-      {
-        raisedBy: request.raisedBy,
-        customer: session?.principal ?? null,
-        // The row's role (the policy may route by amount); rows from before roles were
-        // recorded (no effect hash either) take the tool's role as configured now.
-        requiredRole:
-          request.effectHash !== null
-            ? request.requiredRole
-            : (request.requiredRole ?? rt.toolsByName.get(request.tool)?.role ?? null),
-        escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
-        selfApproval: options.selfApproval ?? false,
-        approvedBy: request.approvals.map((approval) => approval.by),
-      },
-      { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },
-      action,
-    );
+    assertMayDecide(partiesOf(rt, request, session), deciderOf(input), action);
     return session;
+  }
+
+  function partiesOf(
+    rt: AgentRuntime,
+    request: ApprovalRequest,
+    session: SessionRecord | null,
+  ): RequestParties {
+    return {
+      raisedBy: request.raisedBy,
+      customer: session?.principal ?? null,
+      // The row's role (the policy may route by amount; decide judges it again with the
+      // policy, routedNow), else the tool's role as configured now (rows from before roles
+      // were recorded, or a row whose role was edited away).
+      requiredRole: request.requiredRole ?? rt.toolsByName.get(request.tool)?.role ?? null,
+      escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
+      selfApproval: options.selfApproval ?? false,
+      approvedBy: request.approvals.map((approval) => approval.by),
+    };
   }
 
   // Every decision of a tool call (HTTP, CLI, approve/reject) passes here, inside its span.
@@ -737,6 +783,10 @@ function standingRule(
     revokedAt: null,
     revokedBy: null,
   };
+}
+
+function deciderOf(input: { by?: string; roles?: readonly string[] }): Decider {
+  return { name: input.by?.trim() || 'unknown', roles: input.roles ?? null };
 }
 
 /** Why a decision lost its compare-and-set: expired, or decided by someone else first. */

@@ -33,7 +33,8 @@ export async function editCall(
   editor: { by: string; at: string },
 ): Promise<EditedCall | null> {
   const current = request.edit?.args ?? request.args;
-  const merged = applyEdit({ ...request, args: current }, patch);
+  // What may be edited is the tool's declaration (code), never the row's copy of it.
+  const merged = applyEdit({ ...request, args: current, editable: tool.editable }, patch);
   const schemaProblem = tool.checkEdit(patch);
   if (schemaProblem !== null) {
     throw new NotEditableError(

@@ -74,7 +74,7 @@ describe('parseCommandLine', () => {
 
   it('missing and extra positionals are refused with the complete usage line', () => {
     expect(refusal(['approve']).message).toBe(
-      'countersign approve needs REQUEST. Usage: countersign approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args] [--queue] [--json]',
+      'countersign approve needs REQUEST. Usage: countersign approve REQUEST [--as NAME] [--reason TEXT] [--edit JSON] [--always | --always-with-args] [--queue] [--json]',
     );
     expect(refusal(['run', 'respond', 'r1']).message).toContain('needs REQUEST and JSON');
     const extra = refusal(['pending', 's1']);

@@ -35,7 +35,8 @@ describe('events derived from audit entries', () => {
     const published: CountersignEvent[] = [];
     bus.subscribe((event) => published.push(event));
     const { agent: base, store } = bookstore();
-    const agent = createAgent({ ...base.options, events: bus });
+    // 'reject', so a new message answers the waiting request "moved on" (the bookstore keeps it).
+    const agent = createAgent({ ...base.options, events: bus, onNewMessage: 'reject' });
     const kitchen = kitchenAgent.with({ store, events: bus, model: createDemoModel() });
 
     // Raised, approved with "always for this tool", executed.

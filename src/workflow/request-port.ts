@@ -22,6 +22,11 @@ export interface RequestPort<Req, Res> extends WorkflowNode<Req, Res> {
   /** When its waiting requests remind, escalate and warn before expiry; undefined when never. */
   readonly nudges: NudgeSchedule | undefined;
   /**
+   * How many distinct people must approve an approval-shaped answer (`{approved: true, …}`)
+   * before it is recorded (a quorum); 1 by default. Any `approved: false` vetoes at once.
+   */
+  readonly approvals: number;
+  /**
    * How long its requests take answers, in ms; undefined: the runner's `requestTtl`
    * (default COUNTERSIGN_APPROVAL_TTL, else 24h).
    */
@@ -50,6 +55,8 @@ export function requestPort<Req, Res>(
     request: z.ZodType<Req>;
     response: z.ZodType<Res>;
     role?: string;
+    /** Distinct approvers an approval-shaped answer needs (1 to 10; default 1): a quorum. */
+    approvals?: number;
     /** How long a request takes answers: '15m', '24h', '7d' or ms (default: the runner's). */
     ttl?: string | number;
     /**
@@ -65,6 +72,12 @@ export function requestPort<Req, Res>(
     );
   }
   const ttlMs = schemas.ttl === undefined ? undefined : parseDuration(schemas.ttl, `ttl of port ${id}`);
+  const approvals = schemas.approvals ?? 1;
+  if (!Number.isInteger(approvals) || approvals < 1 || approvals > 10) {
+    throw new ConfigError(
+      `Port ${id} asks for ${String(schemas.approvals)} approvals; it must be a whole number from 1 to 10.`,
+    );
+  }
   return {
     id,
     kind: 'port',
@@ -72,6 +85,7 @@ export function requestPort<Req, Res>(
     response: schemas.response,
     role: schemas.role,
     nudges: nudgeSchedule(schemas, `port ${id}`),
+    approvals,
     ttlMs,
     effectOf(data, context) {
       const { effect } = schemas;

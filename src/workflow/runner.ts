@@ -552,7 +552,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
           request.createdAt,
           request.expiresAt ?? NEVER_EXPIRES,
         ),
-        ...waitingFields(effect),
+        ...waitingFields(effect, { approvalsNeeded: port.approvals }),
       };
       rows.push(row);
       events.push({
@@ -750,7 +750,9 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     response: JsonValue,
     respondOptions: RespondOptions = {},
     inRun?: string,
-  ) {
+    /** Tries after losing a partial approval's compare-and-set to another approver. */
+    attempt = 1,
+  ): Promise<RunView> {
     assertStoreId('request', requestId);
     let row = await findRow(requestId);
     if (row === null && inRun !== undefined) {
@@ -849,16 +851,59 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       requiredRole: row.requiredRole,
       escalatedTo: escalationInForce(row.escalatedTo, port.nudges),
       selfApproval: options.selfApproval ?? false,
+      approvedBy: row.approvals.map((approval) => approval.by),
     };
     assertMayDecide(parties, decider, 'answer');
     const configured = portRole(workflow, port.id, portRoles);
     if (configured !== null && configured !== row.requiredRole)
       assertMayDecide({ ...parties, requiredRole: configured }, decider, 'answer');
+    // A quorum (the port's `approvals`, or the row's if more): an approval that is not the
+    // last is recorded on its own (recordApproval); a rejection vetoes; the last one answers.
+    const needed = Math.max(row.approvalsNeeded, port.approvals);
+    const approves = isApproval(response);
+    const approval = { by: decider.name, at, reason: null };
+    if (needed > 1 && approves && row.approvals.length + 1 < needed) {
+      const recorded = await checkpoints.recordApproval(
+        requestId,
+        {
+          revision: row.revision,
+          at,
+          approvals: [...row.approvals, approval],
+          edit: null,
+          requiredRole: row.requiredRole,
+          approvalsNeeded: needed,
+        },
+        [
+          {
+            kind: 'request.approval-added',
+            session: row.session,
+            requestId,
+            actor: decider.name,
+            data: {
+              tool: pending.port,
+              args: row.argsJson,
+              argsHash: row.argsHash,
+              reason: null,
+              approvals: row.approvals.length + 1,
+              approvalsNeeded: needed,
+              requiredRole: row.requiredRole,
+              rerouted: false,
+            },
+          },
+        ],
+      );
+      if (recorded.won) return continueRun(run);
+      // Another approver got there first: judged again on the row as it is now.
+      if (recorded.request?.status === 'pending' && attempt < 3)
+        return answer(requestId, response, respondOptions, inRun, attempt + 1);
+      throw decidedError(recorded.request ?? row);
+    }
+    const quorum = needed > 1 ? { approvals: approves ? [...row.approvals, approval] : row.approvals } : {};
     // What the audit binds: the exact answer recorded, as canonical JSON, and its digest.
     const responseJson = canonicalJson(response);
     const result = await decideAudited(
       requestId,
-      { verdict: 'answered', response, by: decider.name, reason: null, at, kind: 'person' },
+      { verdict: 'answered', response, by: decider.name, reason: null, at, kind: 'person', ...quorum },
       [
         {
           kind: 'request.decided',
@@ -959,4 +1004,14 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       return checkpoints.listRuns();
     },
   };
+}
+
+/** An approval-shaped answer that approves (`{approved: true, …}`): what a port's quorum counts. */
+function isApproval(response: JsonValue): boolean {
+  return (
+    typeof response === 'object' &&
+    response !== null &&
+    !Array.isArray(response) &&
+    response.approved === true
+  );
 }

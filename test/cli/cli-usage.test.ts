@@ -17,7 +17,7 @@ describe('countersign as a person uses it', () => {
     ]);
     expect(flag.code).toBe(0);
     expect(flag.stdout).toContain(
-      'Usage: countersign approve REQUEST [--as NAME] [--reason TEXT] [--always | --always-with-args] [--queue] [--json]',
+      'Usage: countersign approve REQUEST [--as NAME] [--reason TEXT] [--edit JSON] [--always | --always-with-args] [--queue] [--json]',
     );
     expect(flag.stdout).toContain('Examples:');
     expect(word.stdout).toBe(flag.stdout);

@@ -102,6 +102,11 @@ describe('edit, then approve', () => {
     expect(await code(agent.decide(id, { approved: true, edit: { tool: 'refund' } }))).toBe('NOT_EDITABLE');
     expect(await code(agent.decide(id, { approved: true, edit: { quantity: '' } }))).toBe('INVALID_INPUT');
     expect(await code(agent.decide(id, { approved: false, edit: { quantity: '6' } }))).toBe('INVALID_INPUT');
+    // An edit applies to this call only: it cannot be remembered for the session.
+    expect(await code(agent.decide(id, { approved: true, edit: { quantity: '6' }, remember: 'tool' }))).toBe(
+      'INVALID_INPUT',
+    );
+    expect(await store.listRules({ session: 's1' })).toEqual([]);
     expect((await store.getApproval(id))!.status).toBe('pending');
     expect(await list(store)).toEqual(['milk', 'bread']);
   });

@@ -20,6 +20,7 @@ const people = {
   sam: ['support'],
   meg: ['support', 'manager'],
   max: ['manager'],
+  moe: ['manager'],
   // An approver who is also the customer: never decides c-100's requests.
   'c-100': ['support', 'manager'],
 } as const;

@@ -19,9 +19,10 @@ const refund = (onNewMessage?: OnNewMessage) =>
     },
   });
 
-function desk(steps: Step[], options: { agent?: OnNewMessage; tool?: OnNewMessage } = {}) {
+function desk(steps: Step[], options: { agent?: OnNewMessage; tool?: OnNewMessage; now?: () => Date } = {}) {
   const store = createMemoryStore();
   const agent = createAgent({
+    ...(options.now ? { now: options.now } : {}),
     name: 'desk',
     instructions: '',
     tools: [refund(options.tool)],
@@ -123,5 +124,28 @@ describe("onNewMessage: 'keep'", () => {
     expect(await refunds(store)).toEqual([8, 7]);
     // The notice is no message of the customer's: it raised nothing.
     expect((await store.getApproval(b))!.raisedBy).toBe('cust');
+  });
+
+  it('a kept request that expires: the model is told on the next run, nothing runs', async () => {
+    let clock = Date.parse('2026-12-01T10:00:00Z');
+    const { agent, store } = desk(
+      [[{ tool: 'refund', args: { orderId: 7 } }], ['Waiting.'], ['It expired.']],
+      {
+        agent: 'keep',
+        now: () => new Date(clock),
+      },
+    );
+    const id = (await agent.chat('s1', 'refund', { by: 'cust' })).approvals[0]!.id;
+    await agent.chat('s1', 'any update?', { by: 'cust' });
+    clock += 25 * 3_600_000;
+    const later = await agent.resume('s1');
+    expect(later.reply).toBe('It expired.');
+    expect((await store.getApproval(id))!.status).toBe('expired');
+    const notice = (await texts(store)).filter((m) => m.role === 'user').at(-1);
+    expect(notice?.role === 'user' && notice.text).toContain(
+      'expired without a decision, so nothing was done.',
+    );
+    expect(await refunds(store)).toEqual([]);
+    expect((await store.getSession('s1'))!.batch).toBeNull();
   });
 });

@@ -22,16 +22,10 @@ type Turn = { session: string; status: string; reply: string | null; approvals: 
  */
 describe('countersign CLI across processes (SQLite + OpenAI-compatible model)', () => {
   let server: Awaited<ReturnType<typeof startScriptedOpenAIServer>>;
-  beforeAll(async () => {
-    server = await startScriptedOpenAIServer();
-  });
-  afterAll(async () => {
-    await server.close();
-  });
-
   /** The bookstore agent as it was before support desks kept requests waiting: 'reject'. */
   let movesOnApp = '';
-  beforeAll(() => {
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer();
     const dir = dirname(tempStore().slice('sqlite:'.length));
     movesOnApp = join(dir, 'moves-on-app.ts');
     const app = resolve(import.meta.dirname, '../../examples/bookstore/app.ts');
@@ -43,6 +37,9 @@ import { createAgent } from ${JSON.stringify(src)};
 export const agents = [createAgent({ ...bookstoreAgent.options, onNewMessage: 'reject' })];
 `,
     );
+  });
+  afterAll(async () => {
+    await server.close();
   });
 
   const envFor = (store: string) => ({

@@ -32,7 +32,7 @@ function answerRequest(view: PromptView, offered: ReadonlySet<string>, schemas: 
     const outcomes = view.userText
       .split('\n')
       .filter((line) => line.startsWith('- '))
-      .map((line) => line.slice(2));
+      .map(noticeOutcome);
     return { text: `An update on your earlier request: ${outcomes.join(' ')}`, calls: [] };
   }
   if (view.userText.includes(BAD_ARGS_MARKER)) {
@@ -90,4 +90,22 @@ function isBadArgsFailure(result: PromptResult): boolean {
   if (result.tool !== 'cancel_order' || result.call?.args.orderId !== BAD_ORDER_ID) return false;
   const outcome = readOutcome(result.output, result.flaggedError);
   return !outcome.ok && !isRejection(outcome.detail);
+}
+
+/**
+ * One line of countersign's notice in the demo's words: the tool's own message when its
+ * result has one ("Order 1044 has been cancelled."), else what the notice says after the call.
+ */
+function noticeOutcome(line: string): string {
+  const result = /Result: (.*)$/.exec(line)?.[1];
+  if (result !== undefined) {
+    try {
+      const parsed = JSON.parse(result) as { message?: unknown };
+      if (typeof parsed.message === 'string') return parsed.message;
+    } catch {
+      return result;
+    }
+    return result;
+  }
+  return line.replace(/^- \S+ .*?\): /, '');
 }

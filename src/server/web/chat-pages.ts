@@ -1,3 +1,4 @@
+import { NOTICE_POSTER } from '../../agent/keep-waiting.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { HttpApprovalView } from '../approval-views.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -28,6 +29,8 @@ export function chatMissingBody(session: string): SafeHtml {
 /** What the customer sees: their words, the agent's replies, and whether a person is deciding. */
 export function chatLog(messages: StoredMessage[], pending: HttpApprovalView[]): SafeHtml {
   const lines = messages.flatMap(({ message, seq }) => {
+    // countersign's notice of kept calls' outcomes is for the model; its reply tells the customer.
+    if (message.role === 'user' && message.by === NOTICE_POSTER) return [];
     if (message.role === 'user')
       return [
         html`<li class="msg user" data-seq="${seq}"><span class="role">You</span><p>${visibleHtml(message.text, { multiline: true })}</p></li>`,
