@@ -292,8 +292,7 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
     const page = await context.newPage();
     await page.goto(`${running.url}/login`);
     await page.getByLabel('Approver token').fill(tokens.lee);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    // Hold the page's event stream until a request has been raised.
+    // Hold the page's event stream until a request has been raised (set before the page loads).
     let release: () => void = () => undefined;
     const held = new Promise<void>((done) => {
       release = done;
@@ -304,6 +303,7 @@ describe.skipIf(browserMissing)('edit-then-approve and a two-approver quorum, in
       await held;
       await route.continue();
     });
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${running.url}/`);
     await expect.poll(() => asked).toContain('/v1/events?after=');
     const id = await raise('returns', 'return-2', 'Return order 1051, please.');
