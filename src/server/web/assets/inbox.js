@@ -276,7 +276,12 @@
     const link = event.target.closest?.('a[data-open]');
     if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
-    open(link.closest('tr')).catch(() => undefined);
+    open(link.closest('tr'))
+      .then(() => {
+        // On a narrow screen the pane is under the list: bring it into view, as the link's #pane would.
+        if (window.matchMedia('(max-width: 900px)').matches) pane?.scrollIntoView({ block: 'start' });
+      })
+      .catch(() => undefined);
   });
 
   // The shortcuts the page lists (shortcuts.ts): the keys are read from that list.
