@@ -199,7 +199,7 @@ describe('inbox sign-ins are kept in the store', () => {
     });
     expect(refused.status).toBe(303);
     expect((await page(after, refused.headers.get('location')!, mia)).html).toContain(
-      'FORBIDDEN: Deciding this request needs the manager role; mia has support.',
+      'You cannot decide this one: Deciding this request needs the manager role; mia has support.',
     );
     expect((await after.call('GET', `/v1/approvals/${refund}`, { as: 'mia' })).json.status).toBe('pending');
     // The old configuration still knows both as they were: only the configuration changed.

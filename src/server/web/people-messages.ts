@@ -65,7 +65,10 @@ export function refusalText(
     case 'EXPIRED':
       return `Too late: this request expired${request?.expiresAt ? ` at ${localTime(request.expiresAt, reader.timeZone)}` : ''} without a decision, so nothing was done. The agent tells the customer; if they still want it, they will ask again.`;
     case 'NOT_FOUND':
-      return notFoundText(request?.id ?? null);
+      // "There is no request …" gets the page's words; a narrower one ("Run … has no request …") is kept.
+      return message.startsWith('There is no request') || !message
+        ? notFoundText(request?.id ?? null)
+        : `${message} Everything waiting for you is under Pending requests.`;
     case 'FORBIDDEN':
       // decisionRefusal's words already speak to the person ("needs the manager role; …").
       return `You cannot decide this one: ${message}`;
