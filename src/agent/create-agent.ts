@@ -2,6 +2,7 @@ import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
+import { claimOverridden } from '../core/claims.ts';
 import { assertMayDecide } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
@@ -380,6 +381,7 @@ export function createAgent(options: AgentOptions): Agent {
               args: request.argsJson,
               argsHash: request.argsHash,
               ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
+              ...claimOverridden(request, decision.by, at),
             },
           },
         ],
@@ -490,7 +492,7 @@ export function createAgent(options: AgentOptions): Agent {
         raisedBy: request.raisedBy,
         customer: session?.principal ?? null,
         requiredRole: rt.toolsByName.get(request.tool)?.role ?? null,
-        escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
+        escalatedTo: escalationInForce(request, rt.toolsByName.get(request.tool)?.nudges, rt.now()),
         selfApproval: options.selfApproval ?? false,
       },
       { name: input.by?.trim() || 'unknown', roles: input.roles ?? null },

@@ -29,3 +29,20 @@ export function claimStanding(
   // Exactly the name that claimed: the store's compare-and-set compares it bytewise too.
   return held.by === by ? 'theirs' : 'other';
 }
+
+/**
+ * What a decision's audit entry notes about a claim: who held the request and until when,
+ * when someone other than the decider held it at `now` (deciding never needs a claim, but the
+ * trail shows that it was taken from under the holder). Nothing when the decider held it or
+ * nobody did. It reads the row the decision already read, so it costs no store call.
+ */
+export function claimOverridden(
+  request: Pick<ApprovalRequest, 'claim'>,
+  decider: string,
+  now: string,
+): { claimedBy: string; claimedUntil: string } | Record<string, never> {
+  const held = activeClaim(request, now);
+  return held === null || claimStanding(request, decider, now) !== 'other'
+    ? {}
+    : { claimedBy: held.by, claimedUntil: held.until };
+}

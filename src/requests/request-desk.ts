@@ -198,7 +198,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
         raisedBy: request.raisedBy,
         customer: request.customer,
         requiredRole: request.requiredRole ?? port?.role ?? null,
-        escalatedTo: escalationInForce(request.escalatedTo, port?.nudges),
+        escalatedTo: escalationInForce(request, port?.nudges, now()),
         selfApproval: false,
       };
     }
@@ -209,7 +209,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       customer: request.customer,
       // As the decision judges it (create-agent.ts): the tool's role as configured now.
       requiredRole: tool ? (tool.role ?? null) : request.requiredRole,
-      escalatedTo: escalationInForce(request.escalatedTo, tool?.nudges),
+      escalatedTo: escalationInForce(request, tool?.nudges, now()),
       selfApproval: agent.options.selfApproval ?? false,
     };
   };

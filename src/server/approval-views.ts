@@ -41,6 +41,8 @@ export interface ApprovalQuery {
 export interface ViewSources {
   agents: AgentRegistry;
   requests: Pick<RequestDesk, 'responseSchema'>;
+  /** The server's clock: whether an escalation is in force yet (the wall clock without one). */
+  now?: () => Date;
 }
 
 export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprovalView {
@@ -59,7 +61,7 @@ export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprov
     // Rows written before roles were recorded take the tool's role as configured now.
     requiredRole: view.requiredRole ?? tool?.role ?? null,
     // As the decision judges it: only the escalation the tool (as configured now) makes.
-    escalatedTo: escalationInForce(view.escalatedTo, tool?.nudges),
+    escalatedTo: escalationInForce(view, tool?.nudges, sources.now?.() ?? new Date()),
     standingAllowed: tool?.standing ?? false,
     selfApproval: known?.options.selfApproval ?? false,
     responseSchema: null,
