@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import { fireDueNudges } from '../../src/requests/fire-nudges.ts';
 import type { RequestTimers } from '../../src/store/ports/request-timers.ts';
@@ -70,7 +71,7 @@ function setup(script: Parameters<typeof scriptModel>[0] = refundFirst) {
     model: scriptModel(script),
     now,
   });
-  const server = testServer({ store, now, agents: [desk] });
+  const server = testServer({ store, now, agents: [desk], workflows: [refundWorkflow], checkpoints: store });
   return {
     store,
     path,
@@ -295,5 +296,45 @@ describe('deciding what someone else holds', () => {
       (candidate) => candidate.kind === 'request.decided' && candidate.requestId === id,
     );
     expect(entry?.data).not.toHaveProperty('claimedBy');
+  });
+});
+
+describe('workflow port requests', () => {
+  async function startRefund(server: TestServer): Promise<string> {
+    const run = await server.call('POST', '/v1/runs', {
+      as: 'svc',
+      body: { workflow: 'refund', run: 'refund-1040', input: 1040, user: 'c-300' },
+    });
+    expect(run.status).toBe(200);
+    return run.json.requests[0].id as string;
+  }
+
+  it('a required_role edited down to support lets no support approver claim (or answer) a manager port', async () => {
+    const { path, server } = setup();
+    const id = await startRefund(server);
+    edit(path, "UPDATE approvals SET required_role = 'support' WHERE id = ?", id);
+    const claimed = await server.call('POST', `/v1/requests/${id}/claim`, { as: 'alice' });
+    expect(claimed.status).toBe(403);
+    expect(claimed.json.error.message).toContain('manager');
+    const answered = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as: 'alice',
+      body: { response: { approved: true, note: 'ok' } },
+    });
+    expect(answered.status).toBe(403);
+  });
+
+  it("an answer over someone else's claim records the holder in request.decided", async () => {
+    const { store, server } = setup();
+    const id = await startRefund(server);
+    expect((await server.call('POST', `/v1/requests/${id}/claim`, { as: 'mia' })).status).toBe(200);
+    const answered = await server.call('POST', `/v1/requests/${id}/decision`, {
+      as: 'customer',
+      body: { response: { approved: true, note: 'Photo checked.' } },
+    });
+    expect(answered.status).toBe(200);
+    const entry = (await store.listAudit()).find(
+      (candidate) => candidate.kind === 'request.decided' && candidate.requestId === id,
+    );
+    expect(entry?.data).toMatchObject({ kind: 'port', verdict: 'answered', claimedBy: 'mia' });
   });
 });
