@@ -197,7 +197,9 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       return {
         raisedBy: request.raisedBy,
         customer: request.customer,
-        requiredRole: request.requiredRole ?? port?.role ?? null,
+        // As the runner's answer judges it: the port's own role as configured now wins over
+        // the row's, so an edited row cannot lower who may claim (the runner checks both).
+        requiredRole: port?.role ?? request.requiredRole ?? null,
         escalatedTo: escalationInForce(request, port?.nudges, now()),
         selfApproval: false,
       };
