@@ -2,6 +2,8 @@ import type { ApprovalRequest, RequestClaim } from './approval.ts';
 
 /** How long a claim lasts when the claimer names no term. */
 export const DEFAULT_CLAIM_MS = 15 * 60_000;
+/** The shortest claim: a term under a second would be stored already lapsed (and audited as taken). */
+export const MIN_CLAIM_MS = 1000;
 /** The longest claim: a claim is for working on a request now, not for parking it. */
 export const MAX_CLAIM_MS = 8 * 3_600_000;
 

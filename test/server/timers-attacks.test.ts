@@ -220,7 +220,23 @@ describe('claims under attack', () => {
   it('bad terms are 400 with nothing claimed; decided, expired and unknown requests cannot be claimed', async () => {
     const { store, server, advance } = setup();
     const id = await raise(server, 'r1', 'Refund 12.');
-    for (const term of [-5, 0, 1e308, '1e3', '9999h', 'soon', '', null, true, { h: 1 }, '-1m', ' 9h ']) {
+    for (const term of [
+      -5,
+      0,
+      1e308,
+      '1e3',
+      '9999h',
+      'soon',
+      '',
+      null,
+      true,
+      { h: 1 },
+      '-1m',
+      ' 9h ',
+      '1ms',
+      0.5,
+      '999ms',
+    ]) {
       const refused = await server.call('POST', `/v1/requests/${id}/claim`, {
         as: 'alice',
         body: { for: term },
