@@ -40,7 +40,7 @@ export interface ApprovalQuery {
 /** Where a view's decision rules and answer form come from: the app's agents and workflows. */
 export interface ViewSources {
   agents: AgentRegistry;
-  requests: Pick<RequestDesk, 'responseSchema'>;
+  requests: Pick<RequestDesk, 'responseSchema' | 'portEscalation'>;
   /** The server's clock: whether an escalation is in force yet (the wall clock without one). */
   now?: () => Date;
 }
@@ -49,6 +49,8 @@ export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprov
   if (view.kind === 'port') {
     return {
       ...view,
+      // As the answer judges it: only the escalation the port (as configured now) makes.
+      escalatedTo: sources.requests.portEscalation(view),
       standingAllowed: false,
       selfApproval: false,
       responseSchema: sources.requests.responseSchema(view) ?? {},

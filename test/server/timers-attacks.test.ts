@@ -339,6 +339,16 @@ describe('workflow port requests', () => {
     expect(answered.status).toBe(403);
   });
 
+  it('an escalated_to written into a port row shows as no escalation, as the answer judges it', async () => {
+    const { path, server } = setup();
+    const id = await startRefund(server);
+    // The refund port escalates nowhere: no value in the row makes it escalated.
+    edit(path, "UPDATE approvals SET escalated_to = 'support' WHERE id = ?", id);
+    expect((await server.call('GET', `/v1/requests/${id}`, { as: 'mia' })).json.escalatedTo).toBeNull();
+    const listed = await server.call('GET', '/v1/requests', { as: 'mia' });
+    expect(listed.json.find((view: { id: string }) => view.id === id)?.escalatedTo).toBeNull();
+  });
+
   it("an answer over someone else's claim records the holder in request.decided", async () => {
     const { store, server } = setup();
     const id = await startRefund(server);
