@@ -7,12 +7,14 @@ import { z } from 'zod';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import { fireDueNudges } from '../../src/requests/fire-nudges.ts';
+import type { ServerOptions } from '../../src/server/create-server.ts';
 import type { RequestTimers } from '../../src/store/ports/request-timers.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
 import { scriptModel } from '../helpers/script-model.ts';
 import { type TestServer, testServer } from './helpers.ts';
+import { receiver } from './webhook-receiver.ts';
 
 /**
  * An attacker's pass over reminders, escalation, expiry warnings and claims, over real HTTP on
@@ -57,7 +59,10 @@ const refundFirst = [
   ['Sent.'],
 ];
 
-function setup(script: Parameters<typeof scriptModel>[0] = refundFirst) {
+function setup(
+  script: Parameters<typeof scriptModel>[0] = refundFirst,
+  overrides: Partial<ServerOptions> = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-timer-attacks-'));
   dirs.push(dir);
   const path = join(dir, 'store.db');
@@ -71,7 +76,14 @@ function setup(script: Parameters<typeof scriptModel>[0] = refundFirst) {
     model: scriptModel(script),
     now,
   });
-  const server = testServer({ store, now, agents: [desk], workflows: [refundWorkflow], checkpoints: store });
+  const server = testServer({
+    store,
+    now,
+    agents: [desk],
+    workflows: [refundWorkflow],
+    checkpoints: store,
+    ...overrides,
+  });
   return {
     store,
     path,
@@ -187,6 +199,38 @@ describe('an edited row', () => {
       body: { approved: true },
     });
     expect(decided.status).toBe(200);
+  });
+
+  it('nudges edited back to unsent fire again in the trail, but reach a webhook receiver once (one delivery id)', async () => {
+    const hook = await receiver(0);
+    const { store, path, server, advance } = setup(refundFirst, {
+      webhook: { url: hook.url, secret: 's3cret-s3cret-s3cret', retryDelaysMs: [20] },
+    });
+    try {
+      const id = await raise(server, 'r1', 'Refund 12.');
+      advance(61 * MINUTE);
+      await server.watch();
+      await server.webhooksIdle();
+      const sent = (await store.getApproval(id))?.nudges;
+      expect(sent?.remindedAt).not.toBeNull();
+      // Someone resets the reminder in the file, so the due-query offers it again.
+      edit(
+        path,
+        'UPDATE approvals SET nudges = ?, next_nudge_at = ? WHERE id = ?',
+        JSON.stringify({ ...sent, remindedAt: null, expiringSentAt: null }),
+        sent?.remindAt ?? null,
+        id,
+      );
+      await server.watch();
+      await server.webhooksIdle();
+      expect((await entries(store, id)).filter((kind) => kind === 'request.reminder')).toHaveLength(2);
+      const types = hook.received.map((delivery) => JSON.parse(delivery.body).type as string);
+      expect(types.filter((type) => type === 'request.reminder')).toHaveLength(1);
+      expect(types.filter((type) => type === 'request.expiring')).toHaveLength(1);
+    } finally {
+      await server.close();
+      await hook.close();
+    }
   });
 
   it('a claim written for the raiser or the customer gives them nothing: no renewal, and others still decide', async () => {
