@@ -288,6 +288,14 @@ describe('claims under attack', () => {
       expect(refused.status, JSON.stringify(term)).toBe(400);
       expect(refused.json.error.code).toBe('INVALID_INPUT');
     }
+    // A body sent without a content type is refused, not dropped for the 15-minute default.
+    const untyped = await server.call('POST', `/v1/requests/${id}/claim`, {
+      as: 'alice',
+      raw: '{"for":"2h"}',
+      headers: { 'content-type': '' },
+    });
+    expect(untyped.status).toBe(400);
+    expect(untyped.json.error.code).toBe('INVALID_INPUT');
     const extra = await server.call('POST', `/v1/requests/${id}/claim`, {
       as: 'alice',
       body: { for: '5m', by: 'mia' },
