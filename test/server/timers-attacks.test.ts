@@ -61,7 +61,7 @@ const refundFirst = [
 
 function setup(
   script: Parameters<typeof scriptModel>[0] = refundFirst,
-  overrides: Partial<ServerOptions> = {},
+  overrides: Pick<Partial<ServerOptions>, 'webhook'> = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-timer-attacks-'));
   dirs.push(dir);
