@@ -78,7 +78,13 @@ describe.skipIf(url === null)('a nudge when the PostgreSQL connection drops mid-
       const claim = { by: 'alice', at: at(31), claim: { by: 'alice', until: at(60) } };
       const lostClaim = await endedMidway(() =>
         store.changeClaim('r1', claim, [
-          { kind: 'request.claimed', session: 's1', requestId: 'r1', actor: 'alice', data: {} },
+          {
+            kind: 'request.claimed',
+            session: 's1',
+            requestId: 'r1',
+            actor: 'alice',
+            data: { until: at(60), previous: null },
+          },
         ]),
       );
       expect(CountersignError.is(lostClaim) && lostClaim.code).toBe('STORE_UNAVAILABLE');
