@@ -76,6 +76,8 @@ export const managerApproval = requestPort('manager-approval', {
   response: managerDecision,
   // Money leaves the shop: only a manager may answer.
   role: 'manager',
+  // A refund left waiting half a working day reminds the managers (request.reminder).
+  remindAfter: '4h',
   // What the inbox and `countersign show` say answering does, and for whom.
   effect: (refund, { customer }) =>
     `Approving refunds ${money(refund.amount)} on order ${refund.orderId}${customer ? ` to customer ${customer}` : ''}; declining refunds nothing.`,

@@ -80,6 +80,10 @@ export const cancelOrder = defineTool({
   idempotent: true,
   // Every cancellation is seen by a person: no "always approve" for this tool.
   standing: false,
+  // A customer waits on it: remind the support team after an hour, tell the managers after four.
+  remindAfter: '1h',
+  escalateAfter: '4h',
+  escalateTo: 'manager',
   authorize: ({ orderId: id }, ctx) => ownOrder(ctx.state, ctx.principal, id),
   effect: async ({ orderId: id }, ctx) => {
     const order = await loadOrder(ctx.state, id);

@@ -3,6 +3,7 @@ import { DEFAULT_REJECTION_REASON } from '../core/approval.ts';
 import type { EditedCall } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
+import { claimOverridden } from '../core/claims.ts';
 import { assertMayDecide, type Decider, type RequestParties } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
@@ -502,6 +503,7 @@ export function createAgent(options: AgentOptions): Agent {
             ...(rule ? { remember: input.remember ?? null, rule: rule.id } : {}),
             ...(decision.edit ? { edited: editedEntry(decision.edit) } : {}),
             ...(decision.approvals ? { approvals: decision.approvals } : {}),
+            ...claimOverridden(request, decision.by, at),
           },
         },
       ],
@@ -677,7 +679,7 @@ export function createAgent(options: AgentOptions): Agent {
       // policy, routedNow), else the tool's role as configured now (rows from before roles
       // were recorded, or a row whose role was edited away).
       requiredRole: request.requiredRole ?? rt.toolsByName.get(request.tool)?.role ?? null,
-      escalatedTo: escalationInForce(request.escalatedTo, rt.toolsByName.get(request.tool)?.nudges),
+      escalatedTo: escalationInForce(request, rt.toolsByName.get(request.tool)?.nudges, rt.now()),
       selfApproval: options.selfApproval ?? false,
       approvedBy: request.approvals.map((approval) => approval.by),
     };

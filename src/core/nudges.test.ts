@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   defaultWarningMs,
+  escalationInForce,
   markSent,
   nextNudge,
   nextNudgeAt,
   nudgeSchedule,
+  nudgesAt,
   planNudges,
   readNudges,
   withDefaultWarning,
@@ -79,5 +81,28 @@ describe('nudges', () => {
     expect(defaultWarningMs('30m')).toBe(1_800_000);
     expect(defaultWarningMs('')).toBeUndefined();
     expect(() => defaultWarningMs('soon')).toThrow(/COUNTERSIGN_WARN_BEFORE/);
+  });
+
+  it('nudges of one moment fire together, so every firing moves the next nudge time on', () => {
+    const plan = planNudges(
+      { remindAfterMs: 3_600_000, warnBeforeMs: 3_600_000 },
+      created,
+      '2026-12-01T12:00:00.000Z',
+    )!;
+    expect(plan.remindAt).toBe(plan.expiringAt);
+    expect(nudgesAt(plan, plan.remindAt!)).toEqual(['reminder', 'expiring']);
+    const sent = nudgesAt(plan, plan.remindAt!).reduce((n, kind) => markSent(n, kind, plan.remindAt!), plan);
+    expect(nextNudgeAt(sent)).toBeNull();
+  });
+
+  it('counts an escalation only for the configured role, and only once its time has come', () => {
+    const schedule = { escalateAfterMs: 3_600_000, escalateTo: 'manager' };
+    const row = { escalatedTo: 'manager', createdAt: created };
+    const at = (ms: number) => new Date(Date.parse(created) + ms);
+    expect(escalationInForce(row, schedule, at(3_600_000))).toBe('manager');
+    expect(escalationInForce(row, schedule, at(3_599_999))).toBeNull();
+    expect(escalationInForce({ ...row, escalatedTo: 'admin' }, schedule, at(7_200_000))).toBeNull();
+    expect(escalationInForce({ ...row, escalatedTo: null }, schedule, at(7_200_000))).toBeNull();
+    expect(escalationInForce(row, undefined, at(7_200_000))).toBeNull();
   });
 });

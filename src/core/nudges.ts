@@ -77,6 +77,20 @@ export function nextNudge(nudges: RequestNudges | null): { kind: NudgeKind; at: 
   return next;
 }
 
+/**
+ * Every nudge not yet sent that falls at exactly `at` (in order reminder, escalation,
+ * warning): they fire together, in one compare-and-set, so that each firing moves the row's
+ * next nudge time strictly later. Fired one by one, two nudges at the same moment would leave
+ * the next time unchanged after the first, and a second process that read the row before it
+ * would win the same compare-and-set again and send the first one twice.
+ */
+export function nudgesAt(nudges: RequestNudges, at: string): NudgeKind[] {
+  return order.filter((kind) => {
+    const entry = slot(nudges, kind);
+    return entry.at === at && entry.sent === null;
+  });
+}
+
 /** The row's next nudge time, the column the due-query's index orders by; null when none is left. */
 export const nextNudgeAt = (nudges: RequestNudges | null): string | null => nextNudge(nudges)?.at ?? null;
 
@@ -175,12 +189,18 @@ export function defaultWarningMs(value: string | number | undefined = process.en
 
 /**
  * The escalation that widens who may decide: the row's `escalatedTo`, but only when it is the
- * role the tool or port (as configured now) escalates to, so an edited row cannot hand the
- * request to a role nobody configured (as an edited row cannot drop its required role).
+ * role the tool or port (as configured now) escalates to, and only once the configured
+ * escalation time has come (`escalateAfter` past the request's creation, at `now`). So an
+ * edited row can neither hand the request to a role nobody configured (as an edited row
+ * cannot drop its required role) nor hand it to the configured role before its time.
  */
 export function escalationInForce(
-  escalatedTo: string | null,
+  request: { escalatedTo: string | null; createdAt: string },
   configured: NudgeSchedule | undefined,
+  now: Date,
 ): string | null {
-  return escalatedTo !== null && escalatedTo === configured?.escalateTo ? escalatedTo : null;
+  const { escalatedTo } = request;
+  if (escalatedTo === null || configured === undefined || escalatedTo !== configured.escalateTo) return null;
+  const due = Date.parse(request.createdAt) + (configured.escalateAfterMs ?? Number.NaN);
+  return due <= now.getTime() ? escalatedTo : null;
 }

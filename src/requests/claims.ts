@@ -1,6 +1,6 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
-import { activeClaim, claimStanding, DEFAULT_CLAIM_MS, MAX_CLAIM_MS } from '../core/claims.ts';
+import { activeClaim, claimStanding, DEFAULT_CLAIM_MS, MAX_CLAIM_MS, MIN_CLAIM_MS } from '../core/claims.ts';
 import { type Decider, decisionRefusal, type RequestParties } from '../core/decision-rights.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ClaimedError } from '../core/errors/claimed-error.ts';
@@ -37,10 +37,13 @@ export async function claimRequest(
 ): Promise<ApprovalRequest> {
   const now = options.now.toISOString();
   const forMs = options.forMs ?? DEFAULT_CLAIM_MS;
-  if (!Number.isFinite(forMs) || forMs <= 0 || forMs > MAX_CLAIM_MS) {
-    throw new InvalidInputError(`A claim lasts more than 0 and at most ${MAX_CLAIM_MS / 3_600_000} hours.`, {
-      hint: 'Give a shorter term (for example 15m or 1h); nothing was claimed.',
-    });
+  if (!Number.isFinite(forMs) || forMs < MIN_CLAIM_MS || forMs > MAX_CLAIM_MS) {
+    throw new InvalidInputError(
+      `A claim lasts at least a second and at most ${MAX_CLAIM_MS / 3_600_000} hours.`,
+      {
+        hint: 'Give a shorter term (for example 15m or 1h); nothing was claimed.',
+      },
+    );
   }
   assertOpen(request, now);
   const refusal = decisionRefusal(parties, decider, 'claim');

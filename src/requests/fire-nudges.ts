@@ -1,6 +1,6 @@
 import type { ApprovalRequest, NudgeKind } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
-import { markSent, nextNudge } from '../core/nudges.ts';
+import { markSent, nextNudge, nudgesAt } from '../core/nudges.ts';
 import { emit } from '../events/emit.ts';
 import type { EventBus, NudgeEvent } from '../events/event-bus.ts';
 import type { RequestTimers } from '../store/ports/request-timers.ts';
@@ -63,31 +63,38 @@ export async function fireDueNudges(options: {
       for (;;) {
         const next = nextNudge(request.nudges);
         if (request.nudges === null || next === null || next.at > at || request.expiresAt <= at) break;
-        const entry = nudgeEntry(request, next.kind, next.at);
-        const to = markSent(request.nudges, next.kind, at);
-        const escalatedTo = next.kind === 'escalated' ? (request.nudges.escalateTo ?? undefined) : undefined;
+        // All nudges of this moment at once: the next nudge time then always moves on, which
+        // is what makes the store's compare-and-set on it hold once (nudgesAt says why).
+        const kinds = nudgesAt(request.nudges, next.at);
+        const entries = kinds.map((kind) => nudgeEntry(request, kind, next.at));
+        const to = kinds.reduce((nudges, kind) => markSent(nudges, kind, at), request.nudges);
+        const escalatedTo = kinds.includes('escalated')
+          ? (request.nudges.escalateTo ?? undefined)
+          : undefined;
         const won = await store.advanceNudge(
           request.id,
           { at, from: request.nudges, to, ...(escalatedTo === undefined ? {} : { escalatedTo }) },
-          [entry],
+          entries,
         );
         // Lost: another process fired it (and the ones after it, if due); nothing more here.
         if (won === null) break;
         advanced++;
-        const event: NudgeEvent = {
-          type: `request.${next.kind}`,
-          at,
-          requestId: request.id,
-          session: request.session,
-          kind: request.kind,
-          tool: request.tool,
-          dueAt: next.at,
-          expiresAt: request.expiresAt,
-          requiredRole: request.requiredRole,
-          escalatedTo: won.escalatedTo,
-        };
-        fired.push(event);
-        emit(events, event);
+        for (const kind of kinds) {
+          const event: NudgeEvent = {
+            type: `request.${kind}`,
+            at,
+            requestId: request.id,
+            session: request.session,
+            kind: request.kind,
+            tool: request.tool,
+            dueAt: next.at,
+            expiresAt: request.expiresAt,
+            requiredRole: request.requiredRole,
+            escalatedTo: won.escalatedTo,
+          };
+          fired.push(event);
+          emit(events, event);
+        }
         request = won;
       }
     }

@@ -83,6 +83,13 @@ export interface RequestDesk {
   /** A port's answer schema as JSON Schema (null for a tool call, or a workflow this app lacks). */
   responseSchema(request: Pick<ApprovalRequest, 'kind' | 'agent' | 'tool'>): ResponseSchema | null;
   /**
+   * A port request's escalation as its answer is judged (escalationInForce, with the port as
+   * configured now), for views; null for a tool call (the agent's tool decides those).
+   */
+  portEscalation(
+    request: Pick<ApprovalRequest, 'kind' | 'agent' | 'tool' | 'escalatedTo' | 'createdAt'>,
+  ): string | null;
+  /**
    * `only`: refuse, before anything is recorded, a request of the other kind (a route that
    * answers in one kind's shape). `run`: refuse, as NOT_FOUND, a request of another run (the
    * older addresses that name the run).
@@ -197,15 +204,22 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
     roles: decider.roles ?? null,
   });
   /** The parties a claim is judged by: the row's, with the agent's selfApproval and the tool's role for older rows. */
+  const portOf = (request: Pick<ApprovalRequest, 'agent' | 'tool'>) => {
+    const node = workflows.get(request.agent)?.nodes.get(request.tool);
+    return node?.kind === 'port' ? node : undefined;
+  };
+  const portEscalation: RequestDesk['portEscalation'] = (request) =>
+    request.kind === 'port' ? escalationInForce(request, portOf(request)?.nudges, now()) : null;
   const partiesOf = async (request: ApprovalRequest): Promise<RequestParties> => {
     if (request.kind === 'port') {
-      const node = workflows.get(request.agent)?.nodes.get(request.tool);
-      const port = node?.kind === 'port' ? node : undefined;
+      const port = portOf(request);
       return {
         raisedBy: request.raisedBy,
         customer: request.customer,
-        requiredRole: request.requiredRole ?? port?.role ?? null,
-        escalatedTo: escalationInForce(request.escalatedTo, port?.nudges),
+        // As the runner's answer judges it: the port's own role as configured now wins over
+        // the row's, so an edited row cannot lower who may claim (the runner checks both).
+        requiredRole: port?.role ?? request.requiredRole ?? null,
+        escalatedTo: portEscalation(request),
         selfApproval: false,
       };
     }
@@ -216,7 +230,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       customer: request.customer,
       // As the decision judges it (create-agent.ts): the tool's role as configured now.
       requiredRole: tool ? (tool.role ?? null) : request.requiredRole,
-      escalatedTo: escalationInForce(request.escalatedTo, tool?.nudges),
+      escalatedTo: escalationInForce(request, tool?.nudges, now()),
       selfApproval: agent.options.selfApproval ?? false,
     };
   };
@@ -224,6 +238,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
   return {
     get,
     responseSchema,
+    portEscalation,
     async claim(id, decider, claimOptions = {}) {
       const request = await get(id);
       return claimRequest(timers(), request, await partiesOf(request), deciderOf(decider), {

@@ -40,13 +40,17 @@ export interface HttpRequestPage {
 /** Where a view's decision rules and answer form come from: the app's agents and workflows. */
 export interface ViewSources {
   agents: AgentRegistry;
-  requests: Pick<RequestDesk, 'responseSchema'>;
+  requests: Pick<RequestDesk, 'responseSchema' | 'portEscalation'>;
+  /** The server's clock: whether an escalation is in force yet (the wall clock without one). */
+  now?: () => Date;
 }
 
 export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprovalView {
   if (view.kind === 'port') {
     return {
       ...view,
+      // As the answer judges it: only the escalation the port (as configured now) makes.
+      escalatedTo: sources.requests.portEscalation(view),
       standingAllowed: false,
       selfApproval: false,
       responseSchema: sources.requests.responseSchema(view) ?? {},
@@ -59,7 +63,7 @@ export function toHttpView(view: ApprovalView, sources: ViewSources): HttpApprov
     // Rows written before roles were recorded take the tool's role as configured now.
     requiredRole: view.requiredRole ?? tool?.role ?? null,
     // As the decision judges it: only the escalation the tool (as configured now) makes.
-    escalatedTo: escalationInForce(view.escalatedTo, tool?.nudges),
+    escalatedTo: escalationInForce(view, tool?.nudges, sources.now?.() ?? new Date()),
     standingAllowed: tool?.standing ?? false,
     selfApproval: known?.options.selfApproval ?? false,
     responseSchema: null,

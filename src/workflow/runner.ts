@@ -4,6 +4,7 @@ import { type ApprovalRequest, type Decision, EXPIRED_REASON } from '../core/app
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, requestBinding } from '../core/check-binding.ts';
+import { claimOverridden } from '../core/claims.ts';
 import { assertMayDecide, type Decider } from '../core/decision-rights.ts';
 import { parseDuration } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
@@ -849,7 +850,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       raisedBy: row.raisedBy,
       customer: row.customer,
       requiredRole: row.requiredRole,
-      escalatedTo: escalationInForce(row.escalatedTo, port.nudges),
+      escalatedTo: escalationInForce(row, port.nudges, new Date(at)),
       selfApproval: options.selfApproval ?? false,
       approvedBy: row.approvals.map((approval) => approval.by),
     };
@@ -918,6 +919,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
             port: pending.port,
             response: responseJson,
             responseHash: sha256Hex(responseJson),
+            ...claimOverridden(row, decider.name, at),
           },
         },
       ],

@@ -104,9 +104,14 @@ describe('workflow answers in the audit trail (SQLite: one transaction with the 
           raisedBy: null,
           customer: null,
           requiredRole: 'manager',
+          // The port reminds the managers after four hours (examples/bookstore/refund-workflow.ts).
+          nudges: row?.nudges,
         },
       }),
     ]);
+    expect(row?.nudges?.remindAt).toBe(
+      new Date(Date.parse(row?.createdAt ?? '') + 4 * 3_600_000).toISOString(),
+    );
     // The row holds what was raised, bound to the same hash.
     expect(row).toMatchObject({ kind: 'port', run: 'refund-1040', argsJson: requestJson, status: 'pending' });
 

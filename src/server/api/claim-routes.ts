@@ -1,8 +1,10 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { toApprovalView } from '../../agent/views.ts';
 import { parseDuration } from '../../core/duration.ts';
+import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { toHttpView } from '../approval-views.ts';
+import { readBodyText } from '../http/read-body-text.ts';
 import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 
@@ -15,6 +17,19 @@ export const claimBody = z.strictObject({
 });
 
 /**
+ * The claim's optional body. No body claims for 15 minutes; a body sent without a content
+ * type is refused rather than dropped, so a term someone asked for is never silently replaced.
+ */
+async function claimBodyOf(c: Context<ServerEnv>): Promise<z.output<typeof claimBody>> {
+  if (c.req.header('content-length') === '0') return {};
+  if (c.req.header('content-type')) return readJson(c, claimBody);
+  if ((await readBodyText(c)).trim() === '') return {};
+  throw new InvalidInputError('The request body must be JSON.', {
+    hint: 'Send it with Content-Type: application/json, or send no body to claim for 15 minutes. Nothing was claimed.',
+  });
+}
+
+/**
  * Claims: an approver takes a waiting request to work on it, so others see who holds it and
  * until when; a claim lapses by itself and never stops anyone deciding (the request desk and
  * src/requests/claims.ts hold the rules). The body is optional: no body claims for 15 minutes.
@@ -22,10 +37,7 @@ export const claimBody = z.strictObject({
 export function claimRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
   app.post('/v1/requests/:id/claim', async (c) => {
     const identity = requireIdentity(c);
-    const body =
-      c.req.header('content-length') === '0' || !c.req.header('content-type')
-        ? {}
-        : await readJson(c, claimBody);
+    const body = await claimBodyOf(c);
     const forMs = body.for === undefined ? undefined : parseDuration(body.for, 'for');
     const request = await ctx.requests.claim(
       c.req.param('id'),

@@ -15,7 +15,9 @@ export interface NudgeDueQuery {
  * One nudge fired: the row's nudges move from `from` (as the sweep read them) to `to`. The
  * compare-and-set holds when the row is still pending and its next nudge time is still the
  * one `from` gives, so two instances that read the same row fire it once: the loser finds
- * the time moved on (or the row decided) and writes nothing.
+ * the time moved on (or the row decided) and writes nothing. That needs `to`'s next nudge
+ * time to be later than `from`'s (or none): nudges due at the same moment fire in one
+ * advance (`nudgesAt` in core/nudges.ts), with one audit entry each.
  */
 export interface NudgeAdvance {
   /** When it fired (ISO-8601): the audit entries' time. */
