@@ -82,6 +82,7 @@ export {
   type RequestDeskOptions,
   type RequestOutcome,
 } from './requests/request-desk.ts';
+export { requestStats, statsWindow } from './requests/request-stats.ts';
 // createServer and startServer moved to countersign/server (they load hono). The webhook
 // signature helpers stay here too: they need node:crypto only.
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
