@@ -47,13 +47,19 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const session = queryText(c, 'session');
     const afterSeq = queryWholeNumber(c, 'afterSeq');
     const limit = queryWholeNumber(c, 'limit');
-    return c.json(
-      await auditTrail(ctx.store, {
-        ...(session ? { session } : {}),
-        ...(afterSeq !== undefined ? { afterSeq } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-      }),
-    );
+    const entries = await auditTrail(ctx.store, {
+      ...(session ? { session } : {}),
+      ...(afterSeq !== undefined ? { afterSeq } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    });
+    // A full page may have more after it: the next page starts after its last seq.
+    const last = entries[entries.length - 1];
+    if (limit !== undefined && last !== undefined && entries.length === limit) {
+      const url = new URL(c.req.url);
+      url.searchParams.set('afterSeq', String(last.seq));
+      c.header('Link', `<${url.pathname}${url.search}>; rel="next"`);
+    }
+    return c.json(entries);
   });
 
   app.get('/v1/audit/verify', async (c) => {

@@ -168,7 +168,8 @@ function describeOperation(
       200: response
         ? {
             description: 'OK',
-            ...(operation.paged ? { headers: PAGE_HEADERS } : {}),
+            ...(operation.paged === true ? { headers: PAGE_HEADERS } : {}),
+            ...(operation.paged === 'link' ? { headers: { Link: PAGE_HEADERS.Link } } : {}),
             content: { 'application/json': { schema: response } },
           }
         : {

@@ -48,8 +48,11 @@ export interface Operation {
   public?: boolean;
   /** Kept for one release as an alias of the one request resource; clients should move. */
   deprecated?: boolean;
-  /** A keyset-paged list: the cursor of the next page is in the Link and X-Next-Cursor headers. */
-  paged?: boolean;
+  /**
+   * A keyset-paged list: `true`, the cursor of the next page is in the Link and X-Next-Cursor
+   * headers (and the capped count with count=true); `link`, in the Link header only.
+   */
+  paged?: boolean | 'link';
 }
 
 const pathParam = (name: string, description: string): Parameter => ({
@@ -267,6 +270,7 @@ export const operations: Operation[] = [
       ),
       queryParam('limit', 'At most this many entries (1 or more)', z.string().regex(/^\d+$/)),
     ],
+    paged: 'link',
     response: z.array(auditEntry),
   },
   {
