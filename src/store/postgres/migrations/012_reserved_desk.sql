@@ -1,0 +1,3 @@
+-- Placeholder on the lists branch only, so 014 loads in sequence here: delete at merge
+-- (the real desk migration takes this number).
+SELECT 1;
