@@ -11,7 +11,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
 import type { ApprovalRequest } from '../src/core/approval.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
