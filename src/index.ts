@@ -135,6 +135,7 @@ export type {
   DeliveryEnqueue,
   DeliveryOutcome,
   DeliveryStatus,
+  ExecutionFilter,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,

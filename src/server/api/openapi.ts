@@ -170,6 +170,9 @@ function describeOperation(
             description: 'OK',
             ...(operation.paged === true ? { headers: PAGE_HEADERS } : {}),
             ...(operation.paged === 'link' ? { headers: { Link: PAGE_HEADERS.Link } } : {}),
+            ...(operation.paged === 'cursor'
+              ? { headers: { Link: PAGE_HEADERS.Link, 'X-Next-Cursor': PAGE_HEADERS['X-Next-Cursor'] } }
+              : {}),
             content: { 'application/json': { schema: response } },
           }
         : {

@@ -50,9 +50,10 @@ export interface Operation {
   deprecated?: boolean;
   /**
    * A keyset-paged list: `true`, the cursor of the next page is in the Link and X-Next-Cursor
-   * headers (and the capped count with count=true); `link`, in the Link header only.
+   * headers (and the capped count with count=true); `cursor`, the same without a count;
+   * `link`, in the Link header only.
    */
-  paged?: boolean | 'link';
+  paged?: boolean | 'link' | 'cursor';
 }
 
 const pathParam = (name: string, description: string): Parameter => ({
@@ -244,7 +245,17 @@ export const operations: Operation[] = [
     path: '/v1/executions',
     operationId: 'listExecutions',
     summary: 'The execution ledger',
-    parameters: [onlySession, queryParam('status', 'Filter by status', executionStatus)],
+    parameters: [
+      onlySession,
+      queryParam('status', 'Filter by status', executionStatus),
+      queryParam('after', 'The cursor of the next page (X-Next-Cursor, or follow the Link header)'),
+      queryParam(
+        'limit',
+        `At most this many (1-${MAX_PAGE_LIMIT}, default 200)`,
+        z.int().min(1).max(MAX_PAGE_LIMIT),
+      ),
+    ],
+    paged: 'cursor',
     response: z.array(execution),
   },
   {

@@ -252,6 +252,7 @@ export const migrations: readonly string[] = [
     AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = sessions.id AND a.status = 'pending');
   DROP INDEX sessions_with_open_batch;
   CREATE INDEX sessions_continue_due ON sessions (updated_at, id) WHERE continue_due IS NOT NULL;
+  CREATE INDEX executions_by_started ON executions (started_at, request_id);
   CREATE TRIGGER approvals_raised_hold AFTER INSERT ON approvals WHEN NEW.status = 'pending'
   BEGIN
     UPDATE sessions SET continue_due = NULL WHERE id = NEW.session AND continue_due IS NOT NULL;

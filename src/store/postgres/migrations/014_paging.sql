@@ -36,6 +36,8 @@ UPDATE sessions s SET continue_due = true WHERE s.batch IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = s.id AND a.status = 'pending');
 DROP INDEX sessions_with_open_batch;
 CREATE INDEX sessions_continue_due ON sessions (updated_at, id) WHERE continue_due IS NOT NULL;
+-- The ledger's list is a keyset page too (listExecutions with after and limit).
+CREATE INDEX executions_by_started ON executions (started_at, request_id);
 
 CREATE FUNCTION approvals_continue_due() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
