@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchDir, type LoopRow, rawSqliteCommits, runLoop, seedExportBytes } from './agent-loop.ts';
 import { type DecisionRow, decisionsContended, decisionsInProcess } from './decisions.ts';
+import { benchFlatCost, printFlatCost } from './flat-cost.ts';
 import { benchHttp, printHttpTable } from './http.ts';
 import { benchPostgres } from './postgres.ts';
 import { benchQueue } from './queue.ts';
@@ -104,6 +105,11 @@ async function main(): Promise<void> {
     );
     printHttpTable(http, repeats);
 
+    // Lists, decisions, expiry and an idle server at 100 / 10,000 / 100,000 waiting
+    // (FLAT_SIZES, FLAT_BACKENDS to narrow it; bench/flat-cost.ts runs it alone).
+    const flatCost = await benchFlatCost();
+    printFlatCost(flatCost);
+
     const results = {
       name: 'countersign-bench',
       at: new Date().toISOString(),
@@ -117,6 +123,7 @@ async function main(): Promise<void> {
       queue,
       workflow,
       http,
+      flatCost,
     };
     const outDir = join(import.meta.dirname, 'results');
     mkdirSync(outDir, { recursive: true });

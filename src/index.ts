@@ -85,6 +85,7 @@ export {
   type RequestDeskOptions,
   type RequestOutcome,
 } from './requests/request-desk.ts';
+export { requestStats, statsWindow } from './requests/request-stats.ts';
 // createServer and startServer moved to countersign/server (they load hono). The webhook
 // signature helpers stay here too: they need node:crypto only.
 export { signPayload, verifySignature } from './server/webhooks/signature.ts';
@@ -150,6 +151,7 @@ export type {
   DeliveryEnqueue,
   DeliveryOutcome,
   DeliveryStatus,
+  ExecutionFilter,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,

@@ -1,8 +1,7 @@
 import { type AuditVerification, verifyAuditChain } from '../core/audit.ts';
 import { auditGaps, describeGaps, indexAudit } from '../core/audit-coverage.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
-import type { ExecutionStatus } from '../core/execution.ts';
-import type { ApprovalFilter, AuditQuery, Store } from '../store/store.ts';
+import type { ApprovalFilter, AuditQuery, ExecutionFilter, Store } from '../store/store.ts';
 import { expireRequest } from './session-run.ts';
 import { type ApprovalView, toApprovalView, toExecutionView } from './views.ts';
 
@@ -30,10 +29,7 @@ export async function showRequest(
   return toApprovalView(request, now.toISOString());
 }
 
-export async function listExecutions(
-  store: Store,
-  filter: { session?: string; status?: ExecutionStatus } = {},
-) {
+export async function listExecutions(store: Store, filter: ExecutionFilter = {}) {
   return (await store.listExecutions(filter)).map(toExecutionView);
 }
 

@@ -258,8 +258,9 @@ export const commands: readonly CommandSpec[] = [
     group: 'Records',
     summary: 'the execution ledger: one row per approved call',
     args: [],
-    options: ['session', 'status'],
-    examples: ['countersign executions --status unknown'],
+    options: ['session', 'status', 'limit', 'after'],
+    details: ['One page at a time (--limit, default 50), then the command for the next, as for pending.'],
+    examples: ['countersign executions --status unknown', 'countersign executions --limit 20'],
     load: async () => (await import('./record-commands.ts')).executions,
   },
   {

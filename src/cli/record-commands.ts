@@ -12,6 +12,7 @@ import { toApprovalView } from '../agent/views.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
 import { type ApprovalQuery, toPageQuery } from '../requests/request-list.ts';
+import { decodeExecutionCursor, encodeExecutionCursor } from '../store/execution-page.ts';
 import { MAX_PAGE_LIMIT } from '../store/request-page.ts';
 import type { Command } from './command-input.ts';
 import type { CliValues } from './command-table.ts';
@@ -62,10 +63,14 @@ function printRequestPage(
   empty: string,
 ): number {
   printList(out, page.items, formatApproval, empty, '\n\n');
-  if (page.next === null) return 0;
-  if (out.json) process.stderr.write(`${JSON.stringify({ next: page.next })}\n`);
-  else out.print(`\nMore: countersign ${command} --after ${page.next}`);
+  if (page.next !== null) printNext(out, command, page.next);
   return 0;
+}
+
+/** How to get the next page: a last line for people; `{"next": …}` on stderr with --json. */
+function printNext(out: Output, command: string, next: string): void {
+  if (out.json) process.stderr.write(`${JSON.stringify({ next })}\n`);
+  else out.print(`\nMore: countersign ${command} --after ${next}`);
 }
 
 export const pending: Command = async ({ values, context, out }) => {
@@ -108,11 +113,18 @@ export const executions: Command = async ({ values, context, out }) => {
       hint: 'For the calls whose outcome needs a person: --status unknown.',
     });
   }
-  const list = await listExecutions(await context.store(), {
+  const limit = wholeOption(values.limit, '--limit', CLI_PAGE, 'executions');
+  const rows = await listExecutions(await context.store(), {
     ...(values.session ? { session: values.session } : {}),
     ...(status ? { status } : {}),
+    ...(values.after ? { after: decodeExecutionCursor(values.after) } : {}),
+    limit: limit + 1,
   });
-  return printList(out, list, formatExecution, 'No executions yet.');
+  const page = rows.slice(0, limit);
+  printList(out, page, formatExecution, 'No executions yet.');
+  const last = page[page.length - 1];
+  if (rows.length > limit && last !== undefined) printNext(out, 'executions', encodeExecutionCursor(last));
+  return 0;
 };
 
 export const rules: Command = async ({ args, context, out }) => {

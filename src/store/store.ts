@@ -23,7 +23,13 @@ export type {
   StatsQuery,
 } from './ports/decision-stats.ts';
 export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
-export type { ExecutionFinish, ExecutionStart, ExecutionStartResult, Ledger } from './ports/ledger.ts';
+export type {
+  ExecutionFilter,
+  ExecutionFinish,
+  ExecutionStart,
+  ExecutionStartResult,
+  Ledger,
+} from './ports/ledger.ts';
 export type {
   ApprovalFilter,
   ApprovalUpdate,

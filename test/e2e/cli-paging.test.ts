@@ -57,6 +57,28 @@ describe('countersign pending / history page with --limit and --after', () => {
     expect((carol.json as Array<{ id: string }>).map((view) => view.id)).toEqual(['apr_2']);
   });
 
+  it('executions pages the ledger the same way', async () => {
+    const env = await seeded();
+    const store = createSqliteStore({ path: env.COUNTERSIGN_STORE.slice('sqlite:'.length) });
+    for (const [index, id] of ['apr_0', 'apr_1'].entries())
+      await store.startExecution({
+        requestId: id,
+        session: 's1',
+        callId: `call-${id}`,
+        tool: 'place_order',
+        args: {},
+        idempotencyKey: `countersign:${id}`,
+        at: new Date(Date.now() + index).toISOString(),
+      });
+    await store.close();
+    const first = await runCli(['executions', '--limit', '1', '--json'], env);
+    expect((first.json as Array<{ requestId: string }>).map((row) => row.requestId)).toEqual(['apr_0']);
+    const { next } = JSON.parse(first.stderr) as { next: string };
+    const rest = await runCli(['executions', '--limit', '1', '--json', '--after', next], env);
+    expect((rest.json as Array<{ requestId: string }>).map((row) => row.requestId)).toEqual(['apr_1']);
+    expect(rest.stderr).toBe('');
+  });
+
   it('history lists decided requests; a bad cursor or limit is a typed error', async () => {
     const env = await seeded();
     const history = await runCli(['history', '--json'], env);

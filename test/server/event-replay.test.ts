@@ -213,6 +213,10 @@ describe('SSE ids and replay after Last-Event-ID, over HTTP on loopback', () => 
     expect(all.length).toBeGreaterThan(2);
     const page = await server.call('GET', '/v1/audit?afterSeq=1&limit=2', { as: 'alice' });
     expect(page.json.map((entry: { seq: number }) => entry.seq)).toEqual([2, 3]);
+    expect(page.headers.get('link')).toBe('</v1/audit?afterSeq=3&limit=2>; rel="next"');
+    const tail = await server.call('GET', `/v1/audit?afterSeq=${all.length - 1}&limit=2`, { as: 'alice' });
+    expect(tail.json).toHaveLength(1);
+    expect(tail.headers.get('link')).toBeNull();
     const bad = await server.call('GET', '/v1/audit?afterSeq=-1', { as: 'alice' });
     expect(bad.status).toBe(400);
     expect(bad.json.error.code).toBe('INVALID_INPUT');

@@ -106,3 +106,29 @@ describe('GET /v1/requests (and /v1/approvals) pages with a cursor', () => {
     }
   });
 });
+
+describe('GET /v1/executions pages the ledger with a cursor', () => {
+  it('follows X-Next-Cursor to the end; a cursor not handed out is INVALID_CURSOR', async () => {
+    const server = testServer();
+    await leasedSession(server.store, 's1');
+    for (const [index, id] of ['e1', 'e2', 'e3'].entries())
+      await server.store.startExecution({
+        requestId: id,
+        session: 's1',
+        callId: `call-${id}`,
+        tool: 'refund',
+        args: {},
+        idempotencyKey: `countersign:${id}`,
+        at: at(index),
+      });
+    const first = await server.call('GET', '/v1/executions?limit=2', { as: 'alice' });
+    expect(first.json.map((row: { requestId: string }) => row.requestId)).toEqual(['e1', 'e2']);
+    const next = first.headers.get('x-next-cursor');
+    expect(first.headers.get('link')).toContain(`after=${next}`);
+    const rest = await server.call('GET', `/v1/executions?limit=2&after=${next}`, { as: 'alice' });
+    expect(rest.json.map((row: { requestId: string }) => row.requestId)).toEqual(['e3']);
+    expect(rest.headers.get('x-next-cursor')).toBeNull();
+    const bad = await server.call('GET', '/v1/executions?after=nope!', { as: 'alice' });
+    expect(bad.json.error.code).toBe('INVALID_CURSOR');
+  });
+});

@@ -2,9 +2,11 @@ import type { Hono } from 'hono';
 import { auditTrail, listExecutions, revokeRule, verifyAudit } from '../../agent/queries.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../../core/errors/not-found-error.ts';
+import { decodeExecutionCursor, encodeExecutionCursor } from '../../store/execution-page.ts';
 import { enrichTurn } from '../approval-views.ts';
 import { queryText, queryWholeNumber, readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
+import { DEFAULT_PAGE_SIZE, parseLimit, setPageHeaders } from './list-query.ts';
 import { executionStatus, reconcileBody } from './schemas.ts';
 
 /** Executions, reconciliation, the audit trail and standing rules. */
@@ -16,12 +18,19 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     if (parsed && !parsed.success)
       throw new InvalidInputError(`status must be started, succeeded, failed or unknown, not ${status}.`);
     const session = queryText(c, 'session');
-    return c.json(
-      await listExecutions(ctx.store, {
-        ...(session ? { session } : {}),
-        ...(parsed ? { status: parsed.data } : {}),
-      }),
-    );
+    const after = queryText(c, 'after');
+    const limit = parseLimit(queryText(c, 'limit'), DEFAULT_PAGE_SIZE);
+    // One more than the page says whether there is a next one.
+    const rows = await listExecutions(ctx.store, {
+      ...(session ? { session } : {}),
+      ...(parsed ? { status: parsed.data } : {}),
+      ...(after ? { after: decodeExecutionCursor(after) } : {}),
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    setPageHeaders(c, { next: rows.length > limit && last ? encodeExecutionCursor(last) : null });
+    return c.json(page);
   });
 
   app.post('/v1/executions/:requestId/reconcile', async (c) => {
@@ -47,13 +56,19 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const session = queryText(c, 'session');
     const afterSeq = queryWholeNumber(c, 'afterSeq');
     const limit = queryWholeNumber(c, 'limit');
-    return c.json(
-      await auditTrail(ctx.store, {
-        ...(session ? { session } : {}),
-        ...(afterSeq !== undefined ? { afterSeq } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-      }),
-    );
+    const entries = await auditTrail(ctx.store, {
+      ...(session ? { session } : {}),
+      ...(afterSeq !== undefined ? { afterSeq } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    });
+    // A full page may have more after it: the next page starts after its last seq.
+    const last = entries[entries.length - 1];
+    if (limit !== undefined && last !== undefined && entries.length === limit) {
+      const url = new URL(c.req.url);
+      url.searchParams.set('afterSeq', String(last.seq));
+      c.header('Link', `<${url.pathname}${url.search}>; rel="next"`);
+    }
+    return c.json(entries);
   });
 
   app.get('/v1/audit/verify', async (c) => {

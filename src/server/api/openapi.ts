@@ -168,7 +168,11 @@ function describeOperation(
       200: response
         ? {
             description: 'OK',
-            ...(operation.paged ? { headers: PAGE_HEADERS } : {}),
+            ...(operation.paged === true ? { headers: PAGE_HEADERS } : {}),
+            ...(operation.paged === 'link' ? { headers: { Link: PAGE_HEADERS.Link } } : {}),
+            ...(operation.paged === 'cursor'
+              ? { headers: { Link: PAGE_HEADERS.Link, 'X-Next-Cursor': PAGE_HEADERS['X-Next-Cursor'] } }
+              : {}),
             content: { 'application/json': { schema: response } },
           }
         : {

@@ -183,5 +183,23 @@ export function ledgerCases(ctx: ConformanceContext): void {
       expect(await ids({ session: 's1', status: 'succeeded' })).toEqual(['r1']);
       expect(await ids({ status: 'unknown' })).toEqual([]);
     });
+
+    it('pages the ledger by position: after (startedAt, requestId), at most limit', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await store.startExecution(start('r2', 's1', 10));
+      await store.startExecution(start('r1', 's1', 10));
+      await store.startExecution(start('r3', 's1', 20));
+      const ids = async (filter: Parameters<typeof store.listExecutions>[0]) =>
+        (await store.listExecutions(filter)).map((record) => record.requestId);
+      expect(await ids({ limit: 2 })).toEqual(['r1', 'r2']);
+      expect(await ids({ limit: 2, after: { startedAt: at(10), requestId: 'r2' } })).toEqual(['r3']);
+      expect(await ids({ after: { startedAt: at(10), requestId: 'r1' }, session: 's1' })).toEqual([
+        'r2',
+        'r3',
+      ]);
+      for (const limit of [0, 1.5, 1001])
+        await expect(store.listExecutions({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    });
   });
 }

@@ -106,6 +106,12 @@ export function pageCases(ctx: ConformanceContext): void {
       expect(await ids({ text: 'it_now' })).toEqual(['f']);
       expect(await ids({ text: 'i_' })).toEqual([]);
       expect(await ids({ text: '%' })).toEqual(['f']);
+      // Case folds in ASCII only, the same on every backend (SQLite's LIKE, lower() on "C" text).
+      await raise(store, 's1', [
+        request({ id: 'g', session: 's1', createdAt: at(6), effect: 'Adds Crème brûlée.' }),
+      ]);
+      expect(await ids({ text: 'CRème' })).toEqual(['g']);
+      expect(await ids({ text: 'crème BRÛLÉE' })).toEqual([]);
     });
 
     it('leaves out pending requests past their expiry when asked for what is open at an instant', async () => {

@@ -13,6 +13,7 @@ import {
 } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
+import { executionsInMemory } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -415,14 +416,7 @@ export function createMemoryStore(): MemoryStore {
     },
 
     async listExecutions(filter = {}) {
-      return [...executions.values()]
-        .filter(
-          (record) =>
-            (filter.session === undefined || record.session === filter.session) &&
-            (filter.status === undefined || record.status === filter.status),
-        )
-        .sort(byStarted)
-        .map(copy);
+      return executionsInMemory(executions.values(), filter).map(copy);
     },
 
     async appendAudit(events, at) {

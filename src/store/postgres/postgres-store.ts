@@ -1,11 +1,12 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
-import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
+import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -14,6 +15,7 @@ import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
 import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
+import { executionPageSql } from '../sql/execution-page-sql.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
@@ -23,6 +25,7 @@ import type {
   ApprovalUpdateResult,
   AuditQuery,
   DecideResult,
+  ExecutionFilter,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -480,11 +483,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return executionById(query, requestId);
     },
 
-    async listExecutions(filter: { session?: string; status?: ExecutionStatus } = {}) {
-      return executionsWhere(query, [
-        ['session', filter.session],
-        ['status', filter.status],
-      ]);
+    async listExecutions(filter: ExecutionFilter = {}) {
+      assertExecutionFilter(filter);
+      const page = executionPageSql(t.executions, (index) => `$${index}`, filter);
+      return (await query(page.text, page.values)).map((row) => toExecution(codec, row));
     },
 
     async appendAudit(events, at) {

@@ -283,6 +283,7 @@ export const migrations: readonly string[] = [
     AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = sessions.id AND a.status = 'pending');
   DROP INDEX sessions_with_open_batch;
   CREATE INDEX sessions_continue_due ON sessions (updated_at, id) WHERE continue_due IS NOT NULL;
+  CREATE INDEX executions_by_started ON executions (started_at, request_id);
   CREATE TRIGGER approvals_raised_hold AFTER INSERT ON approvals WHEN NEW.status = 'pending'
   BEGIN
     UPDATE sessions SET continue_due = NULL WHERE id = NEW.session AND continue_due IS NOT NULL;
@@ -296,18 +297,17 @@ export const migrations: readonly string[] = [
   END;
   CREATE TRIGGER sessions_batch_due AFTER UPDATE OF batch ON sessions WHEN OLD.batch IS NOT NEW.batch
   BEGIN
-    UPDATE sessions SET continue_due = CASE
-      WHEN NEW.batch IS NULL THEN NULL
-      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending') THEN NULL
-      ELSE 1 END
-    WHERE id = NEW.id;
+    UPDATE sessions SET continue_due = NULL
+    WHERE id = NEW.id AND continue_due IS NOT NULL AND (NEW.batch IS NULL
+      OR EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending'));
+    UPDATE sessions SET continue_due = 1
+    WHERE id = NEW.id AND continue_due IS NULL AND NEW.batch IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending');
   END;
   CREATE TRIGGER sessions_inserted_due AFTER INSERT ON sessions WHEN NEW.batch IS NOT NULL
   BEGIN
-    UPDATE sessions SET continue_due = CASE
-      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending') THEN NULL
-      ELSE 1 END
-    WHERE id = NEW.id;
+    UPDATE sessions SET continue_due = 1
+    WHERE id = NEW.id AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending');
   END;
   `,
 ];

@@ -218,6 +218,61 @@ describe('SQLite store', () => {
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH e USING COVERING INDEX executions_unknown/));
   });
 
+  it('the paging migration fills the decided columns from JSON decisions and flags the sessions due', async () => {
+    await mkdir(dirname(path), { recursive: true });
+    const paging = migrations.findIndex((text) => text.includes('decided_at TEXT'));
+    expect(paging).toBeGreaterThan(0);
+    raw((db) => {
+      for (const text of migrations.slice(0, paging)) db.exec(text);
+      db.exec(`PRAGMA user_version = ${paging}`);
+      const session = db.prepare(
+        "INSERT INTO sessions (id, agent, principal, created_at, updated_at, batch) VALUES (?, 'bookstore', 'c-1', ?, ?, ?)",
+      );
+      session.run('due', at(0), at(0), '{"messageSeq":0,"calls":[]}');
+      session.run('waiting', at(0), at(0), '{"messageSeq":0,"calls":[]}');
+      session.run('done', at(0), at(0), null);
+      const approval = db.prepare(
+        `INSERT INTO approvals (id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, decision)
+         VALUES (?, ?, 'bookstore', ?, 'refund', '{}', ?, 'Refund.', ?, ?, ?, ?)`,
+      );
+      const hash = '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a';
+      approval.run(
+        'r-due',
+        'due',
+        'c1',
+        hash,
+        at(1),
+        at(100),
+        'approved',
+        JSON.stringify(byPerson('approved', 5, 'mia')),
+      );
+      approval.run('r-wait', 'waiting', 'c2', hash, at(2), at(100), 'pending', null);
+      approval.run(
+        'r-done',
+        'done',
+        'c3',
+        hash,
+        at(3),
+        at(100),
+        'rejected',
+        JSON.stringify(byPerson('rejected', 7)),
+      );
+    });
+    const store = open();
+    const history = await store.pageRequests({ limit: 10, sort: 'decided' });
+    expect(history.items.map((row) => row.id)).toEqual(['r-done', 'r-due']);
+    expect(
+      (await store.decisionStats({ since: at(0), until: at(10) })).approvers.map((row) => row.approver),
+    ).toEqual(['alice', 'mia']);
+    expect((await store.listStalledSessions({ nowMs: atMs(500) })).map((row) => row.id)).toEqual(['due']);
+    // The flag follows the session from here on: deciding the waiting one makes it due.
+    await store.decide('r-wait', byPerson('approved', 8));
+    expect((await store.listStalledSessions({ nowMs: atMs(500) })).map((row) => row.id)).toEqual([
+      'due',
+      'waiting',
+    ]);
+  });
+
   it('upgrades a file made by the first schema, keeping its data and adding rules', async () => {
     await mkdir(dirname(path), { recursive: true });
     raw((db) => {

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
-import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
+import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -16,6 +17,7 @@ import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, EXECUTION_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
 import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
+import { executionPageSql } from '../sql/execution-page-sql.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
 import { toApproval, toAuditEntry, toExecution, toFence, toLease, toSession } from '../sql/rows.ts';
 import { sessionValues } from '../sql/values.ts';
@@ -24,6 +26,7 @@ import type {
   ApprovalUpdateResult,
   AuditQuery,
   DecideResult,
+  ExecutionFilter,
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
@@ -483,17 +486,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       return run(() => executionById(requestId));
     },
 
-    async listExecutions(filter: { session?: string; status?: ExecutionStatus } = {}) {
+    async listExecutions(filter: ExecutionFilter = {}) {
+      assertExecutionFilter(filter);
+      const page = executionPageSql('executions', (index) => `?${index}`, filter);
       return run(() =>
-        filtered(
-          EXECUTION_COLUMNS,
-          'executions',
-          [
-            ['session', filter.session],
-            ['status', filter.status],
-          ],
-          'started_at, request_id',
-        ).map((row) => toExecution(codec, row)),
+        sql(page.text)
+          .all(...page.values)
+          .map((row) => toExecution(codec, row)),
       );
     },
 

@@ -36,6 +36,8 @@ UPDATE sessions s SET continue_due = true WHERE s.batch IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = s.id AND a.status = 'pending');
 DROP INDEX sessions_with_open_batch;
 CREATE INDEX sessions_continue_due ON sessions (updated_at, id) WHERE continue_due IS NOT NULL;
+-- The ledger's list is a keyset page too (listExecutions with after and limit).
+CREATE INDEX executions_by_started ON executions (started_at, request_id);
 
 CREATE FUNCTION approvals_continue_due() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
@@ -53,16 +55,24 @@ CREATE TRIGGER approvals_raised_hold AFTER INSERT ON approvals
 CREATE TRIGGER approvals_decided_due AFTER UPDATE OF status ON approvals
   FOR EACH ROW WHEN (OLD.status = 'pending' AND NEW.status <> 'pending') EXECUTE FUNCTION approvals_continue_due();
 
+-- Deferred to COMMIT: a step updates the session before it inserts the requests it raises,
+-- so the flag is computed once, from the transaction's final rows, and written only when it
+-- changes (a raise leaves it NULL without touching the row again).
 CREATE FUNCTION sessions_continue_due() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+  due boolean;
 BEGIN
-  UPDATE sessions SET continue_due = CASE
-      WHEN NEW.batch IS NULL THEN NULL
-      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending') THEN NULL
+  SELECT CASE
+      WHEN s.batch IS NULL THEN NULL
+      WHEN EXISTS (SELECT 1 FROM approvals a WHERE a.session = s.id AND a.status = 'pending') THEN NULL
       ELSE true END
-  WHERE id = NEW.id;
+    INTO due FROM sessions s WHERE s.id = NEW.id;
+  UPDATE sessions SET continue_due = due WHERE id = NEW.id AND continue_due IS DISTINCT FROM due;
   RETURN NULL;
 END $$;
-CREATE TRIGGER sessions_batch_due AFTER UPDATE OF batch ON sessions
+CREATE CONSTRAINT TRIGGER sessions_batch_due AFTER UPDATE OF batch ON sessions
+  DEFERRABLE INITIALLY DEFERRED
   FOR EACH ROW WHEN (OLD.batch IS DISTINCT FROM NEW.batch) EXECUTE FUNCTION sessions_continue_due();
-CREATE TRIGGER sessions_inserted_due AFTER INSERT ON sessions
+CREATE CONSTRAINT TRIGGER sessions_inserted_due AFTER INSERT ON sessions
+  DEFERRABLE INITIALLY DEFERRED
   FOR EACH ROW WHEN (NEW.batch IS NOT NULL) EXECUTE FUNCTION sessions_continue_due();
