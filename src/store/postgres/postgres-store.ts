@@ -38,6 +38,7 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
+import { type AuditSink, createGroupCommit, type Write } from './group-commit.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
@@ -96,15 +97,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw error;
   }
   const t = tablesIn(schema);
-  const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit } = createRowWriters(
-    t,
-    codec,
-  );
+  const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit } =
+    createRowWriters(t, codec);
   const { query } = connection;
+  const group = createGroupCommit(connection, linkAudit);
 
-  /** Writes without approvals, rules or audit events are one statement: no BEGIN/COMMIT round trips. */
-  function write<T>(single: boolean, work: (query: Query) => Promise<T>): Promise<T> {
-    return single ? work(query) : connection.transaction(work);
+  /**
+   * Every write goes through the group commit: alone it is one transaction (or, `single`, one
+   * autocommit statement with no BEGIN/COMMIT round trips); with other requests' writes in
+   * flight it shares their transaction and its one audit link and COMMIT.
+   */
+  function write<T>(single: boolean, work: Write<T>): Promise<T> {
+    return group.run(work, single);
   }
 
   const {
@@ -142,6 +146,23 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     )
     SELECT ${SESSION_COLUMNS} FROM s`;
 
+  // The decision's compare-and-set and the session's lease in one statement: the lease is
+  // taken only on the session of a request this statement decided (same rule as takeLease).
+  const decideText = (unexpired: boolean) => `
+    WITH d AS (
+      UPDATE ${t.approvals} SET status = $2::text, decision = $3::text
+      WHERE id = $1::text AND status = 'pending'${unexpired ? ' AND expires_at > $4::text' : ' AND $4::text IS NULL'}
+      RETURNING ${APPROVAL_COLUMNS}
+    ), l AS (
+      UPDATE ${t.sessions} SET lease_owner = $6::text, lease_until = $7::bigint
+      WHERE $5::boolean AND id = (SELECT session FROM d)
+        AND (lease_owner IS NULL OR lease_until < $8::bigint OR lease_owner = $6::text)
+      RETURNING 1
+    )
+    SELECT d.*, EXISTS (SELECT 1 FROM l) AS leased FROM d`;
+  const decideSql = decideText(false);
+  const decideUnexpiredSql = decideText(true);
+
   /** Why a fenced step matched nothing, for the error; read after the fact, so only a diagnosis. */
   async function refusal(q: Query, step: StepCommit): Promise<Error> {
     const row = first(
@@ -167,7 +188,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return rows.length > 0;
   }
 
-  async function finishIn(q: Query, requestId: string, finish: ExecutionFinish): Promise<ExecutionRecord> {
+  async function finishIn(
+    q: Query,
+    audit: AuditSink,
+    requestId: string,
+    finish: ExecutionFinish,
+  ): Promise<ExecutionRecord> {
     const row = first(
       await q(
         `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
@@ -180,7 +206,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (existing === null) throw executionNotFound(requestId);
       throw executionAlreadyFinished(requestId, existing.status);
     }
-    await appendAudit(q, finish.audit, finish.at);
+    audit(finish.audit, finish.at);
     return toExecution(codec, row);
   }
 
@@ -189,7 +215,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
-    ...createPostgresAppState(query, t.state, codec),
+    ...createPostgresAppState(query, t.state, codec, (statement) => write(true, statement)),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresWebSessions(query, t),
 
@@ -227,8 +253,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const approvals = step.approvals ?? [];
       const finishes = step.finishes ?? [];
       const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
-      return write(single, async (q) => {
-        for (const finish of finishes) await finishIn(q, finish.requestId, finish);
+      return write(single, async (q, audit) => {
+        for (const finish of finishes) await finishIn(q, audit, finish.requestId, finish);
         const row = first(
           await q(commitSql, [
             step.session,
@@ -243,7 +269,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         );
         if (row === undefined) throw await refusal(q, step);
         for (const request of approvals) await insertApproval(q, request);
-        await appendAudit(q, step.audit, step.at);
+        audit(step.audit, step.at);
         return toSession(codec, row);
       });
     },
@@ -305,18 +331,21 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
-      const { rule } = options;
-      const values = [id, decision.verdict, codec.encode(decision)];
-      const cas = decisionNeedsUnexpired(decision)
-        ? `UPDATE ${t.approvals} SET status = $2, decision = $3
-           WHERE id = $1 AND status = 'pending' AND expires_at > $4 RETURNING ${APPROVAL_COLUMNS}`
-        : `UPDATE ${t.approvals} SET status = $2, decision = $3
-           WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`;
-      if (decisionNeedsUnexpired(decision)) values.push(decision.at);
-      const { lease } = options;
+      const { rule, lease } = options;
+      const unexpired = decisionNeedsUnexpired(decision);
+      const values = [
+        id,
+        decision.verdict,
+        codec.encode(decision),
+        unexpired ? decision.at : null,
+        lease !== undefined,
+        lease?.owner ?? null,
+        lease?.untilMs ?? 0,
+        lease?.nowMs ?? 0,
+      ];
       const single = rule === undefined && (audit ?? []).length === 0 && lease === undefined;
-      const won = await write(single, async (q) => {
-        const row = first(await q(cas, values));
+      const won = await write(single, async (q, link) => {
+        const row = first(await q(unexpired ? decideUnexpiredSql : decideSql, values));
         if (row === undefined) return null;
         const request = toApproval(codec, row);
         if (rule !== undefined) {
@@ -327,9 +356,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           }
           await insertRule(q, rule);
         }
-        await appendAudit(q, audit, decision.at);
-        const leased = lease !== undefined && (await takeLease(q, { ...lease, session: request.session }));
-        return { request, leased };
+        link(audit, decision.at);
+        return { request, leased: row.leased === true };
       });
       // A lost compare-and-set reads the row afterwards: a decided request never changes again.
       return won === null
@@ -346,7 +374,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async revokeRule(id, by, at, audit): Promise<StandingRule | null> {
-      const revoked = await write((audit ?? []).length === 0, async (q) => {
+      const revoked = await write((audit ?? []).length === 0, async (q, link) => {
         const row = first(
           await q(
             `UPDATE ${t.rules} SET revoked_at = $3, revoked_by = $2
@@ -355,7 +383,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           ),
         );
         if (row === undefined) return null;
-        await appendAudit(q, audit, at);
+        link(audit, at);
         return toRule(row);
       });
       // Unknown, or revoked before: either way what is stored now is the answer.
@@ -363,7 +391,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
-      const created = await write((audit ?? []).length === 0, async (q) => {
+      const created = await write((audit ?? []).length === 0, async (q, link) => {
         // The ledger's compare-and-set: only the first start of a request inserts a row.
         const row = first(
           await q(
@@ -383,7 +411,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           ),
         );
         if (row === undefined) return null;
-        await appendAudit(q, audit, start.at);
+        link(audit, start.at);
         return toExecution(codec, row);
       });
       if (created !== null) return { created: true, record: created };
@@ -393,7 +421,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {
-      return write((finish.audit ?? []).length === 0, (q) => finishIn(q, requestId, finish));
+      return write((finish.audit ?? []).length === 0, (q, audit) => finishIn(q, audit, requestId, finish));
     },
 
     async getExecution(requestId) {
@@ -409,7 +437,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async appendAudit(events, at) {
       if (events.length === 0) return;
-      await connection.transaction((q) => appendAudit(q, events, at));
+      await write(false, async (_q, audit) => audit(events, at));
     },
 
     async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {

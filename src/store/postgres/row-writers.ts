@@ -12,6 +12,7 @@ import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
+import type { AuditGroup } from './group-commit.ts';
 
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
@@ -66,36 +67,39 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
   }
 
   /**
-   * Links `events` onto the chain. Must be the last write of its transaction: the head row's
-   * lock is held until COMMIT, and every audit-writing transaction in every process queues on
-   * it, so the shorter the time from here to COMMIT, the more of them fit in a second.
+   * Links each group's events onto the chain, in order. Must be the last write of its
+   * transaction: the head row's lock is held until COMMIT, and every audit-writing transaction
+   * in every process queues on it, so the shorter the time from here to COMMIT, the more of
+   * them fit in a second. A group commit (group-commit.ts) links all its writes' events here
+   * at once: one head read and one INSERT for the whole batch.
    */
-  async function appendAudit(query: Query, events: readonly AuditEvent[] | undefined, at: string) {
-    if (events === undefined || events.length === 0) return;
+  async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
+    const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
+    if (stamped.length === 0) return;
     // FOR UPDATE waits for the current holder and then reads the row as it committed, so
     // locking and reading the tail is one round trip (a separate advisory lock would be two).
     const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
     if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
     let { seq, hash: prevHash } = toAuditLink(head[0], 'audit_head');
-    const rows = events.map((event) => {
+    const rows = stamped.map(({ event, at }) => {
       seq += 1;
       const hash = auditHash(prevHash, { ...event, seq, at });
-      const row = { seq, event, prevHash, hash };
+      const row = { seq, at, event, prevHash, hash };
       prevHash = hash;
       return row;
     });
     await query(
       `WITH added AS (
          INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
-         SELECT u.seq, $1, u.kind, u.session, u.request_id, u.actor, u.data,
+         SELECT u.seq, u.at, u.kind, u.session, u.request_id, u.actor, u.data,
                 decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           AS u(seq, kind, session, request_id, actor, data, prev_hash, hash)
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash)
        )
        UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
       [
-        at,
         rows.map((row) => row.seq),
+        rows.map((row) => row.at),
         rows.map((row) => row.event.kind),
         rows.map((row) => row.event.session),
         rows.map((row) => row.event.requestId),
@@ -109,5 +113,11 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     );
   }
 
-  return { insertMessages, insertApproval, insertExecution, insertRule, appendAudit };
+  /** Links `events`, all stamped `at`; see linkAudit. */
+  async function appendAudit(query: Query, events: readonly AuditEvent[] | undefined, at: string) {
+    if (events === undefined || events.length === 0) return;
+    await linkAudit(query, [{ events, at }]);
+  }
+
+  return { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit };
 }

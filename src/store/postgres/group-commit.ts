@@ -1,0 +1,139 @@
+import type { AuditEvent } from '../../core/audit.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import type { Connection, Query } from './connection.ts';
+
+/** Audit events a write wants linked onto the chain, stamped `at`. */
+export interface AuditGroup {
+  events: readonly AuditEvent[];
+  at: string;
+}
+
+/** Where a write hands its audit events: they are linked once, after every write of the batch. */
+export type AuditSink = (events: readonly AuditEvent[] | undefined, at: string) => void;
+
+/**
+ * One store write: its statements run on `query`, its audit events go to `audit`. It must be
+ * safe to run again from the start (a retried or split batch runs it again) and must not
+ * depend on anything committed by another write of the same batch.
+ */
+export type Write<T> = (query: Query, audit: AuditSink) => Promise<T>;
+
+export interface GroupCommit {
+  /**
+   * Runs `write` in a transaction shared with the writes other requests of this process
+   * started meanwhile, and resolves once that transaction committed. `single`: the write is
+   * one statement without audit events, so alone it needs no BEGIN/COMMIT.
+   */
+  run<T>(write: Write<T>, single?: boolean): Promise<T>;
+}
+
+interface Entry {
+  write: Write<unknown>;
+  single: boolean;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Writes one transaction takes at most: bounds how long its row locks are held. */
+const MAX_BATCH = 32;
+
+/**
+ * SQLite's group commit on a pool. Every write that links audit events queues on the audit
+ * head's row lock in PostgreSQL anyway, so running them one transaction each only adds
+ * BEGIN, COMMIT, a head read and a WAL flush per write. Here, while one transaction of this
+ * process is in flight, the writes that arrive wait; the next transaction takes all of them,
+ * runs their statements in arrival order, links all their audit events with one head read and
+ * one INSERT, and commits once. A write alone runs at once, so nothing waits that would not
+ * have waited on the head lock.
+ *
+ * Why this is safe:
+ * - Each caller hears back only after COMMIT: a result is never reported before it is durable.
+ * - The batch is equivalent to running its writes one after another in arrival order. The
+ *   writes were concurrent (each caller still waiting), so any order is one the callers could
+ *   have seen; each statement is a conditional statement re-checked against the rows as the
+ *   earlier writes left them.
+ * - All or nothing stays per write: if any write throws (a lost compare-and-set that is an
+ *   error, a duplicate id, a rule for another session), the whole transaction rolls back and
+ *   every write of it is run again alone in its own transaction, so one write's error never
+ *   undoes or fails another's.
+ * - A lost connection fails every write of the batch with STORE_UNAVAILABLE, as it would fail
+ *   each alone: rolled back before COMMIT was sent, unknown after; nothing is half-written
+ *   because it is one transaction. Serialization failures and deadlocks (40001, 40P01) retry
+ *   the whole batch, as they retry a single transaction.
+ * - Audit events are linked last, after every row write, so the head lock is held only for
+ *   the INSERT and COMMIT (as before), now once per batch instead of once per write.
+ */
+export function createGroupCommit(
+  connection: Connection,
+  linkAudit: (query: Query, groups: readonly AuditGroup[]) => Promise<void>,
+): GroupCommit {
+  const waiting: Entry[] = [];
+  let inFlight = false;
+
+  async function alone(entry: Entry): Promise<void> {
+    try {
+      if (entry.single) {
+        entry.resolve(await entry.write(connection.query, () => undefined));
+        return;
+      }
+      entry.resolve(
+        await connection.transaction(async (query) => {
+          const groups: AuditGroup[] = [];
+          const result = await entry.write(query, (events, at) => {
+            if (events !== undefined && events.length > 0) groups.push({ events, at });
+          });
+          await linkAudit(query, groups);
+          return result;
+        }),
+      );
+    } catch (error) {
+      entry.reject(error);
+    }
+  }
+
+  async function together(batch: Entry[]): Promise<void> {
+    let results: unknown[];
+    try {
+      results = await connection.transaction(async (query) => {
+        const groups: AuditGroup[] = [];
+        const sink: AuditSink = (events, at) => {
+          if (events !== undefined && events.length > 0) groups.push({ events, at });
+        };
+        const out: unknown[] = [];
+        for (const entry of batch) out.push(await entry.write(query, sink));
+        await linkAudit(query, groups);
+        return out;
+      });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
+      // One write's error: PostgreSQL rolled the transaction back; each runs again alone.
+      for (const entry of batch) await alone(entry);
+      return;
+    }
+    batch.forEach((entry, i) => {
+      entry.resolve(results[i]);
+    });
+  }
+
+  function pump(): void {
+    if (inFlight || waiting.length === 0) return;
+    inFlight = true;
+    const batch = waiting.splice(0, MAX_BATCH);
+    void (batch.length === 1 ? alone(batch[0]!) : together(batch)).finally(() => {
+      inFlight = false;
+      pump();
+    });
+  }
+
+  return {
+    run<T>(write: Write<T>, single = false): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        waiting.push({ write, single, resolve: resolve as (value: unknown) => void, reject });
+        pump();
+      });
+    },
+  };
+}
