@@ -52,10 +52,10 @@ const MAX_BATCH = 32;
  *   writes were concurrent (each caller still waiting), so any order is one the callers could
  *   have seen; each statement is a conditional statement re-checked against the rows as the
  *   earlier writes left them.
- * - All or nothing stays per write: if any write throws (a lost compare-and-set that is an
- *   error, a duplicate id, a rule for another session), the whole transaction rolls back and
- *   every write of it is run again alone in its own transaction, so one write's error never
- *   undoes or fails another's.
+ * - All or nothing stays per write: if a write throws (a lost compare-and-set that is an
+ *   error, a duplicate id, a rule for another session), the whole transaction rolls back; that
+ *   write runs again alone in its own transaction, so the error it reports is its own, and the
+ *   others run again together, so one write's error never undoes or fails another's.
  * - A lost connection fails every write of the batch with STORE_UNAVAILABLE, as it would fail
  *   each alone: rolled back before COMMIT was sent, unknown after; nothing is half-written
  *   because it is one transaction. Serialization failures and deadlocks (40001, 40P01) retry
@@ -93,14 +93,24 @@ export function createGroupCommit(
 
   async function together(batch: Entry[]): Promise<void> {
     let results: unknown[];
+    // The write that threw, if one did: it runs again alone, the rest go back to the queue.
+    let failing: Entry | undefined;
     try {
       results = await connection.transaction(async (query) => {
+        failing = undefined;
         const groups: AuditGroup[] = [];
         const sink: AuditSink = (events, at) => {
           if (events !== undefined && events.length > 0) groups.push({ events, at });
         };
         const out: unknown[] = [];
-        for (const entry of batch) out.push(await entry.write(query, sink));
+        for (const entry of batch) {
+          try {
+            out.push(await entry.write(query, sink));
+          } catch (error) {
+            failing = entry;
+            throw error;
+          }
+        }
         await linkAudit(query, groups);
         return out;
       });
@@ -109,8 +119,16 @@ export function createGroupCommit(
         for (const entry of batch) entry.reject(error);
         return;
       }
-      // One write's error: PostgreSQL rolled the transaction back; each runs again alone.
-      for (const entry of batch) await alone(entry);
+      // PostgreSQL rolled the whole transaction back. The write that threw runs again alone,
+      // so the error it reports is its own; the others return to the head of the queue and
+      // share the next transaction. Each round takes one write out, so this ends.
+      if (failing === undefined) {
+        for (const entry of batch) await alone(entry);
+        return;
+      }
+      const culprit = failing;
+      waiting.unshift(...batch.filter((entry) => entry !== culprit));
+      await alone(culprit);
       return;
     }
     batch.forEach((entry, i) => {

@@ -66,21 +66,19 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     if (inserted.length === 0) throw ruleExists(rule.id);
   }
 
-  /**
-   * Links each group's events onto the chain, in order. Must be the last write of its
-   * transaction: the head row's lock is held until COMMIT, and every audit-writing transaction
-   * in every process queues on it, so the shorter the time from here to COMMIT, the more of
-   * them fit in a second. A group commit (group-commit.ts) links all its writes' events here
-   * at once: one head read and one INSERT for the whole batch.
-   */
-  async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
-    const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
-    if (stamped.length === 0) return;
-    // FOR UPDATE waits for the current holder and then reads the row as it committed, so
-    // locking and reading the tail is one round trip (a separate advisory lock would be two).
-    const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
-    if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
-    let { seq, hash: prevHash } = toAuditLink(head[0], 'audit_head');
+  const insertAudit = `INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
+         SELECT u.seq, u.at, u.kind, u.session, u.request_id, u.actor, u.data,
+                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash)`;
+  // The head as this process last linked it: the guess that saves the head read (see linkAudit).
+  let lastHead: { seq: number; hash: string } | null = null;
+
+  function chained(
+    stamped: ReadonlyArray<{ event: AuditEvent; at: string }>,
+    from: { seq: number; hash: string },
+  ) {
+    let { seq, hash: prevHash } = from;
     const rows = stamped.map(({ event, at }) => {
       seq += 1;
       const hash = auditHash(prevHash, { ...event, seq, at });
@@ -88,16 +86,9 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
       prevHash = hash;
       return row;
     });
-    await query(
-      `WITH added AS (
-         INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
-         SELECT u.seq, u.at, u.kind, u.session, u.request_id, u.actor, u.data,
-                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash)
-       )
-       UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
-      [
+    return {
+      head: { seq, hash: prevHash },
+      values: [
         rows.map((row) => row.seq),
         rows.map((row) => row.at),
         rows.map((row) => row.event.kind),
@@ -110,7 +101,54 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         seq,
         prevHash,
       ],
+    };
+  }
+
+  /**
+   * Links each group's events onto the chain, in order. Must be the last write of its
+   * transaction: the head row's lock is held until COMMIT, and every audit-writing transaction
+   * in every process queues on it, so the shorter the time from here to COMMIT, the more of
+   * them fit in a second. A group commit (group-commit.ts) links all its writes' events here
+   * at once, for the whole batch.
+   *
+   * First it guesses that the head is still the one this process last linked (true while no
+   * other process writes audit events) and links onto it in one statement whose head UPDATE
+   * only matches that seq and hash; under READ COMMITTED a concurrent linker makes it wait and
+   * then re-check, so a wrong guess matches nothing and writes nothing. Then, or with no guess,
+   * it reads the head FOR UPDATE and links onto what it read: two statements.
+   */
+  async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
+    const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
+    if (stamped.length === 0) return;
+    if (lastHead !== null) {
+      const guess = chained(stamped, lastHead);
+      const linked = await query(
+        `WITH h AS (
+           UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')
+           WHERE seq = $12::bigint AND hash = decode($13, 'hex') RETURNING 1
+         ), added AS (
+           ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
+         )
+         SELECT count(*)::int AS linked FROM h`,
+        [...guess.values, lastHead.seq, lastHead.hash],
+      );
+      if (Number(linked[0]?.linked ?? 0) === 1) {
+        lastHead = guess.head;
+        return;
+      }
+    }
+    // FOR UPDATE waits for the current holder and then reads the row as it committed, so
+    // locking and reading the tail is one round trip (a separate advisory lock would be two).
+    const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
+    if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
+    const linked = chained(stamped, toAuditLink(head[0], 'audit_head'));
+    await query(
+      `WITH added AS (${insertAudit})
+       UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
+      linked.values,
     );
+    // If this transaction rolls back, the guess is wrong next time: one statement that matches nothing.
+    lastHead = linked.head;
   }
 
   /** Links `events`, all stamped `at`; see linkAudit. */
