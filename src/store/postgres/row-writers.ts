@@ -73,6 +73,9 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
            AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash)`;
   // The head as this process last linked it: the guess that saves the head read (see linkAudit).
   let lastHead: { seq: number; hash: string } | null = null;
+  // Off after a wrong guess (another process links too), back on once a locked read shows the
+  // head was still ours, so processes taking turns do not pay a wasted statement per link.
+  let guessing = true;
 
   function chained(
     stamped: ReadonlyArray<{ event: AuditEvent; at: string }>,
@@ -115,13 +118,15 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
    * other process writes audit events) and links onto it in one statement whose head UPDATE
    * only matches that seq and hash; under READ COMMITTED a concurrent linker makes it wait and
    * then re-check, so a wrong guess matches nothing and writes nothing. Then, or with no guess,
-   * it reads the head FOR UPDATE and links onto what it read: two statements.
+   * it reads the head FOR UPDATE and links onto what it read: two statements. After a wrong
+   * guess it stops guessing until a locked read finds the head it would have guessed.
    */
   async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
     const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
     if (stamped.length === 0) return;
-    if (lastHead !== null) {
-      const guess = chained(stamped, lastHead);
+    const before = lastHead;
+    if (before !== null && guessing) {
+      const guess = chained(stamped, before);
       const linked = await query(
         `WITH h AS (
            UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')
@@ -130,18 +135,21 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
            ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
          )
          SELECT count(*)::int AS linked FROM h`,
-        [...guess.values, lastHead.seq, lastHead.hash],
+        [...guess.values, before.seq, before.hash],
       );
       if (Number(linked[0]?.linked ?? 0) === 1) {
         lastHead = guess.head;
         return;
       }
+      guessing = false;
     }
     // FOR UPDATE waits for the current holder and then reads the row as it committed, so
     // locking and reading the tail is one round trip (a separate advisory lock would be two).
     const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
     if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
-    const linked = chained(stamped, toAuditLink(head[0], 'audit_head'));
+    const read = toAuditLink(head[0], 'audit_head');
+    guessing = before === null || (read.seq === before.seq && read.hash === before.hash);
+    const linked = chained(stamped, read);
     await query(
       `WITH added AS (${insertAudit})
        UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
