@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -78,6 +78,8 @@ export interface LoopRow {
   logicalBytes: number;
   storedBytes: number | null;
   storedOverLogical: number | null;
+  /** CPU time (user + system) of this process per step: the steadier figure on a shared machine. */
+  cpuUsPerStep: number;
 }
 
 function median(values: number[]): number {
@@ -98,6 +100,7 @@ export interface LoopTiming {
   elapsed: number;
   stamps: number[];
   logicalBytes: number;
+  cpuUs: number;
 }
 
 /** Runs one N-step session on `store`: how long it took, per step, and the bytes it meant to write. */
@@ -111,12 +114,14 @@ export async function timeLoop(store: Store, steps: number): Promise<LoopTiming>
     store,
     maxSteps: steps + 1,
   });
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await agent.chat('bench', 'go');
   const elapsed = performance.now() - started;
+  const used = process.cpuUsage(cpu);
   const messages = await store.loadMessages('bench');
   const logicalBytes = messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.message)), 0);
-  return { steps, elapsed, stamps, logicalBytes };
+  return { steps, elapsed, stamps, logicalBytes, cpuUs: used.user + used.system };
 }
 
 /** One table row from a timed loop and the bytes the store really used (null if unknown). */
@@ -138,6 +143,7 @@ export function loopRow<K extends string, B extends number | null>(
     firstDecileMsPerStep: round(first),
     lastDecileMsPerStep: round(last),
     lastOverFirst: round(last / first),
+    cpuUsPerStep: Math.round(timing.cpuUs / timing.steps),
     logicalBytes: timing.logicalBytes,
     storedBytes,
     storedOverLogical: (storedBytes === null
@@ -193,4 +199,68 @@ export function benchDir(): { dir: string; cleanup: () => void } {
 
 export function round(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+const sizes = [10, 100, 1000];
+
+function medianBy<T>(rows: T[], key: (row: T) => number): T {
+  return [...rows].sort((a, b) => key(a) - key(b))[Math.floor(rows.length / 2)]!;
+}
+
+export interface LoopBench {
+  loop: LoopRow[];
+  rawSqlite: { commitsPerSecond: number };
+  seedExportBytes: number;
+}
+
+/** The agent loop on memory and SQLite at 10, 100 and 1,000 steps, and the raw SQLite ceiling. */
+export async function benchLoop(dir: string, repeats: number): Promise<LoopBench> {
+  const loop: LoopRow[] = [];
+  for (const store of ['memory', 'sqlite'] as const) {
+    for (const steps of sizes) {
+      const runs: LoopRow[] = [];
+      for (let i = 0; i < repeats; i++)
+        runs.push(await runLoop(store, steps, join(dir, `${store}-${steps}-${i}`)));
+      loop.push(medianBy(runs, (row) => row.stepsPerSecond));
+    }
+  }
+  mkdirSync(join(dir, 'raw'), { recursive: true });
+  const rawSqlite = medianBy(
+    Array.from({ length: repeats }, () => rawSqliteCommits(join(dir, 'raw'), 2000)),
+    (row) => row.commitsPerSecond,
+  );
+  return { loop, rawSqlite, seedExportBytes: await seedExportBytes() };
+}
+
+export function printLoopTable(bench: LoopBench, repeats: number): void {
+  const raw = bench.rawSqlite.commitsPerSecond;
+  console.log(`\nAgent loop, one durable commit per step (median of ${repeats} runs)\n`);
+  console.table(
+    bench.loop.map((row) => ({
+      store: row.store,
+      N: row.steps,
+      'steps/s': row.stepsPerSecond,
+      'of raw commits/s': row.store === 'sqlite' ? `${Math.round((row.stepsPerSecond / raw) * 100)}%` : '-',
+      'CPU µs/step': row.cpuUsPerStep,
+      'first-decile ms/step': row.firstDecileMsPerStep,
+      'last-decile ms/step': row.lastDecileMsPerStep,
+      'last/first': row.lastOverFirst,
+      'logical bytes': row.logicalBytes,
+      'stored bytes': row.storedBytes ?? '-',
+      'stored/logical': row.storedOverLogical ?? '-',
+    })),
+  );
+  console.log(`Raw SQLite commits (WAL, synchronous=FULL, one INSERT per transaction): ${raw}/s`);
+  console.log(`Seed-scenario session export: ${bench.seedExportBytes} bytes`);
+}
+
+/** `node bench/agent-loop.ts`: this bench alone (BENCH_REPEATS, default 3). */
+if (import.meta.main) {
+  const { dir, cleanup } = benchDir();
+  try {
+    const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+    printLoopTable(await benchLoop(dir, repeats), repeats);
+  } finally {
+    cleanup();
+  }
 }
