@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { AuditEvent } from '../../core/audit.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import type { Connection, Query } from './connection.ts';
@@ -149,7 +150,14 @@ export function createGroupCommit(
   return {
     run<T>(write: Write<T>, single = false): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        waiting.push({ write, single, resolve: resolve as (value: unknown) => void, reject });
+        // Bound to the caller's async context: its statements belong to its own request (a
+        // trace span, a counter), not to whichever request's transaction carries them.
+        waiting.push({
+          write: AsyncResource.bind(write) as Write<unknown>,
+          single,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        });
         pump();
       });
     },
