@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
+import { PgBoss } from 'pg-boss';
+import type { ContinuationJob, ContinuationQueue } from '../src/queue/continuation-queue.ts';
+import { CONTINUATION_QUEUE, createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { decisionAgent } from './decision-agent.ts';
 import { admin, BENCH_PG_URL, postgresProblem, rawPostgresCommits } from './postgres.ts';
@@ -9,13 +11,13 @@ import { admin, BENCH_PG_URL, postgresProblem, rawPostgresCommits } from './post
 export interface QueueRow {
   workers: number;
   decisions: number;
-  /** From the first enqueue until every session has its final reply committed. */
+  /** From the first worker ready (every job already queued) until every session has its final reply. */
   decisionsPerSecond: number;
   /** Tool runs observed through its own side effects: must equal `decisions`. */
   toolRuns: number;
   doubleExecutions: number;
   jobsContinued: number;
-  /** Of the elapsed time, how long deciding and enqueueing all N took (one process, serial). */
+  /** How long deciding and enqueueing all N took beforehand (one process, serial; not timed). */
   enqueueMs: number;
   /** CPU of all worker processes together, per decision continued. */
   workerCpuUsPerDecision: number;
@@ -56,26 +58,47 @@ function startWorker(schema: string): {
   return { child, ready, done };
 }
 
-/** N decisions enqueued at once, continued by `workers` separate worker processes. */
+/** N decisions queued first, then continued by `workers` separate worker processes. */
 export async function queueDecisions(workers: number, count: number): Promise<QueueRow> {
   const schema = `cs_bench_queue${workers}_${randomBytes(4).toString('hex')}`;
   const store = await createPostgresStore({ connectionString: BENCH_PG_URL, schema });
+  // Creates the queue with countersign's settings; the jobs are then inserted through `boss`.
   const queue = await createPgBossQueue({
     connectionString: BENCH_PG_URL,
     schema: `${schema}_queue`,
     supervise: false,
   });
+  const boss = new PgBoss({ connectionString: BENCH_PG_URL, schema: `${schema}_queue`, supervise: false });
+  boss.on('error', () => undefined);
+  await boss.start();
   const procs: ReturnType<typeof startWorker>[] = [];
   try {
     const agent = decisionAgent(store);
     const ids: string[] = [];
     for (let i = 0; i < count; i++) ids.push((await agent.chat(`s-${i}`, 'Refund 1044.')).approvals[0]!.id);
+    // Every decision is made first, its job held back; once all workers are ready, all jobs
+    // are inserted in one statement. What is timed is the workers draining the queue, not the
+    // one deciding process (which, sharing two cores with the workers, set the pace before and
+    // made more workers look slower), nor the workers' start-up.
+    const held: ContinuationJob[] = [];
+    const holding: ContinuationQueue = {
+      async enqueue(job) {
+        held.push(job);
+      },
+      work: () => Promise.reject(new Error('not a worker')),
+      close: async () => undefined,
+    };
+    const queued = agent.with({ continuations: holding });
+    const enqueueStarted = performance.now();
+    for (const id of ids) await queued.approve(id, { by: 'bench' });
+    const enqueueMs = performance.now() - enqueueStarted;
     for (let i = 0; i < workers; i++) procs.push(startWorker(schema));
     await Promise.all(procs.map((p) => p.ready));
-    const queued = agent.with({ continuations: queue });
     const started = performance.now();
-    for (const id of ids) await queued.approve(id, { by: 'bench' });
-    const enqueueMs = performance.now() - started;
+    await boss.insert(
+      CONTINUATION_QUEUE,
+      held.map((job) => ({ data: { session: job.session, reason: job.reason } })),
+    );
     const completedSql = `SELECT count(*)::int AS n FROM "${schema}".sessions WHERE batch IS NULL AND message_count >= 4`;
     const elapsed = await admin(async (client) => {
       for (;;) {
@@ -107,6 +130,7 @@ export async function queueDecisions(workers: number, count: number): Promise<Qu
     };
   } finally {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    await boss.stop({ graceful: false });
     await queue.close();
     await store.close();
     await admin(async (client) => {
