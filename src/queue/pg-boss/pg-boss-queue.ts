@@ -31,8 +31,10 @@ export interface PgBossQueueOptions {
 }
 
 /**
- * Timing, so that a SIGKILLed worker's job is taken over within ~15 s: a missed heartbeat
- * (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll (0.5 s).
+ * Timing, so that pg-boss itself gives a SIGKILLed worker's job to another within ~15 s: a
+ * missed heartbeat (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll
+ * (0.5 s). That is the fallback: a worker on the same host hands the job on within about a
+ * second (src/cli/worker-takeover.ts, through inHand below).
  */
 const JOB_DEFAULTS = {
   // A busy session (SESSION_BUSY) or a passing store outage is retried; 30 tries span minutes.
