@@ -24,7 +24,7 @@ function fakes(inHand: string[], leases: Record<string, string | null>) {
   const store = {
     async getLease(session: string): Promise<LeaseInfo | null> {
       const owner = leases[session];
-      return owner === undefined ? null : { session, owner, untilMs: Date.now() + 20_000 };
+      return owner === undefined ? null : { owner, untilMs: Date.now() + 20_000 };
     },
   };
   return { queue, store, enqueued };
