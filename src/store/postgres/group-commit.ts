@@ -23,7 +23,8 @@ export interface GroupCommit {
   /**
    * Runs `write` in a transaction shared with the writes other requests of this process
    * started meanwhile, and resolves once that transaction committed. `single`: the write is
-   * one statement without audit events, so alone it needs no BEGIN/COMMIT.
+   * one statement without audit events: it joins a shared transaction only while writes with
+   * audit events are in flight or waiting, and otherwise runs at once in autocommit.
    */
   run<T>(write: Write<T>, single?: boolean): Promise<T>;
 }
@@ -70,6 +71,8 @@ export function createGroupCommit(
 ): GroupCommit {
   const waiting: Entry[] = [];
   let inFlight = false;
+  // Whether the transaction in flight carries a write with audit events.
+  let auditInFlight = false;
 
   async function alone(entry: Entry): Promise<void> {
     try {
@@ -141,14 +144,25 @@ export function createGroupCommit(
     if (inFlight || waiting.length === 0) return;
     inFlight = true;
     const batch = waiting.splice(0, MAX_BATCH);
+    auditInFlight = batch.some((entry) => !entry.single);
     void (batch.length === 1 ? alone(batch[0]!) : together(batch)).finally(() => {
       inFlight = false;
+      auditInFlight = false;
       pump();
     });
   }
 
   return {
     run<T>(write: Write<T>, single = false): Promise<T> {
+      // A one-statement write without audit events shares a transaction only while writes
+      // with audit events are in flight or waiting: those queue on the audit head anyway, and
+      // riding along saves it a transaction of its own. Otherwise it runs at once in
+      // autocommit, on its own connection, in parallel with everything else: queuing writes
+      // that never contend behind one another made 16 sessions stepping at once run at
+      // 0.36-0.43x the steps/s.
+      if (single && !auditInFlight && !waiting.some((entry) => !entry.single)) {
+        return write(connection.query, () => undefined);
+      }
       return new Promise<T>((resolve, reject) => {
         // Bound to the caller's async context: its statements belong to its own request (a
         // trace span, a counter), not to whichever request's transaction carries them.
