@@ -139,6 +139,10 @@ export function toExecution(codec: PayloadCodec, row: Row): ExecutionRecord {
 
 export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
   const where = `audit(seq=${String(row.seq)})`;
+  // Both null on entries written before entry hashing version 2 (migration 11).
+  const dataHash =
+    row.data_hash === null || row.data_hash === undefined ? null : hex(row, 'data_hash', where);
+  const erasedAt = textOrNull(row, 'erased_at', where);
   return {
     seq: int(row, 'seq', where),
     at: text(row, 'at', where),
@@ -147,7 +151,10 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
     session: textOrNull(row, 'session', where),
     requestId: textOrNull(row, 'request_id', where),
     actor: text(row, 'actor', where),
-    data: payload(codec, row, 'data', where) as AuditEntry['data'],
+    // An erased entry's data is gone: nothing to decode (a destroyed key would fail here).
+    data: erasedAt === null ? (payload(codec, row, 'data', where) as AuditEntry['data']) : {},
+    ...(dataHash === null ? {} : { dataHash }),
+    ...(erasedAt === null ? {} : { erasedAt }),
     prevHash: hex(row, 'prev_hash', where),
     hash: hex(row, 'hash', where),
   };

@@ -143,7 +143,18 @@ export const auditEntry = z.object({
   session: z.string().nullable(),
   requestId: z.string().nullable(),
   actor: z.string(),
-  data: z.record(z.string(), jsonValue),
+  data: z.record(z.string(), jsonValue).describe('`{}` once erased (erasedAt)'),
+  dataHash: z
+    .string()
+    .optional()
+    .describe(
+      "SHA-256 of the data's canonical JSON, which the link covers (absent on entries written before 0.2, whose link covers the data)",
+    ),
+  erasedAt: timestamp
+    .optional()
+    .describe(
+      "When the entry's data was erased (a customer's erasure or audit retention); its link still verifies",
+    ),
   prevHash: z.string(),
   hash: z.string(),
 });
@@ -152,6 +163,7 @@ export const auditVerification = z.union([
   z.object({
     ok: z.literal(true),
     entries: z.number().int(),
+    erased: z.number().int().describe('How many of the entries had their data erased (their links verified)'),
     head: z
       .object({ seq: z.number().int(), hash: z.string() })
       .nullable()

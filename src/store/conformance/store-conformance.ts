@@ -5,6 +5,7 @@ import type { Store } from '../store.ts';
 import { approvalCases } from './approval-cases.ts';
 import { auditCases } from './audit-cases.ts';
 import { deliveryCases } from './delivery-cases.ts';
+import { erasureCases } from './erasure-cases.ts';
 import type { ConformanceContext, PortContext } from './fixtures.ts';
 import { describeSuite, type SkipEntry } from './harness.ts';
 import { leaseCases } from './lease-cases.ts';
@@ -46,6 +47,7 @@ const STORE_SUITES = {
   audit: auditCases,
   state: stateCases,
   transfer: transferCases,
+  erasure: erasureCases,
 } as const satisfies Record<string, (ctx: ConformanceContext) => void>;
 
 /**

@@ -1,5 +1,5 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
+import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
@@ -23,6 +23,7 @@ import {
   staleStep,
 } from '../store-errors.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
+import { createMemoryErasure } from './memory-erasure.ts';
 import { createMemoryOutbox } from './memory-outbox.ts';
 import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
 
@@ -127,16 +128,28 @@ export function createMemoryStore(): MemoryStore {
         actor: event.actor,
         data: copy(event.data),
       };
-      const hash = auditHash(prevHash, base);
-      audit.push({ ...base, prevHash, hash });
+      const { dataHash, hash } = sealAuditEntry(prevHash, base);
+      audit.push({ ...base, dataHash, prevHash, hash });
       prevHash = hash;
     }
   }
 
+  const { dropDeliveries, ...outbox } = createMemoryOutbox();
+
   return guardStore<MemoryStore>({
     kind: 'memory',
     ...createMemoryAppState(),
-    ...createMemoryOutbox(),
+    ...outbox,
+    ...createMemoryErasure({
+      sessions,
+      approvals,
+      executions,
+      rules,
+      audit,
+      appendAudit: appendAuditEntries,
+      dropDeliveries,
+      copy,
+    }),
     ...createMemoryWebSessionStore(),
 
     async ensureSession(input) {

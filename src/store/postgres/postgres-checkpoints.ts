@@ -11,6 +11,7 @@ import {
 import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
@@ -19,7 +20,17 @@ import { quoteIdentifier } from './schema-name.ts';
 /** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
 export type PostgresCheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+  | 'kind'
+  | 'keepsAudit'
+  | 'close'
+  | keyof AppState
+  | 'getApproval'
+  | 'listApprovals'
+  | 'listDue'
+  | 'decide'
+  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
+  | keyof PrincipalErasure
+  | keyof Retention
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */

@@ -43,6 +43,7 @@ import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
+import { createPostgresErasure } from './postgres-erasure.ts';
 import { createPostgresOutbox } from './postgres-outbox.ts';
 import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
@@ -189,6 +190,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
+    ...createPostgresErasure(connection, schema, t, codec, appendAudit),
     ...createPostgresAppState(query, t.state, codec),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresWebSessions(query, t),

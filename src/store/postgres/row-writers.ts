@@ -1,5 +1,5 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { type AuditEvent, auditHash } from '../../core/audit.ts';
+import { type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { assertArgsBound } from '../approval-rules.ts';
@@ -79,18 +79,18 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     let { seq, hash: prevHash } = toAuditLink(head[0], 'audit_head');
     const rows = events.map((event) => {
       seq += 1;
-      const hash = auditHash(prevHash, { ...event, seq, at });
-      const row = { seq, event, prevHash, hash };
+      const { dataHash, hash } = sealAuditEntry(prevHash, { ...event, seq, at });
+      const row = { seq, event, prevHash, hash, dataHash };
       prevHash = hash;
       return row;
     });
     await query(
       `WITH added AS (
-         INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
+         INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)
          SELECT u.seq, $1, u.kind, u.session, u.request_id, u.actor, u.data,
-                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           AS u(seq, kind, session, request_id, actor, data, prev_hash, hash)
+                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex'), decode(u.data_hash, 'hex')
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $12::text[])
+           AS u(seq, kind, session, request_id, actor, data, prev_hash, hash, data_hash)
        )
        UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
       [
@@ -105,6 +105,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         rows.map((row) => row.hash),
         seq,
         prevHash,
+        rows.map((row) => row.dataHash),
       ],
     );
   }

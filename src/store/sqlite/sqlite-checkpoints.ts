@@ -11,13 +11,24 @@ import {
 import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
 
 /** The AppState part (`state` table) is the store's own: sqlite-app-state.ts; the request book is too. */
 type CheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+  | 'kind'
+  | 'keepsAudit'
+  | 'close'
+  | keyof AppState
+  | 'getApproval'
+  | 'listApprovals'
+  | 'listDue'
+  | 'decide'
+  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
+  | keyof PrincipalErasure
+  | keyof Retention
 >;
 
 /**

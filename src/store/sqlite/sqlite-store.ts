@@ -47,6 +47,7 @@ import { createRowWriters } from './row-writers.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { createSqliteErasure } from './sqlite-erasure.ts';
 import { translateSqliteError } from './sqlite-errors.ts';
 import { createSqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
@@ -199,6 +200,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...createSqliteAppState({ sql, run, write }, codec),
     ...createSqliteOutbox({ sql, run, write }, codec),
     ...createSqliteWebSessions({ sql, run, write }),
+    ...createSqliteErasure({ sql, run, write }, codec, appendAuditRows),
 
     async ensureSession(input) {
       return write(() => {
