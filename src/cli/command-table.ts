@@ -62,6 +62,8 @@ export const options = {
     help: 'serve the bookstore demo app (an installed package needs this or COUNTERSIGN_APP)',
   },
   concurrency: { type: 'string', value: 'N', help: 'sessions continued at once (default 1)' },
+  principal: { type: 'string', value: 'ID', help: 'the customer (principal) whose data is erased' },
+  'dry-run': { type: 'boolean', help: 'say what would be removed; change nothing' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionName = keyof typeof options;
@@ -219,6 +221,33 @@ export const commands: readonly CommandSpec[] = [
     options: [],
     examples: ['countersign expire'],
     load: async () => (await import('./record-commands.ts')).expire,
+  },
+  {
+    name: 'erase',
+    group: 'Records',
+    summary: "erase one customer's data everywhere it was written; the audit chain still verifies",
+    args: [],
+    options: ['principal', 'as'],
+    required: ['principal'],
+    details: [
+      'Their pending requests are expired first (so none can be approved or run later), their data key is destroyed when encryption is on, then their sessions (messages, rules, ledger rows), requests, workflow runs (checkpoints), outbox rows and the data of their audit entries are removed; the entries themselves stay, shown as erased, and `audit --verify` still passes. The erasure is audited (who, when, which customer, how much). An id nothing names prints that there is nothing to erase.',
+    ],
+    examples: ['countersign erase --principal c-100 --as dpo'],
+    load: async () => (await import('./erasure-commands.ts')).erase,
+  },
+  {
+    name: 'purge',
+    group: 'Records',
+    summary: 'remove what is past its COUNTERSIGN_RETENTION period (never what waits)',
+    args: [],
+    options: ['dry-run', 'as'],
+    details: [
+      'Finished sessions, ended runs and decided requests past their period are removed; audit entries past theirs have their data erased (the chain stays and verifies). A session with a pending request, a run that waits and a pending request are never removed. `serve` does this every hour when COUNTERSIGN_RETENTION is set.',
+    ],
+    examples: [
+      'COUNTERSIGN_RETENTION=sessions=90d,runs=30d,requests=90d,audit=7y countersign purge --dry-run',
+    ],
+    load: async () => (await import('./erasure-commands.ts')).purgeCommand,
   },
   {
     name: 'audit',

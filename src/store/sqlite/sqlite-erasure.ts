@@ -32,6 +32,20 @@ export function createSqliteErasure(
   appendAudit: (events: readonly AuditEvent[] | undefined, at: string) => void,
 ): PrincipalErasure & Retention {
   const { sql, run, write } = connection;
+  let secure = false;
+  /**
+   * Deleted rows stay in SQLite's free pages (and the WAL) until overwritten; secure_delete
+   * zeroes them as they are freed, and a TRUNCATE checkpoint afterwards empties the WAL of
+   * the frames that held them (when no other connection is reading at that moment). Set on
+   * this connection from the first erasure or purge on: a delete anywhere costs a little
+   * more I/O afterwards.
+   */
+  function zeroFreedPages(): void {
+    if (secure) return;
+    run(() => sql('PRAGMA secure_delete = ON').get());
+    secure = true;
+  }
+  const truncateWal = () => run(() => sql('PRAGMA wal_checkpoint(TRUNCATE)').get());
   const column = (rows: readonly Record<string, unknown>[], name: string): string[] =>
     rows.map((row) => String(row[name]));
   const changes = (text: string, ...values: (string | number | null)[]): number =>
@@ -113,7 +127,8 @@ export function createSqliteErasure(
     },
 
     async erasePrincipal({ principal, at, audit }): Promise<ErasureCounts> {
-      return write(() => {
+      zeroFreedPages();
+      const erased = await write(() => {
         const sessions = column(sql('SELECT id FROM sessions WHERE principal = ?').all(principal), 'id');
         const found = sql(
           `SELECT id, run FROM approvals WHERE customer = ?
@@ -146,6 +161,8 @@ export function createSqliteErasure(
         appendAudit(audit?.(counts), at);
         return counts;
       });
+      truncateWal();
+      return erased;
     },
 
     async purgeBatch(batch: PurgeBatch): Promise<PurgeCounts> {
@@ -158,7 +175,8 @@ export function createSqliteErasure(
           auditEntries: before.audit === undefined ? 0 : count(READABLE_AUDIT, before.audit),
         }));
       }
-      return write(() => {
+      zeroFreedPages();
+      const purged = await write(() => {
         const pick = (select: string, from: string, order: string, ...values: (string | number)[]) =>
           sql(`SELECT ${select} ${from} ORDER BY ${order} LIMIT ${Math.max(1, Math.trunc(limit))}`).all(
             ...values,
@@ -190,6 +208,8 @@ export function createSqliteErasure(
         );
         return { sessions: sessions.length, runs: runs.length, requests: ofRequests.requests, auditEntries };
       });
+      if (Object.values(purged).some((n) => n > 0)) truncateWal();
+      return purged;
     },
   };
 }
