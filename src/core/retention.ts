@@ -71,3 +71,20 @@ export function retentionCutoffs(policy: RetentionPolicy, now: Date): RetentionC
 export function retainsSomething(policy: RetentionPolicy): boolean {
   return RETENTION_KINDS.some((kind) => policy[kind] !== undefined);
 }
+
+const DAY = 86_400_000;
+
+/** `sessions 90d, audit 7y`: the policy in words, for serve's banner. */
+export function describeRetention(policy: RetentionPolicy): string {
+  const words = (ms: number): string =>
+    ms % (365 * DAY) === 0
+      ? `${ms / (365 * DAY)}y`
+      : ms % DAY === 0
+        ? `${ms / DAY}d`
+        : ms % 3_600_000 === 0
+          ? `${ms / 3_600_000}h`
+          : `${ms}ms`;
+  return RETENTION_KINDS.flatMap((kind) =>
+    policy[kind] === undefined ? [] : [`${kind} ${words(policy[kind])}`],
+  ).join(', ');
+}

@@ -277,3 +277,34 @@ export const components = {
   Checkpoint: checkpoint,
   RequestOutcome: requestOutcome,
 } satisfies Record<string, z.ZodType>;
+
+const erasureCounts = z.object({
+  sessions: z.number().int(),
+  messages: z.number().int(),
+  requests: z.number().int(),
+  executions: z.number().int().describe('Ledger rows'),
+  runs: z.number().int(),
+  checkpoints: z.number().int(),
+  auditEntries: z
+    .number()
+    .int()
+    .describe('Entries whose data was erased in place (the entries and their links stay)'),
+  deliveries: z.number().int().describe('Webhook outbox rows'),
+});
+
+export const erasureReport = z.object({
+  principal: z.string(),
+  at: timestamp,
+  by: z.string().describe('The admin who erased (the audit entry names them too)'),
+  erased: z
+    .boolean()
+    .describe('false: nothing named the customer ("nothing to erase"); erasing twice is safe'),
+  keyForgotten: z.boolean().describe("With encryption at rest: the customer's data key was destroyed"),
+  expired: z
+    .array(z.string())
+    .describe('Pending requests expired first, so none can be approved or run later'),
+  decidedFirst: z
+    .array(z.string())
+    .describe('Pending requests a person decided while the erasure ran; removed all the same'),
+  counts: erasureCounts,
+});
