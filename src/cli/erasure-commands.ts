@@ -1,4 +1,5 @@
 import { ConfigError } from '../core/errors/config-error.ts';
+import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ErasureReport } from '../erasure/erase-principal.ts';
 import type { PurgeReport } from '../erasure/purge.ts';
 import type { Store } from '../store/store.ts';
@@ -40,6 +41,10 @@ export function describeErasure(report: ErasureReport): string {
 }
 
 export const erase: Command = async ({ values, context, out }) => {
+  if (!values.principal)
+    throw new InvalidInputError('Say whose data to erase: --principal ID.', {
+      hint: 'The id sessions were started with (chat --user ID), e.g. countersign erase --principal c-100.',
+    });
   const { erasePrincipal } = await import('../erasure/erase-principal.ts');
   const { store, checkpoints } = await storeOf(context);
   const keys = await context.dataKeys();
