@@ -99,6 +99,15 @@ export {
 } from './store/checkpoint-store.ts';
 export type { PayloadCodec } from './store/codec.ts';
 export { jsonCodec } from './store/codec.ts';
+// Encryption at rest (docs/security.md): the codec, the keyring, the KeyProvider port.
+export { keyringOf, withKeyring } from './crypto/encrypted-store.ts';
+export { encryptingCodec } from './crypto/encrypting-codec.ts';
+export { createEncryption, type Encryption, encryptionFromEnv } from './crypto/encryption.ts';
+export { ERASED_MARKER, ERASED_TEXT, type ErasedValue, isErased } from './crypto/erased.ts';
+export { ENCRYPTION_KEYS_VAR, envKeyProvider, parseEncryptionKeys } from './crypto/env-key-provider.ts';
+export type { KeyProvider, WrappedKey } from './crypto/key-provider.ts';
+export { Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
+export type { DataKeyRecord, DataKeys } from './store/ports/data-keys.ts';
 export {
   createFileCheckpointStore,
   type FileCheckpointStore,

@@ -6,7 +6,7 @@ import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, StoredMessage } from '../core/messages.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
-import type { PayloadCodec } from './codec.ts';
+import { decodeText, type PayloadCodec } from './codec.ts';
 import type { StandingRule } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -107,7 +107,7 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     args,
     argsJson: canonicalJson(args),
     argsHash: text(row, 'args_hash', where),
-    effect: text(row, 'effect', where),
+    effect: decodeText(codec, text(row, 'effect', where), `${where}.effect`),
     createdAt: text(row, 'created_at', where),
     expiresAt: text(row, 'expires_at', where),
     status: oneOf(row, 'status', where, approvalStatuses),

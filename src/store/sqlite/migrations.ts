@@ -218,4 +218,18 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
   CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
   `,
+  // Wrapped data keys of the encrypting codec (src/crypto/): one live key per owner (principal,
+  // session, run or the store), wrapped by the key-encryption key named in kek_id. A forgotten
+  // key keeps its row without the key, so values naming it decode as erased, not as damage.
+  `
+  CREATE TABLE data_keys (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    kek_id TEXT,
+    wrapped TEXT,
+    created_at TEXT NOT NULL,
+    forgotten_at TEXT
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX data_keys_live ON data_keys (owner) WHERE wrapped IS NOT NULL;
+  `,
 ];
