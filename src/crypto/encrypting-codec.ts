@@ -37,6 +37,18 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
 
   return {
     name: 'aes-256-gcm',
+    async prepare(texts) {
+      for (const text of texts) {
+        const prefix = text.startsWith(SEALED_PREFIX)
+          ? SEALED_PREFIX
+          : text.startsWith(TEXT_PREFIX)
+            ? TEXT_PREFIX
+            : null;
+        if (prefix === null) continue;
+        const id = text.slice(prefix.length, text.indexOf(':', prefix.length));
+        if (id !== '' && !keyring.has(id)) await keyring.ready({ dataKey: id });
+      }
+    },
     encode(value, scope) {
       const json = JSON.stringify(value);
       return json === undefined ? json : sealJson(json, scope, SEALED_PREFIX);

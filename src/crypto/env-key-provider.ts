@@ -60,7 +60,7 @@ export function envKeyProvider(value: string): KeyProvider {
         throw new ConfigError(
           `Data key ${dataKeyId} is wrapped by key "${wrapped.kekId}", which ${ENCRYPTION_KEYS_VAR} does not hold (it holds ${ids.map((id) => `"${id}"`).join(', ')}).`,
           {
-            hint: `Add key "${wrapped.kekId}" back to ${ENCRYPTION_KEYS_VAR} (after the newest); nothing was changed.`,
+            hint: `Put key "${wrapped.kekId}" into ${ENCRYPTION_KEYS_VAR} (the newest key stays first); nothing was changed.`,
           },
         );
       }

@@ -61,6 +61,11 @@ export class Keyring {
     return key;
   }
 
+  /** Whether the data key `id` is loaded (or known to be forgotten). */
+  has(id: string): boolean {
+    return this.keys.has(id);
+  }
+
   /** Loads (or creates) what `need` names. Concurrent calls for one need share one load. */
   ready(need: KeyNeed): Promise<void> {
     const tag = 'scope' in need ? `s ${need.scope}` : `k ${need.dataKey}`;
@@ -125,8 +130,7 @@ export class Keyring {
     const known = this.owners.get(scope);
     if (known !== undefined) return known;
     const owner = await this.scopeOwner(scope);
-    // The store's key stands in for a row not written yet: asked again next time.
-    if (owner !== STORE_SCOPE) this.owners.set(scope, owner);
+    this.owners.set(scope, owner);
     return owner;
   }
 

@@ -30,6 +30,12 @@ export interface PayloadCodec {
    */
   encodeText?(text: string, scope?: string): string;
   decodeText?(stored: string, where: string): string;
+  /**
+   * Fetches what decoding these stored texts needs (their data keys), so the decode that
+   * follows cannot stop half-way: a backend that decodes rows after their statement
+   * committed calls it first.
+   */
+  prepare?(texts: readonly string[]): Promise<void>;
 }
 
 /** The prefix of every value the encrypting codec writes (src/crypto/encrypting-codec.ts). */

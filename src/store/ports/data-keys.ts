@@ -35,3 +35,12 @@ export interface DataKeys {
   /** Live keys in id order, after `afterId`, at most `limit`: the rotation's pages. */
   listLiveDataKeys(query: { afterId?: string; limit: number }): Promise<DataKeyRecord[]>;
 }
+
+export function isDataKeys(value: unknown): value is DataKeys {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { insertDataKey?: unknown }).insertDataKey === 'function' &&
+    typeof (value as { forgetDataKeys?: unknown }).forgetDataKeys === 'function'
+  );
+}

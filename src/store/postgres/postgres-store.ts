@@ -40,6 +40,7 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
+import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
@@ -96,7 +97,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const codec = options.codec ?? jsonCodec;
   const target = describeTarget(options.connectionString, schema);
-  const connection = createConnection(await openPool(options.connectionString, options.pool ?? {}), target);
+  const connection = keyLoadingConnection(
+    createConnection(await openPool(options.connectionString, options.pool ?? {}), target),
+    codec,
+  );
   try {
     await migrate(connection, schema, target);
     await adoptLegacyRequests(connection, schema, codec);
