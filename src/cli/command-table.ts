@@ -345,6 +345,19 @@ export const commands: readonly CommandSpec[] = [
     load: async () => (await import('./workflow-commands.ts')).runs,
   },
   {
+    name: 'keys rotate',
+    group: 'Records',
+    summary:
+      'wrap every data key under the newest COUNTERSIGN_ENCRYPTION_KEYS key (payloads are not rewritten)',
+    args: [],
+    options: [],
+    details: [
+      'Put the new key first in COUNTERSIGN_ENCRYPTION_KEYS and keep the old ones after it; new data keys are wrapped under the first key at once, this re-wraps the older ones. Each key is its own compare-and-set: an interrupted rotation is finished by running it again.',
+    ],
+    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate'],
+    load: async () => (await import('./key-commands.ts')).rotateKeys,
+  },
+  {
     name: 'serve',
     group: 'Running',
     summary: 'the HTTP API, the approval inbox and (with --chat) the customer chat',

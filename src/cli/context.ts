@@ -5,7 +5,6 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { RetentionPolicy } from '../core/retention.ts';
-import type { DataKeyForgetter } from '../erasure/erase-principal.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
@@ -54,14 +53,6 @@ export class CliContext {
     if (text === undefined || text.trim() === '') return undefined;
     const { parseRetention } = await import('../core/retention.ts');
     return parseRetention(text);
-  }
-
-  /**
-   * The keyring whose data keys erasure destroys (encryption at rest); undefined while the
-   * store is not encrypted.
-   */
-  async dataKeys(): Promise<DataKeyForgetter | undefined> {
-    return undefined;
   }
 
   /** COUNTERSIGN_EXPORT_KEY: signs session exports and verifies imports; undefined when unset. */

@@ -211,13 +211,20 @@ export interface AuditEntry {
    * Absent on entries written before 0.2 (version 1: the link covers the data).
    */
   dataHash?: string;
-  /** When the data was erased (a customer's erasure, or audit retention); absent while it is readable. */
+  /**
+   * When the data was erased (a customer's erasure, or audit retention); absent while it is
+   * readable. `AUDIT_KEY_DESTROYED` when its data key was destroyed (encryption on) but the
+   * row itself was not rewritten, so the time is not recorded on it.
+   */
   erasedAt?: string;
   prevHash: string;
   hash: string;
 }
 
 export const AUDIT_GENESIS = '0'.repeat(64);
+
+/** `erasedAt` of an entry whose data key is gone but whose row was never rewritten. */
+export const AUDIT_KEY_DESTROYED = 'key-destroyed';
 
 type Linked = Omit<AuditEntry, 'hash' | 'prevHash' | 'erasedAt'>;
 

@@ -3,6 +3,7 @@ import { type ApprovalRequest, type Decision, EXPIRED_REASON } from '../core/app
 import type { AuditEvent } from '../core/audit.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { userIdPattern } from '../core/ids.ts';
+import { keyringOf } from '../crypto/encrypted-store.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { ErasureCounts } from '../store/ports/erasure.ts';
 import type { Store } from '../store/store.ts';
@@ -19,7 +20,10 @@ export interface DataKeyForgetter {
 export interface EraseOptions {
   /** Who erases (audited as the actor). */
   by: string;
-  /** With encryption on: whose data keys erasure destroys. */
+  /**
+   * With encryption on: whose data keys erasure destroys. Default: the keyring of a store
+   * opened with encryption keys (src/crypto/), none for a plain store.
+   */
   keys?: DataKeyForgetter;
   /** Where workflow runs live, when not in `store` (a file: store, a separate one). */
   checkpoints?: CheckpointStore;
@@ -114,7 +118,8 @@ export async function erasePrincipal(
   }
 
   // The key first: once it is gone nothing of theirs can be read, even if a write below fails.
-  const keyForgotten = (await options.keys?.forget(principal)) ?? false;
+  const keys = options.keys ?? keyringOf(store);
+  const keyForgotten = (await keys?.forget(principal)) ?? false;
 
   let counts = separate === null ? ZERO : await separate.erasePrincipal({ principal, at });
   const event = (total: ErasureCounts): AuditEvent[] =>

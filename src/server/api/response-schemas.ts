@@ -150,10 +150,11 @@ export const auditEntry = z.object({
     .describe(
       "SHA-256 of the data's canonical JSON, which the link covers (absent on entries written before 0.2, whose link covers the data)",
     ),
-  erasedAt: timestamp
+  erasedAt: z
+    .string()
     .optional()
     .describe(
-      "When the entry's data was erased (a customer's erasure or audit retention); its link still verifies",
+      "When the entry's data was erased (a customer's erasure or audit retention), or `key-destroyed` when only its data key was destroyed; its link still verifies",
     ),
   prevHash: z.string(),
   hash: z.string(),

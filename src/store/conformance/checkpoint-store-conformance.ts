@@ -503,21 +503,29 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         expect(await store().getApproval('req_ann')).toBeNull();
         expect((await store().listRuns()).map((run) => run.run)).toEqual(['r-bob']);
         expect(await store().getApproval('req_bob')).not.toBeNull();
-        expect(await store().erasePrincipal({ principal: 'ann', at: at(51) })).toMatchObject({ runs: 0, requests: 0 });
+        expect(await store().erasePrincipal({ principal: 'ann', at: at(51) })).toMatchObject({
+          runs: 0,
+          requests: 0,
+        });
       });
 
       it('purges ended runs past their cutoff, never one that waits', async () => {
         await waitingRun('r-wait', 'ann', 'req_wait');
         await chain(store(), 'r-done', 1);
         expect(
-          (await store().saveCheckpoint(checkpoint('r-done', 1, { status: 'completed' }), 'cp-r-done-0')).saved,
+          (await store().saveCheckpoint(checkpoint('r-done', 1, { status: 'completed' }), 'cp-r-done-0'))
+            .saved,
         ).toBe(true);
         const before = { runs: at(90) };
-        expect(await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0, dryRun: true })).toMatchObject({
+        expect(
+          await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0, dryRun: true }),
+        ).toMatchObject({
           runs: 1,
         });
         expect((await store().listRuns()).map((run) => run.run).sort()).toEqual(['r-done', 'r-wait']);
-        expect(await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0 })).toMatchObject({ runs: 1 });
+        expect(await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0 })).toMatchObject({
+          runs: 1,
+        });
         expect((await store().listRuns()).map((run) => run.run)).toEqual(['r-wait']);
         expect(await store().latestCheckpoint('r-done')).toBeNull();
         expect((await store().getApproval('req_wait'))?.status).toBe('pending');

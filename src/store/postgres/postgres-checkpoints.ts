@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { runScope } from '../../crypto/scopes.ts';
 import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
   assertCheckpointHeader,
@@ -147,7 +148,7 @@ export function createPostgresCheckpoints(
               checkpoint.workflow,
               checkpoint.version,
               checkpoint.status,
-              codec.encode(checkpoint.body),
+              codec.encode(checkpoint.body, runScope(checkpoint.run)),
             ],
           ),
         );

@@ -94,6 +94,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'approvals',
         'audit',
         'audit_head',
+        'data_keys',
         'deliveries',
         'executions',
         'messages',
@@ -119,7 +120,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'web_sessions',
         'raised_by',
         'one_request_model',
-        'placeholder_crypt',
+        'data_keys',
         'audit_erasure',
       ]);
     });

@@ -2,6 +2,7 @@ import type { ApprovalRequest } from '../../core/approval.ts';
 import { type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
+import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
@@ -28,7 +29,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         session,
         messages.map((message) => message.seq),
         messages.map((message) => message.at),
-        messages.map((message) => codec.encode(message.message)),
+        messages.map((message) => codec.encode(message.message, sessionScope(session))),
       ],
     );
   }
@@ -100,7 +101,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         rows.map((row) => row.event.session),
         rows.map((row) => row.event.requestId),
         rows.map((row) => row.event.actor),
-        rows.map((row) => codec.encode(row.event.data)),
+        rows.map((row) => codec.encode(row.event.data, auditScope(row.event))),
         rows.map((row) => row.prevHash),
         rows.map((row) => row.hash),
         seq,

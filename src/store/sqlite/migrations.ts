@@ -218,9 +218,20 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
   CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
   `,
-  // Placeholder for crypt's migration 10 (envelope encryption): keeps this branch's 11 in
-  // place on its own; replaced by crypt's entry at merge.
-  `SELECT 1;`,
+  // Wrapped data keys of the encrypting codec (src/crypto/): one live key per owner (principal,
+  // session, run or the store), wrapped by the key-encryption key named in kek_id. A forgotten
+  // key keeps its row without the key, so values naming it decode as erased, not as damage.
+  `
+  CREATE TABLE data_keys (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    kek_id TEXT,
+    wrapped TEXT,
+    created_at TEXT NOT NULL,
+    forgotten_at TEXT
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX data_keys_live ON data_keys (owner) WHERE wrapped IS NOT NULL;
+  `,
   // Erasure and retention. \`data_hash\` is entry hashing version 2: the link covers the
   // SHA-256 of the data, not the data, so erasing an entry's data in place (\`erased_at\`)
   // leaves the chain verifiable. Entries written before keep a null data_hash (version 1:

@@ -2,6 +2,7 @@ import type { ApprovalRequest } from '../../core/approval.ts';
 import { AUDIT_GENESIS, type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
+import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
@@ -23,7 +24,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
       session,
       message.seq,
       message.at,
-      codec.encode(message.message),
+      codec.encode(message.message, sessionScope(session)),
     );
   }
 
@@ -68,7 +69,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
         event.session,
         event.requestId,
         event.actor,
-        codec.encode(event.data),
+        codec.encode(event.data, auditScope(event)),
         Buffer.from(prevHash, 'hex'),
         Buffer.from(hash, 'hex'),
         Buffer.from(dataHash, 'hex'),
