@@ -27,6 +27,7 @@ export function describeErasure(report: ErasureReport): string {
     plural(counts.executions, 'ledger row'),
     `${plural(counts.runs, 'run')} (${plural(counts.checkpoints, 'checkpoint')})`,
     plural(counts.deliveries, 'outbox row'),
+    ...(report.stateKeys ? [plural(report.stateKeys, 'app state key')] : []),
     `the data of ${plural(counts.auditEntries, 'audit entry', 'audit entries')}`,
   ];
   const lines = [`Erased customer ${report.principal}: ${parts.join(', ')}.`];
@@ -48,7 +49,10 @@ export const erase: Command = async ({ values, context, out }) => {
   const { erasePrincipal } = await import('../erasure/erase-principal.ts');
   const { store, checkpoints } = await storeOf(context);
   // With COUNTERSIGN_ENCRYPTION_KEYS the store carries its keyring: erasePrincipal forgets the key.
-  const options = { by: decider(values), checkpoints };
+  // The app names the state keys that are a customer's (its `customerState`), if it can.
+  const app = await context.app().catch(() => null);
+  const state = app?.customerState?.(values.principal) ?? [];
+  const options = { by: decider(values), checkpoints, state };
   let report: ErasureReport;
   if (store === null) {
     // Runs only: no trail to audit the erasure in; the runs and their requests go.
@@ -58,6 +62,7 @@ export const erase: Command = async ({ values, context, out }) => {
     });
     const erased = Object.values(counts).some((n) => n > 0);
     report = {
+      stateKeys: 0,
       principal: values.principal!,
       at: new Date().toISOString(),
       by: options.by,

@@ -137,6 +137,8 @@ export type AuditEventMap = {
     checkpoints: number;
     auditEntries: number;
     deliveries: number;
+    /** Application-state keys the app named as the customer's (`customerState`), overwritten. */
+    stateKeys: number;
     keyForgotten: boolean;
   };
   /** Retention removed what was past its period (`countersign purge`, or serve's schedule). */

@@ -1,6 +1,5 @@
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors/config-error.ts';
-import { CountersignError } from './errors/countersign-error.ts';
 
 /** What retention removes, each after its own period. */
 export const RETENTION_KINDS = ['sessions', 'runs', 'requests', 'audit'] as const;
@@ -50,8 +49,10 @@ export function parseRetention(text: string, source = 'COUNTERSIGN_RETENTION'): 
     try {
       policy[name] = parseDuration(period.trim(), `${source} ${name}`);
     } catch (error) {
-      const message = CountersignError.is(error) ? error.message : String(error);
-      throw new ConfigError(message, { hint: 'Use a number with a unit: 12h, 90d, 2w or 7y.', cause: error });
+      throw new ConfigError(`${source} has ${name}=${period.trim()}, which is not a period.`, {
+        hint: 'Use a number with a unit: 12h, 90d, 2w or 7y.',
+        cause: error,
+      });
     }
   }
   return policy;

@@ -17,6 +17,12 @@ export interface DataKeyForgetter {
   forget(principal: string): Promise<boolean>;
 }
 
+/** One application-state entry (namespace and key, as `AppState` takes them). */
+export interface StateKey {
+  namespace: string;
+  key: string;
+}
+
 export interface EraseOptions {
   /** Who erases (audited as the actor). */
   by: string;
@@ -27,6 +33,11 @@ export interface EraseOptions {
   keys?: DataKeyForgetter;
   /** Where workflow runs live, when not in `store` (a file: store, a separate one). */
   checkpoints?: CheckpointStore;
+  /**
+   * Application-state keys that hold this customer's data (the app's `customerState`): each
+   * that exists is overwritten with null. countersign cannot tell whose a key is by itself.
+   */
+  state?: readonly StateKey[];
   now?: Date;
 }
 
@@ -42,6 +53,8 @@ export interface ErasureReport {
   /** Pending requests a person decided first, while the erasure ran: removed all the same. */
   decidedFirst: string[];
   counts: ErasureCounts;
+  /** Application-state keys (of `options.state`) that held a value and were overwritten. */
+  stateKeys: number;
 }
 
 const ZERO: ErasureCounts = {
@@ -121,9 +134,16 @@ export async function erasePrincipal(
   const keys = options.keys ?? keyringOf(store);
   const keyForgotten = (await keys?.forget(principal)) ?? false;
 
+  let stateKeys = 0;
+  for (const { namespace, key } of options.state ?? []) {
+    if ((await store.getState(namespace, key)) === undefined) continue;
+    await store.setState(namespace, key, null);
+    stateKeys += 1;
+  }
+
   let counts = separate === null ? ZERO : await separate.erasePrincipal({ principal, at });
   const event = (total: ErasureCounts): AuditEvent[] =>
-    nothing(total) && !keyForgotten
+    nothing(total) && !keyForgotten && stateKeys === 0
       ? []
       : [
           {
@@ -131,7 +151,7 @@ export async function erasePrincipal(
             session: null,
             requestId: null,
             actor: options.by,
-            data: { principal, ...total, keyForgotten },
+            data: { principal, ...total, stateKeys, keyForgotten },
           },
         ];
   const before = counts;
@@ -143,10 +163,11 @@ export async function erasePrincipal(
     principal,
     at,
     by: options.by,
-    erased: !nothing(counts) || keyForgotten,
+    erased: !nothing(counts) || keyForgotten || stateKeys > 0,
     keyForgotten,
     expired,
     decidedFirst,
     counts,
+    stateKeys,
   };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
-import type { DataKeyForgetter } from '../erasure/erase-principal.ts';
+import type { DataKeyForgetter, StateKey } from '../erasure/erase-principal.ts';
 import type { PurgeReport } from '../erasure/purge.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
@@ -122,6 +122,8 @@ export interface ServerOptions {
   metrics?: MetricsAccess;
   /** With encryption at rest: the keyring whose data keys `POST /v1/customers/{id}/erase` destroys. */
   dataKeys?: DataKeyForgetter;
+  /** The app's state keys that are one customer's (AppModule.customerState), erased with them. */
+  customerState?: (principal: string) => readonly StateKey[];
   /**
    * Purge what is past its period on a schedule (COUNTERSIGN_RETENTION): every `intervalMs`
    * (default hourly), at most `maxBatches` bounded batches per pass.
@@ -248,6 +250,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     erasure: {
       ...(desk && desk.checkpoints !== (options.store as unknown) ? { checkpoints: desk.checkpoints } : {}),
       ...(options.dataKeys ? { keys: options.dataKeys } : {}),
+      ...(options.customerState ? { customerState: options.customerState } : {}),
     },
   };
   const streams: StreamRegistry = new Set();

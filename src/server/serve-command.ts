@@ -52,6 +52,7 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     secureCookies: config.secureCookies,
     metrics: config.metrics,
     ...(config.retention ? { retention: { policy: config.retention } } : {}),
+    ...(input.app.customerState ? { customerState: input.app.customerState } : {}),
     ...(chat ? { chat: { secret: chat.secret } } : {}),
     ...(input.app.workflows?.length ? { workflows: input.app.workflows } : {}),
     ...(input.checkpoints ? { checkpoints: input.checkpoints } : {}),

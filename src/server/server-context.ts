@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { DataKeyForgetter } from '../erasure/erase-principal.ts';
+import type { DataKeyForgetter, StateKey } from '../erasure/erase-principal.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
@@ -40,7 +40,11 @@ export interface ServerContext {
   /** Where requests of both kinds are read (the store, and a separate checkpoint store's). */
   requestBook: RequestReader;
   /** What erasure reaches besides the store: a separate checkpoint store, the data keys. */
-  erasure: { checkpoints?: CheckpointStore; keys?: DataKeyForgetter };
+  erasure: {
+    checkpoints?: CheckpointStore;
+    keys?: DataKeyForgetter;
+    customerState?: (principal: string) => readonly StateKey[];
+  };
 }
 
 export function callerOf(c: Context<ServerEnv>): Caller | null {

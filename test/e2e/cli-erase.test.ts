@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
 
@@ -48,6 +49,19 @@ describe('countersign erase', () => {
     const file = readFileSync(env.COUNTERSIGN_STORE.slice('sqlite:'.length)).toString('latin1');
     expect(file).not.toContain('Quince Road');
     expect(file).toContain('Juniper Lane');
+  });
+
+  it("overwrites the app state the app names as the customer's (the bookstore's cart)", async () => {
+    const env = envFor();
+    await chat(env, 's1', 'c-100', 'Add b-1 to my cart.');
+    const erased = await runCli(['erase', '--principal', 'c-100', '--json'], env);
+    expect(erased.json).toMatchObject({ erased: true, stateKeys: 1 });
+    const db = new DatabaseSync(env.COUNTERSIGN_STORE.slice('sqlite:'.length));
+    try {
+      expect(db.prepare("SELECT value FROM state WHERE key = 'cart:c-100'").get()).toEqual({ value: 'null' });
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a malformed id and requires --principal', async () => {

@@ -16,8 +16,10 @@ export function erasureRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const identity = requireIdentity(c);
     if (!hasRole(identity, ADMIN_ROLE))
       throw new ForbiddenError(`Erasing a customer's data needs the ${ADMIN_ROLE} role.`);
-    const report = await erasePrincipal(ctx.store, c.req.param('principal'), {
+    const principal = c.req.param('principal');
+    const report = await erasePrincipal(ctx.store, principal, {
       by: identity.name,
+      state: ctx.erasure.customerState?.(principal) ?? [],
       now: ctx.now(),
       ...(ctx.erasure.checkpoints ? { checkpoints: ctx.erasure.checkpoints } : {}),
       ...(ctx.erasure.keys ? { keys: ctx.erasure.keys } : {}),

@@ -308,4 +308,8 @@ export const erasureReport = z.object({
     .array(z.string())
     .describe('Pending requests a person decided while the erasure ran; removed all the same'),
   counts: erasureCounts,
+  stateKeys: z
+    .number()
+    .int()
+    .describe("Application-state keys the app names as the customer's (customerState), overwritten"),
 });
