@@ -153,3 +153,34 @@ describe('erasing a customer over HTTP', () => {
     }
   });
 });
+
+describe("serve's retention schedule", () => {
+  it('purges finished sessions past their period and keeps the waiting one; audited once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-retention-'));
+    const store = createSqliteStore({ path: join(dir, 'store.db') });
+    const clock = { at: new Date('2026-12-01T10:00:00Z') };
+    const server = testServer({
+      store,
+      now: () => clock.at,
+      retention: { policy: { sessions: 86_400_000, requests: 86_400_000 }, intervalMs: 0 },
+    });
+    cleanups.push(async () => {
+      await server.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const waiting = (await chat(server, 's-wait', 'c-100', 'Please cancel my order 1044.')).approvals[0]!.id;
+    await chat(server, 's-done', 'c-200', "What's the status of order 1045?");
+    // Written now (the store's clock is the real one): a day later both are past the period.
+    clock.at = new Date(Date.now() + 2 * 86_400_000);
+    const report = await server.purge();
+    expect(report?.counts).toMatchObject({ sessions: 1, requests: 0 });
+    expect(await store.getSession('s-done')).toBeNull();
+    expect(await store.getSession('s-wait')).not.toBeNull();
+    expect((await store.getApproval(waiting))?.status).toBe('pending');
+    expect((await server.purge())?.counts).toEqual({ sessions: 0, runs: 0, requests: 0, auditEntries: 0 });
+    const audit = await store.listAudit();
+    expect(audit.filter((entry) => entry.kind === 'retention.purged')).toHaveLength(1);
+    expect(audit.at(-1)).toMatchObject({ actor: 'countersign', data: { sessions: 1 } });
+  });
+});
