@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { DataKeyRecord, DataKeys } from '../store/ports/data-keys.ts';
+import { cipherKey } from './aes-gcm.ts';
 import { type KeyNeed, KeyNotReady } from './key-not-ready.ts';
 import type { KeyProvider } from './key-provider.ts';
-import { isOwnerScope, principalScope, STORE_SCOPE } from './scopes.ts';
+import { isOwnerScope, KEY_SCOPE, principalScope, STORE_SCOPE, sessionScope } from './scopes.ts';
 
 /**
  * The owner of a scope that does not name one (`session:`, `request:`, `execution:`; see
@@ -14,7 +15,7 @@ export type ScopeOwner = (scope: string) => Promise<string>;
 
 export interface LoadedKey {
   readonly id: string;
-  readonly key: Buffer;
+  readonly key: KeyObject;
   /** The id as bytes, bound into every value sealed with it. */
   readonly aad: Buffer;
 }
@@ -47,6 +48,13 @@ export class Keyring {
 
   /** The key new values of `scope` are sealed with; throws KeyNotReady when not loaded. */
   sealingKey(scope: string): LoadedKey {
+    if (scope.startsWith(KEY_SCOPE)) {
+      // Sealed like a value already stored (its data key); a forgotten one seals nothing new.
+      const id = scope.slice(KEY_SCOPE.length);
+      const named = this.keys.get(id);
+      if (named === undefined) throw new KeyNotReady({ dataKey: id });
+      return named ?? this.sealingKey(STORE_SCOPE);
+    }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
     const id = owner === undefined ? undefined : this.live.get(owner);
     const key = id === undefined ? undefined : this.keys.get(id);
@@ -59,6 +67,12 @@ export class Keyring {
     const key = this.keys.get(id);
     if (key === undefined) throw new KeyNotReady({ dataKey: id });
     return key;
+  }
+
+  /** A session read or created: its owner is known without asking the store again. */
+  noteSession(id: string, principal: string | null): void {
+    const scope = sessionScope(id);
+    if (!this.owners.has(scope)) this.owners.set(scope, principal ? principalScope(principal) : scope);
   }
 
   /** Whether the data key `id` is loaded (or known to be forgotten). */
@@ -166,7 +180,7 @@ export class Keyring {
       forgottenAt: null,
     };
     const winner = await this.store().insertDataKey(record);
-    if (winner.id === id) this.keys.set(id, { id, key, aad: Buffer.from(id) });
+    if (winner.id === id) this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
     return winner;
   }
 
@@ -179,7 +193,7 @@ export class Keyring {
       const key = Buffer.from(
         await this.provider.unwrap(record.id, { kekId: record.kekId, wrapped: record.wrapped }),
       );
-      this.keys.set(record.id, { id: record.id, key, aad: Buffer.from(record.id) });
+      this.keys.set(record.id, { id: record.id, key: cipherKey(key), aad: Buffer.from(record.id) });
     }
     this.live.set(record.owner, record.id);
   }
