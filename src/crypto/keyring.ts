@@ -21,6 +21,27 @@ export interface LoadedKey {
 }
 
 const ROTATE_PAGE = 200;
+const OPENED_ENTRIES = 4096;
+const OPENED_MAX_TEXT = 16_384;
+
+/** A bounded map, oldest out first; texts too long to be worth keeping are not kept. */
+class OpenedTexts {
+  private readonly map = new Map<string, string>();
+
+  get(sealed: string): string | undefined {
+    return this.map.get(sealed);
+  }
+
+  set(sealed: string, json: string): void {
+    if (sealed.length > OPENED_MAX_TEXT) return;
+    this.map.set(sealed, json);
+    if (this.map.size > OPENED_ENTRIES) this.map.delete(this.map.keys().next().value as string);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
 
 /**
  * The data keys of one store, unwrapped once and kept: encode and decode look keys up
@@ -34,6 +55,12 @@ export class Keyring {
   private loading = new Map<string, Promise<void>>();
   private dataKeys: DataKeys | null = null;
   private scopeOwner: ScopeOwner = async (scope) => scope;
+  /**
+   * Sealed texts this process wrote or opened, with their JSON: a row read back right after
+   * it was written (RETURNING, the history of a running session) is not decrypted again.
+   * Emptied when a key is forgotten, so nothing erased is served from here.
+   */
+  readonly openedTexts = new OpenedTexts();
   readonly provider: KeyProvider;
 
   constructor(provider: KeyProvider) {
@@ -103,6 +130,7 @@ export class Keyring {
     const owner = principalScope(principal);
     const ids = await this.store().forgetDataKeys(owner, new Date().toISOString());
     for (const id of ids) this.keys.set(id, null);
+    if (ids.length > 0) this.openedTexts.clear();
     this.live.delete(owner);
     return ids.length > 0;
   }
