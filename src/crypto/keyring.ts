@@ -21,25 +21,34 @@ export interface LoadedKey {
 }
 
 const ROTATE_PAGE = 200;
-const OPENED_ENTRIES = 4096;
+// About 8 million characters of sealed and opened text (some 16-24 MB): the recent data of a
+// server's active sessions. Texts over 16 KB are not kept.
+const OPENED_BUDGET = 8_000_000;
 const OPENED_MAX_TEXT = 16_384;
 
-/** A bounded map, oldest out first; texts too long to be worth keeping are not kept. */
+/** A bounded map, oldest out first, bounded by the characters it holds. */
 class OpenedTexts {
   private readonly map = new Map<string, string>();
+  private size = 0;
 
   get(sealed: string): string | undefined {
     return this.map.get(sealed);
   }
 
   set(sealed: string, json: string): void {
-    if (sealed.length > OPENED_MAX_TEXT) return;
+    if (sealed.length > OPENED_MAX_TEXT || this.map.has(sealed)) return;
     this.map.set(sealed, json);
-    if (this.map.size > OPENED_ENTRIES) this.map.delete(this.map.keys().next().value as string);
+    this.size += sealed.length + json.length;
+    while (this.size > OPENED_BUDGET) {
+      const [oldest, text] = this.map.entries().next().value as [string, string];
+      this.map.delete(oldest);
+      this.size -= oldest.length + text.length;
+    }
   }
 
   clear(): void {
     this.map.clear();
+    this.size = 0;
   }
 }
 
