@@ -46,7 +46,7 @@ export const exportCommand: Command = async ({ args, values, context, out }) => 
       out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text), signedBy, encryptedWith });
     else
       out.print(
-        `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}, ${encryptedWith ? `encrypted with key ${encryptedWith}` : 'not encrypted'}).`,
+        `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}${encryptedWith ? `, encrypted with key ${encryptedWith}` : ''}).`,
       );
   } else {
     process.stdout.write(`${text}\n`);
