@@ -77,6 +77,16 @@ const docs: Doc[] = [
           'countersign chat s2 "What\'s the status of order 1045?" --user c-200 --as backend',
         ],
       },
+      // Rotation: a store written under k1, rotated with k2 first (both fixed test keys).
+      'countersign keys rotate': {
+        fresh: true,
+        env: {
+          COUNTERSIGN_ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 2).toString('base64')},k1:${Buffer.alloc(32, 1).toString('base64')}`,
+        },
+        commands: [
+          `COUNTERSIGN_ENCRYPTION_KEYS=k1:${Buffer.alloc(32, 1).toString('base64')} countersign chat r1 "Please cancel my order 1044." --user c-100 --as backend`,
+        ],
+      },
       // The audit excerpt is the trail of one approved cancel in a store of its own.
       'countersign audit': {
         fresh: true,
@@ -170,10 +180,10 @@ const skip: { file: string; command: string; output?: string; nth?: number[]; re
 ];
 
 /**
- * Today 58 examples run and 14 are skipped. Fewer run, or more skipped, means the skip list
+ * Today 60 examples run and 14 are skipped. Fewer run, or more skipped, means the skip list
  * grew or the docs lost examples: raise MIN_RUN when you add examples, never lower it quietly.
  */
-const MIN_RUN = 58;
+const MIN_RUN = 60;
 const MAX_SKIPPED = 14;
 
 interface Example {

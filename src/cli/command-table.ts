@@ -48,6 +48,10 @@ export const options = {
   result: { type: 'string', value: 'TEXT', help: 'the tool result the model reads' },
   verify: { type: 'boolean', help: 'check the whole hash chain; exit 3 if it is broken' },
   out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
+  decrypt: {
+    type: 'boolean',
+    help: 'write the export in plain JSON, not encrypted (needs COUNTERSIGN_ENCRYPTION_KEYS)',
+  },
   run: { type: 'string', value: 'RUN', help: 'the id of the new run' },
   from: { type: 'string', value: 'CHECKPOINT', help: 'continue from this checkpoint, not the latest' },
   port: {
@@ -263,7 +267,10 @@ export const commands: readonly CommandSpec[] = [
     group: 'Records',
     summary: 'a session as one JSON document (always JSON without --out)',
     args: [req('SESSION')],
-    options: ['out'],
+    options: ['out', 'decrypt'],
+    details: [
+      'From a store opened with COUNTERSIGN_ENCRYPTION_KEYS the document is encrypted (a data key of its own, wrapped by the first key): a store holding that key imports it. --decrypt writes it in plain JSON instead.',
+    ],
     examples: ['countersign session export s4 --out s4.json'],
     load: async () => (await import('./session-commands.ts')).exportCommand,
   },
@@ -274,7 +281,7 @@ export const commands: readonly CommandSpec[] = [
     args: [req('FILE')],
     options: ['as', 'trust-unsigned'],
     details: [
-      'With COUNTERSIGN_EXPORT_KEY set, only a file whose signature verifies is imported as it is. An unsigned file needs --trust-unsigned: every decided but unexecuted request in it waits for a person again, and its ledger rows are left out.',
+      'An encrypted export needs COUNTERSIGN_ENCRYPTION_KEYS holding the key it names. With COUNTERSIGN_EXPORT_KEY set, only a file whose signature verifies is imported as it is. An unsigned file needs --trust-unsigned: every decided but unexecuted request in it waits for a person again, and its ledger rows are left out.',
     ],
     examples: ['COUNTERSIGN_STORE=sqlite:other.sqlite countersign session import s4.json --as bob'],
     load: async () => (await import('./session-commands.ts')).importCommand,

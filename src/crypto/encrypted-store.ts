@@ -27,11 +27,24 @@ export function withKeyring<S extends object>(store: S, keyring: Keyring): S {
       let fn = wrapped.get(property);
       if (fn === undefined) {
         fn = retrying(value as (...args: unknown[]) => unknown, target, keyring);
+        if (property === 'ensureSession' || property === 'getSession')
+          fn = notingSession(fn as Method, keyring);
         wrapped.set(property, fn);
       }
       return fn;
     },
   });
+}
+
+type Method = (...args: unknown[]) => unknown;
+
+/** A session's principal seen on the way by: its first step needs no look-up of its owner. */
+function notingSession(method: Method, keyring: Keyring): Method {
+  return async (...args: unknown[]) => {
+    const session = (await method(...args)) as { id: string; principal: string | null } | null;
+    if (session !== null && typeof session === 'object') keyring.noteSession(session.id, session.principal);
+    return session;
+  };
 }
 
 function retrying(method: (...args: unknown[]) => unknown, target: object, keyring: Keyring) {

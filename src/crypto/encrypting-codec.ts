@@ -18,13 +18,19 @@ import { STORE_SCOPE } from './scopes.ts';
  * later still reads its older rows).
  */
 export function encryptingCodec(keyring: Keyring): PayloadCodec {
+  const opened = keyring.openedTexts;
+
   function sealJson(json: string, scope: string | undefined, prefix: string): string {
     const key = keyring.sealingKey(scope ?? STORE_SCOPE);
-    return `${prefix}${key.id}:${seal(key.key, Buffer.from(json, 'utf8'), key.aad).toString('base64')}`;
+    const sealed = `${prefix}${key.id}:${seal(key.key, Buffer.from(json, 'utf8'), key.aad).toString('base64')}`;
+    opened.set(sealed, json);
+    return sealed;
   }
 
   /** The JSON text inside a sealed value, or null when its key was forgotten. */
   function openJson(text: string, prefixLength: number, where: string): string | null {
+    const known = opened.get(text);
+    if (known !== undefined) return known;
     const colon = text.indexOf(':', prefixLength);
     const id = colon < 0 ? '' : text.slice(prefixLength, colon);
     if (id === '') throw damaged(where, 'names no data key');
@@ -32,7 +38,9 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
     if (key === null) return null;
     const plain = open(key.key, Buffer.from(text.slice(colon + 1), 'base64'), key.aad);
     if (plain === null) throw damaged(where, `does not decrypt with its data key ${id}: it was changed`);
-    return plain.toString('utf8');
+    const json = plain.toString('utf8');
+    opened.set(text, json);
+    return json;
   }
 
   return {

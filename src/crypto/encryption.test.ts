@@ -117,7 +117,8 @@ describe('encryption at rest (SQLite through openStore)', () => {
   });
 
   it('refuses a malformed COUNTERSIGN_ENCRYPTION_KEYS with CONFIG_ERROR', () => {
-    expect(() => parseEncryptionKeys('k1:short')).toThrow(/32 bytes/);
+    expect(() => parseEncryptionKeys('k1:short')).toThrow(/is 3 bytes, not 32/);
+    expect(() => parseEncryptionKeys(`k1:${'B'.repeat(43)}=`)).toThrow(/characters that are not base64/);
     expect(() => parseEncryptionKeys(`:${key()}`)).toThrow(/key id/);
     expect(() => parseEncryptionKeys(`a:${key()},a:${key()}`)).toThrow(/twice/);
     expect(envKeyProvider(`new:${key()},old:${key()}`).currentKeyId()).toBe('new');

@@ -25,8 +25,10 @@ export function parseEncryptionKeys(value: string): Map<string, Buffer> {
     const material = item.slice(colon + 1).trim();
     const bytes = Buffer.from(material, 'base64');
     if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== material.replace(/=+$/, '')) {
+      const what =
+        bytes.length === 32 ? 'has characters that are not base64' : `is ${bytes.length} bytes, not 32`;
       throw new ConfigError(
-        `${ENCRYPTION_KEYS_VAR} key "${id}" is not 32 bytes of base64 (${bytes.length} bytes).`,
+        `${ENCRYPTION_KEYS_VAR} key "${id}" is not a base64 key of 32 bytes: it ${what}.`,
         {
           hint: FORMAT,
         },

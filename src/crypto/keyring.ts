@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { DataKeyRecord, DataKeys } from '../store/ports/data-keys.ts';
+import { cipherKey } from './aes-gcm.ts';
 import { type KeyNeed, KeyNotReady } from './key-not-ready.ts';
 import type { KeyProvider } from './key-provider.ts';
-import { isOwnerScope, principalScope, STORE_SCOPE } from './scopes.ts';
+import { isOwnerScope, KEY_SCOPE, principalScope, STORE_SCOPE, sessionScope } from './scopes.ts';
 
 /**
  * The owner of a scope that does not name one (`session:`, `request:`, `execution:`; see
@@ -14,12 +15,42 @@ export type ScopeOwner = (scope: string) => Promise<string>;
 
 export interface LoadedKey {
   readonly id: string;
-  readonly key: Buffer;
+  readonly key: KeyObject;
   /** The id as bytes, bound into every value sealed with it. */
   readonly aad: Buffer;
 }
 
 const ROTATE_PAGE = 200;
+// About 8 million characters of sealed and opened text (some 16-24 MB): the recent data of a
+// server's active sessions. Texts over 16 KB are not kept.
+const OPENED_BUDGET = 8_000_000;
+const OPENED_MAX_TEXT = 16_384;
+
+/** A bounded map, oldest out first, bounded by the characters it holds. */
+class OpenedTexts {
+  private readonly map = new Map<string, string>();
+  private size = 0;
+
+  get(sealed: string): string | undefined {
+    return this.map.get(sealed);
+  }
+
+  set(sealed: string, json: string): void {
+    if (sealed.length > OPENED_MAX_TEXT || this.map.has(sealed)) return;
+    this.map.set(sealed, json);
+    this.size += sealed.length + json.length;
+    while (this.size > OPENED_BUDGET) {
+      const [oldest, text] = this.map.entries().next().value as [string, string];
+      this.map.delete(oldest);
+      this.size -= oldest.length + text.length;
+    }
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.size = 0;
+  }
+}
 
 /**
  * The data keys of one store, unwrapped once and kept: encode and decode look keys up
@@ -33,6 +64,12 @@ export class Keyring {
   private loading = new Map<string, Promise<void>>();
   private dataKeys: DataKeys | null = null;
   private scopeOwner: ScopeOwner = async (scope) => scope;
+  /**
+   * Sealed texts this process wrote or opened, with their JSON: a row read back right after
+   * it was written (RETURNING, the history of a running session) is not decrypted again.
+   * Emptied when a key is forgotten, so nothing erased is served from here.
+   */
+  readonly openedTexts = new OpenedTexts();
   readonly provider: KeyProvider;
 
   constructor(provider: KeyProvider) {
@@ -47,6 +84,13 @@ export class Keyring {
 
   /** The key new values of `scope` are sealed with; throws KeyNotReady when not loaded. */
   sealingKey(scope: string): LoadedKey {
+    if (scope.startsWith(KEY_SCOPE)) {
+      // Sealed like a value already stored (its data key); a forgotten one seals nothing new.
+      const id = scope.slice(KEY_SCOPE.length);
+      const named = this.keys.get(id);
+      if (named === undefined) throw new KeyNotReady({ dataKey: id });
+      return named ?? this.sealingKey(STORE_SCOPE);
+    }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
     const id = owner === undefined ? undefined : this.live.get(owner);
     const key = id === undefined ? undefined : this.keys.get(id);
@@ -59,6 +103,12 @@ export class Keyring {
     const key = this.keys.get(id);
     if (key === undefined) throw new KeyNotReady({ dataKey: id });
     return key;
+  }
+
+  /** A session read or created: its owner is known without asking the store again. */
+  noteSession(id: string, principal: string | null): void {
+    const scope = sessionScope(id);
+    if (!this.owners.has(scope)) this.owners.set(scope, principal ? principalScope(principal) : scope);
   }
 
   /** Whether the data key `id` is loaded (or known to be forgotten). */
@@ -89,6 +139,7 @@ export class Keyring {
     const owner = principalScope(principal);
     const ids = await this.store().forgetDataKeys(owner, new Date().toISOString());
     for (const id of ids) this.keys.set(id, null);
+    if (ids.length > 0) this.openedTexts.clear();
     this.live.delete(owner);
     return ids.length > 0;
   }
@@ -166,7 +217,7 @@ export class Keyring {
       forgottenAt: null,
     };
     const winner = await this.store().insertDataKey(record);
-    if (winner.id === id) this.keys.set(id, { id, key, aad: Buffer.from(id) });
+    if (winner.id === id) this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
     return winner;
   }
 
@@ -179,7 +230,7 @@ export class Keyring {
       const key = Buffer.from(
         await this.provider.unwrap(record.id, { kekId: record.kekId, wrapped: record.wrapped }),
       );
-      this.keys.set(record.id, { id: record.id, key, aad: Buffer.from(record.id) });
+      this.keys.set(record.id, { id: record.id, key: cipherKey(key), aad: Buffer.from(record.id) });
     }
     this.live.set(record.owner, record.id);
   }

@@ -20,6 +20,20 @@ export function requestScope(request: {
   return request.run !== null ? runScope(request.run) : sessionScope(request.session);
 }
 
+export const KEY_SCOPE = 'key:';
+
+/**
+ * "Whoever this stored value belongs to": the data key a sealed text names, so a value
+ * written beside it (a decision beside its request's arguments) needs no look-up of the
+ * owner. Null for text the encrypting codec did not write.
+ */
+export function sameKeyAs(stored: unknown): string | null {
+  if (typeof stored !== 'string' || !stored.startsWith('cs1')) return null;
+  const start = stored.indexOf(':') + 1;
+  const end = stored.indexOf(':', start);
+  return start > 0 && end > start ? `${KEY_SCOPE}${stored.slice(start, end)}` : null;
+}
+
 /** A decision's scope is its request's, found from the id (decide is given only that). */
 export const decisionScope = (requestId: string): string => `request:${requestId}`;
 /** A ledger result's scope is its session's, found from the request id when only that is known. */

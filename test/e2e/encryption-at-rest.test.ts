@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
@@ -40,11 +42,17 @@ async function ok(args: string[], env: Record<string, string>) {
 
 /** The seed scenario: a customer asks, a person approves in another process, the call runs; and a refund workflow. */
 async function seedScenario(env: Record<string, string>) {
-  const turn = (await ok(['chat', '--as', 'backend', 'seed-1', 'Please cancel my order 1044.', '--user', 'c-100'], env)) as Turn;
+  const turn = (await ok(
+    ['chat', '--as', 'backend', 'seed-1', 'Please cancel my order 1044.', '--user', 'c-100'],
+    env,
+  )) as Turn;
   expect(turn.status).toBe('awaiting_approval');
   const done = (await ok(['approve', turn.approvals[0]!.id, '--as', 'alice'], env)) as Turn;
   expect(done.reply).toContain('1044');
-  const run = (await ok(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040'], env)) as {
+  const run = (await ok(
+    ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040'],
+    env,
+  )) as {
     requests: Array<{ id: string }>;
   };
   expect(run.requests).toHaveLength(1);
@@ -55,8 +63,10 @@ describe('encryption at rest, end to end through the CLI', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
   });
+  const schema = freshSchema('crypt');
   afterAll(async () => {
     await server.close();
+    if (pg !== null) await dropSchema(schema);
   });
   const envFor = (store: string, keys: string) => ({
     COUNTERSIGN_STORE: store,
@@ -85,17 +95,27 @@ describe('encryption at rest, end to end through the CLI', () => {
       const plain = tempStore();
       await seedScenario({ ...envFor(plain, k1), COUNTERSIGN_ENCRYPTION_KEYS: '' });
       const plainPath = plain.slice('sqlite:'.length);
-      const plainBytes = Buffer.concat([readFileSync(plainPath), existsSync(`${plainPath}-wal`) ? readFileSync(`${plainPath}-wal`) : Buffer.alloc(0)]);
+      const plainBytes = Buffer.concat([
+        readFileSync(plainPath),
+        existsSync(`${plainPath}-wal`) ? readFileSync(`${plainPath}-wal`) : Buffer.alloc(0),
+      ]);
       expect(found(plainBytes)).toEqual(CUSTOMER_STRINGS);
       // Clear on purpose: ids, statuses and the principal, so queries and compare-and-sets work.
-      const row = holder.prepare("SELECT status, customer, substr(effect, 1, 5) AS effect FROM approvals WHERE kind = 'tool-call'").get();
+      const row = holder
+        .prepare(
+          "SELECT status, customer, substr(effect, 1, 5) AS effect FROM approvals WHERE kind = 'tool-call'",
+        )
+        .get();
       expect(row).toEqual({ status: 'approved', customer: 'c-100', effect: 'cs1t:' });
     } finally {
       holder.close();
     }
 
     const k2 = newKey('k2');
-    const rotated = (await ok(['keys', 'rotate'], { ...env, COUNTERSIGN_ENCRYPTION_KEYS: `${k2},${k1}` })) as {
+    const rotated = (await ok(['keys', 'rotate'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: `${k2},${k1}`,
+    })) as {
       rewrapped: number;
     };
     expect(rotated.rewrapped).toBeGreaterThanOrEqual(2);
@@ -105,25 +125,92 @@ describe('encryption at rest, end to end through the CLI', () => {
     const audit = await runCli(['audit', '--verify'], onlyK2);
     expect(audit.code, audit.stdout + audit.stderr).toBe(0);
 
-    const wrong = await runCli(['executions', '--json'], { ...env, COUNTERSIGN_ENCRYPTION_KEYS: newKey('k2') });
+    const wrong = await runCli(['executions', '--json'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: newKey('k2'),
+    });
     expect(wrong.code).not.toBe(0);
-    expect((wrong.json as ErrorOut).error).toMatchObject({ code: 'CONFIG_ERROR', message: expect.stringContaining('"k2"') });
+    expect((wrong.json as ErrorOut).error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('"k2"'),
+    });
     const old = await runCli(['executions', '--json'], { ...env, COUNTERSIGN_ENCRYPTION_KEYS: k1 });
-    expect((old.json as ErrorOut).error).toMatchObject({ code: 'CONFIG_ERROR', message: expect.stringContaining('"k2"') });
+    expect((old.json as ErrorOut).error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('"k2"'),
+    });
     const none = await runCli(['executions', '--json'], { ...env, COUNTERSIGN_ENCRYPTION_KEYS: '' });
     expect((none.json as ErrorOut).error.code).toBe('CONFIG_ERROR');
   });
 
-  describe.skipIf(pg === null)('PostgreSQL', () => {
-    const schema = freshSchema('crypt');
-    afterAll(async () => {
-      await dropSchema(schema);
+  it('an export of an encrypted store is encrypted; a store with the key imports it; --decrypt writes plain JSON', async () => {
+    const k1 = newKey('k1');
+    const env = envFor(tempStore(), k1);
+    await seedScenario(env);
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-export-'));
+    const sealedFile = join(dir, 'seed-1.json');
+    const exported = (await ok(['session', 'export', 'seed-1', '--out', sealedFile], env)) as {
+      encryptedWith: string;
+    };
+    expect(exported.encryptedWith).toBe('k1');
+    const sealedBytes = readFileSync(sealedFile);
+    expect(JSON.parse(sealedBytes.toString('utf8'))).toMatchObject({
+      format: 'countersign.sealed-export',
+      kekId: 'k1',
+    });
+    expect(found(sealedBytes)).toEqual([]);
+
+    const other = envFor(tempStore(), `${newKey('k2')},${k1}`);
+    const imported = (await ok(
+      ['session', 'import', sealedFile, '--as', 'bob', '--trust-unsigned'],
+      other,
+    )) as {
+      session: string;
+    };
+    expect(imported.session).toBe('seed-1');
+    const executions = (await ok(['executions'], other)) as unknown[];
+    expect(executions).toEqual([]); // unsigned: the ledger rows stay behind, as for a plain export
+    const messages = await runCli(['session', 'export', 'seed-1', '--decrypt'], other);
+    expect(messages.stdout).toContain('Please cancel my order 1044.');
+
+    const noKeys = await runCli(
+      ['session', 'import', sealedFile, '--as', 'bob', '--trust-unsigned', '--json'],
+      {
+        ...envFor(tempStore(), ''),
+      },
+    );
+    expect((noKeys.json as ErrorOut).error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('"k1"'),
+    });
+    const wrongKey = await runCli(
+      ['session', 'import', sealedFile, '--as', 'bob', '--trust-unsigned', '--json'],
+      {
+        ...envFor(tempStore(), newKey('k1')),
+      },
+    );
+    expect((wrongKey.json as ErrorOut).error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('"k1"'),
     });
 
+    const plainFile = join(dir, 'plain.json');
+    await ok(['session', 'export', 'seed-1', '--out', plainFile, '--decrypt'], env);
+    expect(found(readFileSync(plainFile))).toEqual(expect.arrayContaining(['Please cancel my order 1044']));
+    const refused = await runCli(['session', 'export', 'seed-1', '--decrypt', '--json'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: '',
+    });
+    expect((refused.json as ErrorOut).error.code).toBe('CONFIG_ERROR');
+  });
+
+  describe.skipIf(pg === null)('PostgreSQL', () => {
     it('a pg_dump of the schema holds none of the customer’s words', async () => {
       const env = envFor(storeUrl(schema), newKey('k1'));
       await seedScenario(env);
-      const dump = execFileSync('pg_dump', ['--schema', schema, TEST_PG_URL], { maxBuffer: 64 * 1024 * 1024 });
+      const dump = execFileSync('pg_dump', ['--schema', schema, TEST_PG_URL], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
       expect(dump.includes(Buffer.from('data_keys'))).toBe(true);
       expect(found(dump)).toEqual([]);
     });

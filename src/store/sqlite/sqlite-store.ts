@@ -3,7 +3,7 @@ import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
-import { decisionScope, sessionScope } from '../../crypto/scopes.ts';
+import { decisionScope, sameKeyAs, sessionScope } from '../../crypto/scopes.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -349,7 +349,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       return write(() => {
-        const encoded = codec.encode(decision, decisionScope(id));
+        // Sealed with its request's data key, read here (one lookup by id in this transaction)
+        // rather than found through the store.
+        const sealedArgs =
+          codec.prepare === undefined
+            ? undefined
+            : sql('SELECT args_json FROM approvals WHERE id = ?').get(id)?.args_json;
+        const encoded = codec.encode(decision, sameKeyAs(sealedArgs) ?? decisionScope(id));
         // RETURNING: the decided row comes back from the compare-and-set itself.
         const row = decisionNeedsUnexpired(decision)
           ? sql(
