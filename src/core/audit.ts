@@ -324,6 +324,8 @@ export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerificat
     prev = entry.hash;
     expectedSeq += 1;
   }
+  const unaccounted = unaccountedErasure(entries);
+  if (unaccounted !== null) return { ok: false, entries: entries.length, ...unaccounted };
   const last = entries.at(-1);
   return {
     ok: true,
@@ -331,4 +333,39 @@ export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerificat
     erased,
     head: last ? { seq: last.seq, hash: last.hash } : null,
   };
+}
+
+/** Kinds whose `auditEntries` says how many entries the write erased (at its own `at`). */
+const ERASING_KINDS: ReadonlySet<string> = new Set(['principal.erased', 'retention.purged']);
+
+/**
+ * Erasing data in place keeps the link valid, so the link alone would not show an entry
+ * marked erased by someone else. Every erasure and purge writes, in the same transaction and
+ * at the same instant as the `erasedAt` it sets, an entry counting what it erased; those
+ * entries are links of the chain and never erased themselves. So the entries erased at one
+ * instant may not outnumber what the erasing entries of that instant count. Entries whose
+ * data key was destroyed without the row being rewritten (`AUDIT_KEY_DESTROYED`) are not
+ * marked by any write and are not counted.
+ */
+function unaccountedErasure(entries: readonly AuditEntry[]): { brokenAt: number; problem: string } | null {
+  const accounted = new Map<string, number>();
+  for (const entry of entries) {
+    if (!ERASING_KINDS.has(entry.kind) || entry.erasedAt !== undefined) continue;
+    const count = entry.data.auditEntries;
+    accounted.set(entry.at, (accounted.get(entry.at) ?? 0) + (typeof count === 'number' ? count : 0));
+  }
+  const seen = new Map<string, number>();
+  for (const entry of entries) {
+    const at = entry.erasedAt;
+    if (at === undefined || at === AUDIT_KEY_DESTROYED) continue;
+    const n = (seen.get(at) ?? 0) + 1;
+    seen.set(at, n);
+    if (ERASING_KINDS.has(entry.kind) || n > (accounted.get(at) ?? 0)) {
+      return {
+        brokenAt: entry.seq,
+        problem: `entry ${entry.seq} is marked erased at ${at}, but no erasure or purge at that time accounts for it`,
+      };
+    }
+  }
+  return null;
 }

@@ -1,3 +1,4 @@
+import type { AuditEvent } from '../core/audit.ts';
 import { type RetentionPolicy, retentionCutoffs } from '../core/retention.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { PurgeCounts, RetentionCutoffs } from '../store/ports/erasure.ts';
@@ -40,7 +41,8 @@ const sum = (a: PurgeCounts, b: PurgeCounts): PurgeCounts => ({
 /**
  * Retention: removes what is past its period (finished sessions, ended runs, decided
  * requests; erases old audit entries' data in place), never what waits, in bounded batches
- * (one transaction each). What it removed is audited as one `retention.purged` entry.
+ * (one transaction each). Each batch that removed something is audited as a `retention.purged`
+ * entry in its own transaction.
  * `store` is null for a store of runs only (COUNTERSIGN_STORE=file:), which keeps no trail.
  */
 export async function purge(store: Store | null, options: PurgeOptions): Promise<PurgeReport> {
@@ -57,7 +59,17 @@ export async function purge(store: Store | null, options: PurgeOptions): Promise
   let counts = ZERO;
   let more = false;
   for (const book of books) {
-    const batch = { before: cutoffs, limit, at, nowMs: now.getTime(), dryRun };
+    // Each batch audits what it removed in its own transaction (a store without a trail ignores it).
+    const audit = (removed: PurgeCounts): AuditEvent[] => [
+      {
+        kind: 'retention.purged',
+        session: null,
+        requestId: null,
+        actor: options.by ?? 'countersign',
+        data: { ...removed },
+      },
+    ];
+    const batch = { before: cutoffs, limit, at, nowMs: now.getTime(), dryRun, audit };
     if (dryRun) {
       counts = sum(counts, await book.purgeBatch(batch));
       continue;
@@ -73,21 +85,6 @@ export async function purge(store: Store | null, options: PurgeOptions): Promise
       const full = Object.values(removed).some((n) => n >= limit);
       if (!full) break;
     }
-  }
-  const removedAny = Object.values(counts).some((n) => n > 0);
-  if (!dryRun && removedAny && store !== null) {
-    await store.appendAudit(
-      [
-        {
-          kind: 'retention.purged',
-          session: null,
-          requestId: null,
-          actor: options.by ?? 'countersign',
-          data: { ...counts },
-        },
-      ],
-      at,
-    );
   }
   return { dryRun, at, cutoffs, counts, more };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportWorkflow } from '../../examples/bookstore/app.ts';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
@@ -182,5 +183,48 @@ describe("serve's retention schedule", () => {
     const audit = await store.listAudit();
     expect(audit.filter((entry) => entry.kind === 'retention.purged')).toHaveLength(1);
     expect(audit.at(-1)).toMatchObject({ actor: 'countersign', data: { sessions: 1 } });
+  });
+});
+
+describe('an entry marked erased by hand', () => {
+  it('fails verification: no erasure or purge at that time accounts for it', async () => {
+    const { server, store, path } = setup();
+    await store.appendAudit(
+      [
+        {
+          kind: 'tamper.ignored',
+          session: null,
+          requestId: null,
+          actor: 'x',
+          data: { fields: ['args'], sent: '{}', storedArgsHash: 'h' },
+        },
+      ],
+      new Date().toISOString(),
+    );
+    await chat(server, 's1', 'c-100', 'Please cancel my order 1044.');
+    const erased = await server.call('POST', '/v1/customers/c-100/erase', { as: 'admin' });
+    expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(true);
+    const edit = (sql: string, ...values: string[]) => {
+      const db = new DatabaseSync(path);
+      try {
+        db.prepare(sql).run(...values);
+      } finally {
+        db.close();
+      }
+    };
+    // Erased "at the same time" as the real erasure: one more than it counted.
+    edit(`UPDATE audit SET data = '{}', erased_at = ? WHERE seq = 1`, erased.json.at);
+    const forged = await server.call('GET', '/v1/audit/verify', { as: 'alice' });
+    // Named at the entry where the count runs over (the erasure's own entries come after seq 1).
+    expect(forged.json).toMatchObject({ ok: false });
+    expect(forged.json.problem).toContain('no erasure or purge at that time accounts for it');
+    // Erasing the erasure's own entry is caught too.
+    edit(
+      `UPDATE audit SET erased_at = NULL, data = ? WHERE seq = 1`,
+      '{"fields":["args"],"sent":"{}","storedArgsHash":"h"}',
+    );
+    expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(true);
+    edit(`UPDATE audit SET data = '{}', erased_at = at WHERE kind = 'principal.erased'`);
+    expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(false);
   });
 });

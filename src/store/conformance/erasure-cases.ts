@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { verifyAuditChain } from '../../core/audit.ts';
 import { deliveryIdsOf } from '../../core/delivery-id.ts';
-import type { ErasureCounts } from '../ports/erasure.ts';
+import type { ErasureCounts, PurgeCounts } from '../ports/erasure.ts';
 import { isOutbox } from '../ports/server/outbox.ts';
 import type { Store } from '../store.ts';
 import { at, atMs, byPerson, type ConformanceContext, event, request, user } from './fixtures.ts';
@@ -76,6 +76,31 @@ async function settle(store: Store, session: string, id: string, seconds = 20) {
   });
 }
 
+/**
+ * The entries erasure and purge write beside what they erase (src/erasure/): verification
+ * counts the entries erased at an instant against them.
+ */
+const erasedTrail = (removed: ErasureCounts) => [
+  storedEvent({
+    kind: 'principal.erased',
+    session: null,
+    requestId: null,
+    actor: 'admin',
+    data: { ...removed },
+  }),
+];
+const audited = {
+  audit: (removed: PurgeCounts) => [
+    storedEvent({
+      kind: 'retention.purged',
+      session: null,
+      requestId: null,
+      actor: 'countersign',
+      data: { ...removed },
+    }),
+  ],
+};
+
 export function erasureCases(ctx: ConformanceContext): void {
   describe('erasure', () => {
     it("lists a customer's pending requests, and nobody else's", async () => {
@@ -106,7 +131,7 @@ export function erasureCases(ctx: ConformanceContext): void {
               session: null,
               requestId: null,
               actor: 'admin',
-              data: { principal: 'ann' },
+              data: { principal: 'ann', ...removed },
             }),
           ];
         },
@@ -147,7 +172,7 @@ export function erasureCases(ctx: ConformanceContext): void {
       expect(await store.erasePrincipal({ principal: 'nobody', at: at(50), audit: () => [] })).toEqual(
         NOTHING,
       );
-      const first = await store.erasePrincipal({ principal: 'ann', at: at(50) });
+      const first = await store.erasePrincipal({ principal: 'ann', at: at(50), audit: erasedTrail });
       expect(first.sessions).toBe(1);
       const trail = await store.listAudit();
       expect(await store.erasePrincipal({ principal: 'ann', at: at(60), audit: () => [] })).toEqual(NOTHING);
@@ -169,7 +194,7 @@ export function erasureCases(ctx: ConformanceContext): void {
           createdAt: at(11),
           nextAtMs: atMs(11),
         });
-      const counts = await store.erasePrincipal({ principal: 'ann', at: at(50) });
+      const counts = await store.erasePrincipal({ principal: 'ann', at: at(50), audit: erasedTrail });
       expect(counts.deliveries).toBe(1);
       expect(await store.getDelivery(annId!)).toBeNull();
       expect(await store.getDelivery(bobId!)).not.toBeNull();
@@ -193,7 +218,13 @@ export function erasureCases(ctx: ConformanceContext): void {
       expect(dry).toEqual({ sessions: 1, runs: 0, requests: 1, auditEntries: 2 });
       expect(await store.getSession('s-done')).not.toBeNull();
 
-      const done = await store.purgeBatch({ before: cutoffs, limit: 100, at: at(40), nowMs: atMs(40) });
+      const done = await store.purgeBatch({
+        before: cutoffs,
+        limit: 100,
+        at: at(40),
+        nowMs: atMs(40),
+        ...audited,
+      });
       expect(done).toMatchObject({ sessions: 1, runs: 0, auditEntries: 2 });
       expect(await store.getSession('s-done')).toBeNull();
       expect(await store.getApproval('r-done')).toBeNull();
@@ -204,7 +235,9 @@ export function erasureCases(ctx: ConformanceContext): void {
       const audit = await store.listAudit();
       expect(audit.filter((entry) => entry.erasedAt !== undefined).map((entry) => entry.seq)).toEqual([1, 3]);
       expect(verifyAuditChain(audit)).toMatchObject({ ok: true, erased: 2 });
-      expect(await store.purgeBatch({ before: cutoffs, limit: 100, at: at(41), nowMs: atMs(41) })).toEqual({
+      expect(
+        await store.purgeBatch({ before: cutoffs, limit: 100, at: at(41), nowMs: atMs(41), ...audited }),
+      ).toEqual({
         sessions: 0,
         runs: 0,
         requests: 0,
@@ -237,6 +270,7 @@ export function erasureCases(ctx: ConformanceContext): void {
         limit: 2,
         at: at(10),
         nowMs: atMs(10),
+        ...audited,
       });
       expect(first.auditEntries).toBe(2);
       const second = await store.purgeBatch({
@@ -244,6 +278,7 @@ export function erasureCases(ctx: ConformanceContext): void {
         limit: 2,
         at: at(10),
         nowMs: atMs(10),
+        ...audited,
       });
       expect(second.auditEntries).toBe(1);
       expect(verifyAuditChain(await store.listAudit())).toMatchObject({ ok: true, erased: 3 });

@@ -155,20 +155,27 @@ export function createMemoryErasure(held: Held): PrincipalErasure & Retention {
           ? []
           : take(
               audit.flatMap((entry, index) =>
-                entry.erasedAt === undefined && entry.at < before.audit! ? [index] : [],
+                entry.erasedAt === undefined &&
+                entry.at < before.audit! &&
+                entry.kind !== 'principal.erased' &&
+                entry.kind !== 'retention.purged'
+                  ? [index]
+                  : [],
               ),
             );
-      if (!dryRun) {
-        for (const id of oldSessions) removeSession(id);
-        for (const id of oldRequests) removeRequest(id);
-        for (const index of oldEntries) eraseEntry(index, at);
-      }
-      return {
+      const counts = {
         sessions: oldSessions.length,
         runs: 0,
         requests: oldRequests.length,
         auditEntries: oldEntries.length,
       };
+      if (!dryRun) {
+        for (const id of oldSessions) removeSession(id);
+        for (const id of oldRequests) removeRequest(id);
+        for (const index of oldEntries) eraseEntry(index, at);
+        if (Object.values(counts).some((n) => n > 0)) held.appendAudit(batch.audit?.(counts), at);
+      }
+      return counts;
     },
   };
 }

@@ -57,6 +57,12 @@ export interface PurgeBatch {
   nowMs: number;
   /** Count what would go; change nothing. */
   dryRun?: boolean;
+  /**
+   * The batch's own trail, given what it removed: committed in the batch's transaction, so
+   * audit data is never erased without the entry that accounts for it (a store without a
+   * trail ignores it; return none when nothing went).
+   */
+  audit?: (counts: PurgeCounts) => AuditEvent[];
 }
 
 /** Removed (or, for audit entries, erased in place) by one batch; with `dryRun`, what would be. */
@@ -73,7 +79,8 @@ export interface PurgeCounts {
  * cutoff, with its messages, rules, requests and ledger rows; a run once it ended
  * (completed, failed, expired), with its checkpoints and requests; a request once decided,
  * unless its session still has an open batch or its run still waits; an audit entry has its
- * data erased in place. Each batch is one transaction of at most `limit` rows per kind, read
+ * data erased in place (never a `principal.erased` or `retention.purged` entry: they account
+ * for the erased ones, see verifyAuditChain). Each batch is one transaction of at most `limit` rows per kind, read
  * from partial indexes by age (SQL backends): cost follows what is removed, not what waits.
  */
 export interface Retention {

@@ -82,7 +82,9 @@ export function createPostgresErasure(
       AND NOT EXISTS (SELECT 1 FROM ${t.sessions} s WHERE s.id = a.session AND s.batch IS NOT NULL)
       AND (a.run IS NULL OR NOT EXISTS (
         SELECT 1 FROM ${runsTable} r WHERE r.id = a.run AND r.status NOT IN ${ENDED_RUN}))`;
-  const READABLE_AUDIT = `FROM ${t.audit} WHERE erased_at IS NULL AND at < $1`;
+  // The erasure and purge entries stay readable: verification checks erased entries against them.
+  const READABLE_AUDIT = `FROM ${t.audit} WHERE erased_at IS NULL AND at < $1
+    AND kind NOT IN ('principal.erased', 'retention.purged')`;
 
   const count = async (from: string, values: unknown[]): Promise<number> =>
     Number((await connection.query(`SELECT COUNT(*) AS n ${from}`, values))[0]?.n ?? 0);
@@ -211,7 +213,15 @@ export function createPostgresErasure(
           `UPDATE ${t.audit} SET data = $1, erased_at = $2 WHERE erased_at IS NULL AND seq = ANY($3::bigint[])`,
           [ERASED_DATA, at, seqs],
         );
-        return { sessions: sessions.length, runs: runs.length, requests: ofRequests.requests, auditEntries };
+        const counts = {
+          sessions: sessions.length,
+          runs: runs.length,
+          requests: ofRequests.requests,
+          auditEntries,
+        };
+        // Last write of the transaction (the audit head's lock is held until COMMIT).
+        if (Object.values(counts).some((n) => n > 0)) await appendAudit(q, batch.audit?.(counts), at);
+        return counts;
       });
     },
   };

@@ -107,7 +107,9 @@ export function createSqliteErasure(
       AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = approvals.session AND s.batch IS NOT NULL)
       AND (run IS NULL OR NOT EXISTS (
         SELECT 1 FROM workflow_runs r WHERE r.id = approvals.run AND r.status NOT IN ${ENDED_RUN}))`;
-  const READABLE_AUDIT = `FROM audit INDEXED BY audit_readable_by_at WHERE erased_at IS NULL AND at < ?1`;
+  // The erasure and purge entries stay readable: verification checks erased entries against them.
+  const READABLE_AUDIT = `FROM audit INDEXED BY audit_readable_by_at WHERE erased_at IS NULL AND at < ?1
+    AND kind NOT IN ('principal.erased', 'retention.purged')`;
 
   const count = (from: string, ...values: (string | number)[]): number =>
     Number((sql(`SELECT COUNT(*) AS n ${from}`).get(...values) as { n: number }).n);
@@ -206,7 +208,14 @@ export function createSqliteErasure(
           at,
           JSON.stringify(seqs),
         );
-        return { sessions: sessions.length, runs: runs.length, requests: ofRequests.requests, auditEntries };
+        const counts = {
+          sessions: sessions.length,
+          runs: runs.length,
+          requests: ofRequests.requests,
+          auditEntries,
+        };
+        if (Object.values(counts).some((n) => n > 0)) appendAudit(batch.audit?.(counts), at);
+        return counts;
       });
       if (Object.values(purged).some((n) => n > 0)) truncateWal();
       return purged;
