@@ -138,6 +138,8 @@ export function toExecution(codec: PayloadCodec, row: Row): ExecutionRecord {
   };
 }
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
 /**
  * An erased entry's data is gone: nothing to decode. Data sealed with a data key that was
  * destroyed (encryption on) in a row erasure did not rewrite (its session and request were
@@ -161,6 +163,9 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
   const dataHash =
     row.data_hash === null || row.data_hash === undefined ? null : hex(row, 'data_hash', where);
   const erasedAt = textOrNull(row, 'erased_at', where);
+  // Only a time is stored (AUDIT_KEY_DESTROYED is what the reader says, never a stored value):
+  // anything else is an edit, refused as damage rather than shown as an erasure.
+  if (erasedAt !== null && !ISO_INSTANT.test(erasedAt)) throw wrong(where, 'erased_at', erasedAt);
   return {
     seq: int(row, 'seq', where),
     at: text(row, 'at', where),

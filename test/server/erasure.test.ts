@@ -226,5 +226,9 @@ describe('an entry marked erased by hand', () => {
     expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(true);
     edit(`UPDATE audit SET data = '{}', erased_at = at WHERE kind = 'principal.erased'`);
     expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(false);
+    // The reader's word for a destroyed key is not a value the column may hold.
+    edit(`UPDATE audit SET data = '{}', erased_at = 'key-destroyed' WHERE seq = 1`);
+    const damaged = await server.call('GET', '/v1/audit/verify', { as: 'alice' });
+    expect(damaged.json.error.code).toBe('CORRUPT_DATA');
   });
 });
