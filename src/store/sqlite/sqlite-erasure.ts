@@ -19,6 +19,14 @@ const ENDED_RUN = `('completed', 'failed', 'expired')`;
 /** Erased data: an empty object, never decoded (the reader knows from erased_at). */
 const ERASED_DATA = '{}';
 
+// `+status`: left to itself the planner walks every pending row (approvals_by_status)
+// for the second half; the customer's sessions and their requests are a handful.
+/** Exported so a test can ask SQLite for its plan: a customer's requests, never every pending row. */
+export const PENDING_OF_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE +status = 'pending' AND customer = ?1
+           UNION SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE +status = 'pending'
+             AND session IN (SELECT id FROM sessions WHERE principal = ?1)
+           ORDER BY created_at, id`;
+
 type Ids = readonly string[];
 const list = (ids: Ids): string => JSON.stringify(ids);
 
@@ -117,12 +125,7 @@ export function createSqliteErasure(
   return {
     async listPendingOf(principal) {
       return run(() =>
-        sql(
-          `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = 'pending' AND customer = ?1
-           UNION SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = 'pending'
-             AND session IN (SELECT id FROM sessions WHERE principal = ?1)
-           ORDER BY created_at, id`,
-        )
+        sql(PENDING_OF_SQL)
           .all(principal)
           .map((row) => toApproval(codec, row)),
       );
