@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
 import { createAgent } from '../src/agent/create-agent.ts';
 import { exportSession } from '../src/agent/session-transfer.ts';
+import { createEncryption } from '../src/crypto/encryption.ts';
+import { envKeyProvider } from '../src/crypto/env-key-provider.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import { createMemoryStore } from '../src/store/memory/memory-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -152,9 +154,27 @@ export function loopRow<K extends string, B extends number | null>(
   };
 }
 
-export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: string): Promise<LoopRow> {
-  const path = join(dir, `loop-${kind}-${steps}.db`);
-  const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
+/** A fixed key for `encrypted` runs: the bench measures the cipher, not key handling. */
+export const BENCH_ENCRYPTION_KEYS = `bench:${Buffer.alloc(32, 7).toString('base64')}`;
+
+/** The SQLite store of a bench, with encryption at rest (COUNTERSIGN_ENCRYPTION_KEYS) when asked. */
+export function benchSqliteStore(
+  options: Parameters<typeof createSqliteStore>[0],
+  encrypted = false,
+): ReturnType<typeof createSqliteStore> {
+  if (!encrypted) return createSqliteStore(options);
+  const encryption = createEncryption(envKeyProvider(BENCH_ENCRYPTION_KEYS));
+  return encryption.wrap(createSqliteStore({ ...options, codec: encryption.codec }));
+}
+
+export async function runLoop(
+  kind: 'memory' | 'sqlite',
+  steps: number,
+  dir: string,
+  encrypted = false,
+): Promise<LoopRow> {
+  const path = join(dir, `loop-${kind}-${steps}${encrypted ? '-enc' : ''}.db`);
+  const store: Store = kind === 'memory' ? createMemoryStore() : benchSqliteStore({ path }, encrypted);
   const timing = await timeLoop(store, steps);
   let storedBytes: number | null = null;
   if (kind === 'sqlite') {

@@ -4,6 +4,7 @@ import type { AppModule } from '../app/load-app.ts';
 import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
+import type { RetentionPolicy } from '../core/retention.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
@@ -44,6 +45,14 @@ export class CliContext {
       openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store() }),
     );
     return this.checkpointsPromise;
+  }
+
+  /** COUNTERSIGN_RETENTION, parsed (CONFIG_ERROR when malformed); undefined when unset. */
+  async retention(): Promise<RetentionPolicy | undefined> {
+    const text = this.env.COUNTERSIGN_RETENTION;
+    if (text === undefined || text.trim() === '') return undefined;
+    const { parseRetention } = await import('../core/retention.ts');
+    return parseRetention(text);
   }
 
   /** COUNTERSIGN_EXPORT_KEY: signs session exports and verifies imports; undefined when unset. */

@@ -1,5 +1,6 @@
 import type { AppState } from './ports/app-state.ts';
 import type { AuditLog } from './ports/audit-log.ts';
+import type { PrincipalErasure, Retention } from './ports/erasure.ts';
 import type { Leases } from './ports/leases.ts';
 import type { Ledger } from './ports/ledger.ts';
 import type { RequestBook, RuleBook } from './ports/request-book.ts';
@@ -13,6 +14,15 @@ export type { StalledSession } from '../core/stalled-session.ts';
 export type { StandingRule } from '../core/standing-rule.ts';
 export type { AppState } from './ports/app-state.ts';
 export type { AuditLog, AuditQuery } from './ports/audit-log.ts';
+export type {
+  ErasureCounts,
+  PrincipalErasure,
+  PrincipalErasureInput,
+  PurgeBatch,
+  PurgeCounts,
+  Retention,
+  RetentionCutoffs,
+} from './ports/erasure.ts';
 export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type { ExecutionFinish, ExecutionStart, ExecutionStartResult, Ledger } from './ports/ledger.ts';
 export type {
@@ -49,7 +59,9 @@ export interface Store
     Ledger,
     AuditLog,
     AppState,
-    SessionTransfer {
+    SessionTransfer,
+    PrincipalErasure,
+    Retention {
   readonly kind: string;
 
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { runScope } from '../../crypto/scopes.ts';
 import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
   assertCheckpointHeader,
@@ -11,6 +12,7 @@ import {
 import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
@@ -19,7 +21,17 @@ import { quoteIdentifier } from './schema-name.ts';
 /** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
 export type PostgresCheckpointMethods = Omit<
   CheckpointStore,
-  'kind' | 'keepsAudit' | 'close' | keyof AppState | 'getApproval' | 'listApprovals' | 'listDue' | 'decide'
+  | 'kind'
+  | 'keepsAudit'
+  | 'close'
+  | keyof AppState
+  | 'getApproval'
+  | 'listApprovals'
+  | 'listDue'
+  | 'decide'
+  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
+  | keyof PrincipalErasure
+  | keyof Retention
 >;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
@@ -136,7 +148,7 @@ export function createPostgresCheckpoints(
               checkpoint.workflow,
               checkpoint.version,
               checkpoint.status,
-              codec.encode(checkpoint.body),
+              codec.encode(checkpoint.body, runScope(checkpoint.run)),
             ],
           ),
         );

@@ -94,6 +94,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'approvals',
         'audit',
         'audit_head',
+        'data_keys',
         'deliveries',
         'executions',
         'messages',
@@ -119,6 +120,8 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'web_sessions',
         'raised_by',
         'one_request_model',
+        'data_keys',
+        'audit_erasure',
       ]);
     });
 
@@ -175,7 +178,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       const versions = await sql<{ version: number }>(
         `SELECT version FROM "${schema}".migrations ORDER BY 1`,
       );
-      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     });
 
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {

@@ -1,11 +1,13 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
+import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
 import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { guardStore } from '../guard.ts';
+import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -39,11 +41,14 @@ import {
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
 import { type AuditSink, createGroupCommit, type Write } from './group-commit.ts';
+import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
+import { createPostgresDataKeys } from './postgres-data-keys.ts';
+import { createPostgresErasure } from './postgres-erasure.ts';
 import { createPostgresOutbox } from './postgres-outbox.ts';
 import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
@@ -64,7 +69,13 @@ export interface PostgresStoreOptions {
  * store, and the server's outbox and sign-in store (`deliveries`, `web_sessions`):
  * `createServer` uses them when given this store.
  */
-export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessionStore, SchemaVersion {
+export interface PostgresStore
+  extends Store,
+    CheckpointStore,
+    Outbox,
+    WebSessionStore,
+    SchemaVersion,
+    DataKeys {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -88,7 +99,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const codec = options.codec ?? jsonCodec;
   const target = describeTarget(options.connectionString, schema);
-  const connection = createConnection(await openPool(options.connectionString, options.pool ?? {}), target);
+  const connection = keyLoadingConnection(
+    createConnection(await openPool(options.connectionString, options.pool ?? {}), target),
+    codec,
+  );
   try {
     await migrate(connection, schema, target);
     await adoptLegacyRequests(connection, schema, codec);
@@ -188,17 +202,24 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return rows.length > 0;
   }
 
+  /** `scope`: the execution's session when the caller knows it, else found from the request id. */
   async function finishIn(
     q: Query,
     audit: AuditSink,
     requestId: string,
     finish: ExecutionFinish,
+    scope = executionScope(requestId),
   ): Promise<ExecutionRecord> {
     const row = first(
       await q(
         `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
          WHERE request_id = $1 AND status IN ('started', 'unknown') RETURNING ${EXECUTION_COLUMNS}`,
-        [requestId, finish.status, finish.result === null ? null : codec.encode(finish.result), finish.at],
+        [
+          requestId,
+          finish.status,
+          finish.result === null ? null : codec.encode(finish.result, scope),
+          finish.at,
+        ],
       ),
     );
     if (row === undefined) {
@@ -215,8 +236,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
+    ...createPostgresErasure(connection, schema, t, codec, appendAudit),
     ...createPostgresAppState(query, t.state, codec, (statement) => write(true, statement)),
     ...createPostgresOutbox(query, t, codec),
+    ...createPostgresDataKeys(query, `${quoteIdentifier(schema)}.data_keys`),
     ...createPostgresWebSessions(query, t),
 
     async ensureSession(input) {
@@ -254,16 +277,19 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const finishes = step.finishes ?? [];
       const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
       return write(single, async (q, audit) => {
-        for (const finish of finishes) await finishIn(q, audit, finish.requestId, finish);
+        for (const finish of finishes)
+          await finishIn(q, audit, finish.requestId, finish, sessionScope(step.session));
         const row = first(
           await q(commitSql, [
             step.session,
             step.leaseOwner,
             step.expectedMessageCount,
             step.at,
-            step.append.map((message) => codec.encode(message)),
+            step.append.map((message) => codec.encode(message, sessionScope(step.session))),
             step.batch !== undefined,
-            step.batch === undefined || step.batch === null ? null : codec.encode(step.batch),
+            step.batch === undefined || step.batch === null
+              ? null
+              : codec.encode(step.batch, sessionScope(step.session)),
             step.releaseLease === true,
           ]),
         );
@@ -336,7 +362,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const values = [
         id,
         decision.verdict,
-        codec.encode(decision),
+        codec.encode(decision, decisionScope(id)),
         unexpired ? decision.at : null,
         lease !== undefined,
         lease?.owner ?? null,
@@ -404,7 +430,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
               start.session,
               start.callId,
               start.tool,
-              codec.encode(start.args),
+              codec.encode(start.args, sessionScope(start.session)),
               start.idempotencyKey,
               start.at,
             ],

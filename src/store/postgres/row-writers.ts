@@ -1,7 +1,8 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { type AuditEvent, auditHash } from '../../core/audit.ts';
+import { type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
+import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues } from '../row-values.ts';
@@ -29,7 +30,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         session,
         messages.map((message) => message.seq),
         messages.map((message) => message.at),
-        messages.map((message) => codec.encode(message.message)),
+        messages.map((message) => codec.encode(message.message, sessionScope(session))),
       ],
     );
   }
@@ -66,11 +67,11 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     if (inserted.length === 0) throw ruleExists(rule.id);
   }
 
-  const insertAudit = `INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
+  const insertAudit = `INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)
          SELECT u.seq, u.at, u.kind, u.session, u.request_id, u.actor, u.data,
-                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash)`;
+                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex'), decode(u.data_hash, 'hex')
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)`;
   // The head as this process last linked it: the guess that saves the head read (see linkAudit).
   let lastHead: { seq: number; hash: string } | null = null;
   // Off after a wrong guess (another process links too), back on once a locked read shows the
@@ -84,8 +85,8 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     let { seq, hash: prevHash } = from;
     const rows = stamped.map(({ event, at }) => {
       seq += 1;
-      const hash = auditHash(prevHash, { ...event, seq, at });
-      const row = { seq, at, event, prevHash, hash };
+      const { dataHash, hash } = sealAuditEntry(prevHash, { ...event, seq, at });
+      const row = { seq, at, event, prevHash, hash, dataHash };
       prevHash = hash;
       return row;
     });
@@ -98,9 +99,10 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         rows.map((row) => row.event.session),
         rows.map((row) => row.event.requestId),
         rows.map((row) => row.event.actor),
-        rows.map((row) => codec.encode(row.event.data)),
+        rows.map((row) => codec.encode(row.event.data, auditScope(row.event))),
         rows.map((row) => row.prevHash),
         rows.map((row) => row.hash),
+        rows.map((row) => row.dataHash),
         seq,
         prevHash,
       ],
@@ -129,8 +131,8 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
       const guess = chained(stamped, before);
       const linked = await query(
         `WITH h AS (
-           UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')
-           WHERE seq = $12::bigint AND hash = decode($13, 'hex') RETURNING 1
+           UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')
+           WHERE seq = $13::bigint AND hash = decode($14, 'hex') RETURNING 1
          ), added AS (
            ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
          )
@@ -152,7 +154,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     const linked = chained(stamped, read);
     await query(
       `WITH added AS (${insertAudit})
-       UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
+       UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')`,
       linked.values,
     );
     // If this transaction rolls back, the guess is wrong next time: one statement that matches nothing.
