@@ -7,6 +7,7 @@ import { openStore } from '../store/open-store.ts';
 import { keyringOf } from './encrypted-store.ts';
 import { envKeyProvider, parseEncryptionKeys } from './env-key-provider.ts';
 import { isErased } from './erased.ts';
+import { REVALIDATE_MS } from './keyring.ts';
 
 const key = () => randomBytes(32).toString('base64');
 const at = '2026-12-01T10:00:00.000Z';
@@ -71,6 +72,31 @@ describe('encryption at rest (SQLite through openStore)', () => {
       text: 'secret words of s2',
     });
     await store.close();
+  });
+
+  it('a key another process forgot stops being used here within REVALIDATE_MS, cached texts included', async () => {
+    const keys = `k1:${key()}`;
+    const { store: eraser, path } = await sqlite(keys);
+    await seed(eraser, 's1', 'cust-1');
+    const server = (await sqlite(keys, path)).store;
+    expect((await server.loadMessages('s1'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of s1',
+    });
+    expect(await keyringOf(eraser)?.forget('cust-1')).toBe(true);
+    const keyring = keyringOf(server);
+    if (keyring === null) throw new Error('no keyring');
+    const start = Date.now();
+    keyring.now = () => start + REVALIDATE_MS + 1_000;
+    expect(isErased((await server.loadMessages('s1'))[0]?.message)).toBe(true);
+    // A new session of that customer gets a new key, readable by both.
+    await seed(server, 's3', 'cust-1');
+    expect((await eraser.loadMessages('s3'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of s3',
+    });
+    await server.close();
+    await eraser.close();
   });
 
   it('rotate re-wraps data keys under the newest key; old rows read with it; then the old key can go', async () => {

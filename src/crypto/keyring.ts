@@ -21,6 +21,7 @@ export interface LoadedKey {
 }
 
 const ROTATE_PAGE = 200;
+export const REVALIDATE_MS = 30_000;
 // About 8 million characters of sealed and opened text (some 16-24 MB): the recent data of a
 // server's active sessions. Texts over 16 KB are not kept.
 const OPENED_BUDGET = 8_000_000;
@@ -62,6 +63,9 @@ export class Keyring {
   private live = new Map<string, string>(); // owner → its live data key id
   private owners = new Map<string, string>(); // session scope → owner
   private loading = new Map<string, Promise<void>>();
+  private checkedAt = new Map<string, number>(); // data key id → when its row was last read
+  /** The clock revalidation reads (a test moves it). */
+  now: () => number = Date.now;
   private dataKeys: DataKeys | null = null;
   private scopeOwner: ScopeOwner = async (scope) => scope;
   /**
@@ -88,21 +92,31 @@ export class Keyring {
       // Sealed like a value already stored (its data key); a forgotten one seals nothing new.
       const id = scope.slice(KEY_SCOPE.length);
       const named = this.keys.get(id);
-      if (named === undefined) throw new KeyNotReady({ dataKey: id });
+      if (named === undefined || this.stale(id)) throw new KeyNotReady({ dataKey: id });
       return named ?? this.sealingKey(STORE_SCOPE);
     }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
     const id = owner === undefined ? undefined : this.live.get(owner);
     const key = id === undefined ? undefined : this.keys.get(id);
     if (key === undefined || key === null) throw new KeyNotReady({ scope });
+    if (this.stale(key.id)) throw new KeyNotReady({ dataKey: key.id });
     return key;
   }
 
   /** The key a stored value names; null once forgotten; throws KeyNotReady when not loaded. */
   openingKey(id: string): LoadedKey | null {
     const key = this.keys.get(id);
-    if (key === undefined) throw new KeyNotReady({ dataKey: id });
+    if (key === undefined || (key !== null && this.stale(id))) throw new KeyNotReady({ dataKey: id });
     return key;
+  }
+
+  /**
+   * A live key is checked against its row again every REVALIDATE_MS: a key another process
+   * forgot (erase) stops being used here within that time, without a read per value.
+   */
+  private stale(id: string): boolean {
+    const checked = this.checkedAt.get(id);
+    return checked !== undefined && this.now() - checked > REVALIDATE_MS;
   }
 
   /** A session read or created: its owner is known without asking the store again. */
@@ -113,7 +127,8 @@ export class Keyring {
 
   /** Whether the data key `id` is loaded (or known to be forgotten). */
   has(id: string): boolean {
-    return this.keys.has(id);
+    const key = this.keys.get(id);
+    return key === null || (key !== undefined && !this.stale(id));
   }
 
   /** Loads (or creates) what `need` names. Concurrent calls for one need share one load. */
@@ -132,8 +147,8 @@ export class Keyring {
   /**
    * Destroys the principal's data key (`countersign erase`): every value sealed with it, in
    * every row and backup that holds only the wrapped key, decodes as erased from now on.
-   * True when there was one. Another process that still holds the key unwrapped keeps it
-   * until it restarts (see docs/security.md).
+   * True when there was one. Another process that holds the key unwrapped stops using it
+   * within REVALIDATE_MS (it reads the key's row again then).
    */
   async forget(principal: string): Promise<boolean> {
     const owner = principalScope(principal);
@@ -188,13 +203,13 @@ export class Keyring {
   private async readyScope(scope: string): Promise<void> {
     const owner = await this.ownerOf(scope);
     const known = this.live.get(owner);
-    if (known !== undefined && this.keys.get(known)) return;
+    if (known !== undefined && this.keys.get(known) && !this.stale(known)) return;
     const record = (await this.store().liveDataKey(owner)) ?? (await this.create(owner));
     await this.load(record);
   }
 
   private async readyKey(id: string): Promise<void> {
-    if (this.keys.has(id)) return;
+    if (this.has(id)) return;
     const record = await this.store().getDataKey(id);
     if (record === null) {
       throw new CorruptDataError(`A stored value names data key ${id}, which this store does not hold.`, {
@@ -217,15 +232,24 @@ export class Keyring {
       forgottenAt: null,
     };
     const winner = await this.store().insertDataKey(record);
-    if (winner.id === id) this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
+    if (winner.id === id) {
+      this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
+      this.checkedAt.set(id, this.now());
+    }
     return winner;
   }
 
   private async load(record: DataKeyRecord): Promise<void> {
     if (record.wrapped === null || record.kekId === null) {
+      const wasLive = Boolean(this.keys.get(record.id));
       this.keys.set(record.id, null);
+      this.checkedAt.delete(record.id);
+      if (this.live.get(record.owner) === record.id) this.live.delete(record.owner);
+      // Forgotten by another process: what this one had opened with it goes too.
+      if (wasLive) this.openedTexts.clear();
       return;
     }
+    this.checkedAt.set(record.id, this.now());
     if (!this.keys.get(record.id)) {
       const key = Buffer.from(
         await this.provider.unwrap(record.id, { kekId: record.kekId, wrapped: record.wrapped }),
