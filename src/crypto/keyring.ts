@@ -92,31 +92,53 @@ export class Keyring {
       // Sealed like a value already stored (its data key); a forgotten one seals nothing new.
       const id = scope.slice(KEY_SCOPE.length);
       const named = this.keys.get(id);
-      if (named === undefined || this.stale(id)) throw new KeyNotReady({ dataKey: id });
+      if (named === undefined) throw new KeyNotReady({ dataKey: id });
+      this.recheckIfStale(id);
       return named ?? this.sealingKey(STORE_SCOPE);
     }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
     const id = owner === undefined ? undefined : this.live.get(owner);
     const key = id === undefined ? undefined : this.keys.get(id);
     if (key === undefined || key === null) throw new KeyNotReady({ scope });
-    if (this.stale(key.id)) throw new KeyNotReady({ dataKey: key.id });
+    this.recheckIfStale(key.id);
     return key;
   }
 
   /** The key a stored value names; null once forgotten; throws KeyNotReady when not loaded. */
   openingKey(id: string): LoadedKey | null {
     const key = this.keys.get(id);
-    if (key === undefined || (key !== null && this.stale(id))) throw new KeyNotReady({ dataKey: id });
+    if (key === undefined) throw new KeyNotReady({ dataKey: id });
+    if (key !== null) this.recheckIfStale(id);
     return key;
   }
 
   /**
-   * A live key is checked against its row again every REVALIDATE_MS: a key another process
-   * forgot (erase) stops being used here within that time, without a read per value.
+   * A live key is checked against its row again once REVALIDATE_MS have passed since the
+   * last check: a key another process forgot (erase) stops being used here soon after,
+   * without a read per value. The check runs beside the call that noticed (which still
+   * uses the key), so no call waits for it or runs twice because of it.
    */
-  private stale(id: string): boolean {
+  private recheckIfStale(id: string): void {
     const checked = this.checkedAt.get(id);
-    return checked !== undefined && this.now() - checked > REVALIDATE_MS;
+    if (checked === undefined || this.now() - checked <= REVALIDATE_MS) return;
+    this.checkedAt.set(id, this.now());
+    const tag = `r ${id}`;
+    if (this.loading.has(tag)) return;
+    const check = (async () => {
+      const record = await this.store().getDataKey(id);
+      if (record !== null && record.wrapped === null) await this.load(record);
+    })()
+      // A failed check (the store closed, a dropped connection) is tried again in 5 s.
+      .catch(() => {
+        this.checkedAt.set(id, this.now() - REVALIDATE_MS + 5_000);
+      })
+      .finally(() => this.loading.delete(tag));
+    this.loading.set(tag, check);
+  }
+
+  /** Resolves once every load and check under way has ended (tests, and a clean close). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.loading.values()]);
   }
 
   /** A session read or created: its owner is known without asking the store again. */
@@ -127,8 +149,7 @@ export class Keyring {
 
   /** Whether the data key `id` is loaded (or known to be forgotten). */
   has(id: string): boolean {
-    const key = this.keys.get(id);
-    return key === null || (key !== undefined && !this.stale(id));
+    return this.keys.has(id);
   }
 
   /** Loads (or creates) what `need` names. Concurrent calls for one need share one load. */
@@ -203,7 +224,7 @@ export class Keyring {
   private async readyScope(scope: string): Promise<void> {
     const owner = await this.ownerOf(scope);
     const known = this.live.get(owner);
-    if (known !== undefined && this.keys.get(known) && !this.stale(known)) return;
+    if (known !== undefined && this.keys.get(known)) return;
     const record = (await this.store().liveDataKey(owner)) ?? (await this.create(owner));
     await this.load(record);
   }
