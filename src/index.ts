@@ -51,6 +51,14 @@ export type { ExecutionRecord, ExecutionStatus } from './core/execution.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, StoredMessage, ToolCall, ToolResult } from './core/messages.ts';
 export type { BatchCall, CallDisposition, OpenBatch, SessionRecord } from './core/session.ts';
+// Encryption at rest (docs/security.md): the codec, the keyring, the KeyProvider port.
+export { keyringOf, withKeyring } from './crypto/encrypted-store.ts';
+export { encryptingCodec } from './crypto/encrypting-codec.ts';
+export { createEncryption, type Encryption, encryptionFromEnv } from './crypto/encryption.ts';
+export { ENCRYPTION_KEYS_VAR, envKeyProvider, parseEncryptionKeys } from './crypto/env-key-provider.ts';
+export { ERASED_MARKER, ERASED_TEXT, type ErasedValue, isErased } from './crypto/erased.ts';
+export type { KeyProvider, WrappedKey } from './crypto/key-provider.ts';
+export { Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
 export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
 export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
 // The PostgreSQL exports live in countersign/postgres; these stay for one release. pg is
@@ -99,15 +107,6 @@ export {
 } from './store/checkpoint-store.ts';
 export type { PayloadCodec } from './store/codec.ts';
 export { jsonCodec } from './store/codec.ts';
-// Encryption at rest (docs/security.md): the codec, the keyring, the KeyProvider port.
-export { keyringOf, withKeyring } from './crypto/encrypted-store.ts';
-export { encryptingCodec } from './crypto/encrypting-codec.ts';
-export { createEncryption, type Encryption, encryptionFromEnv } from './crypto/encryption.ts';
-export { ERASED_MARKER, ERASED_TEXT, type ErasedValue, isErased } from './crypto/erased.ts';
-export { ENCRYPTION_KEYS_VAR, envKeyProvider, parseEncryptionKeys } from './crypto/env-key-provider.ts';
-export type { KeyProvider, WrappedKey } from './crypto/key-provider.ts';
-export { Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
-export type { DataKeyRecord, DataKeys } from './store/ports/data-keys.ts';
 export {
   createFileCheckpointStore,
   type FileCheckpointStore,
@@ -119,6 +118,7 @@ export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-st
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
+export type { DataKeyRecord, DataKeys } from './store/ports/data-keys.ts';
 export type { DueQuery, RequestBook, RuleBook } from './store/ports/request-book.ts';
 export {
   createPostgresStore,
