@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -140,6 +140,20 @@ describe('encryption at rest (SQLite through openStore)', () => {
     const none = (await sqlite(undefined, path)).store;
     await expect(none.loadMessages('s1')).rejects.toMatchObject({ code: 'CONFIG_ERROR' });
     await none.close();
+  });
+
+  it('opens a 0.1.0 store with keys set: its legacy requests are adopted first, then it runs encrypted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-crypt-legacy-'));
+    const path = join(dir, 'countersign.db');
+    copyFileSync(join(import.meta.dirname, '../../test/fixtures/stores/v0-1/countersign.db'), path);
+    const { store } = await sqlite(`k1:${key()}`, path);
+    expect((await store.listApprovals({ status: 'pending' })).length).toBeGreaterThan(0);
+    await seed(store, 'new-1', 'cust-9');
+    expect((await store.loadMessages('new-1'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of new-1',
+    });
+    await store.close();
   });
 
   it('refuses a malformed COUNTERSIGN_ENCRYPTION_KEYS with CONFIG_ERROR', () => {
