@@ -34,7 +34,7 @@ export class CliContext {
    */
   store(options: { check?: 'quick' } = {}): Promise<Store> {
     this.storePromise ??= import('../store/open-store.ts').then(({ openStore }) =>
-      openStore(this.env.COUNTERSIGN_STORE, options),
+      openStore(this.env.COUNTERSIGN_STORE, { ...options, env: this.env }),
     );
     return this.storePromise;
   }
@@ -42,7 +42,7 @@ export class CliContext {
   /** Where workflow runs live; the same connection as `store()` when that store keeps them too. */
   checkpoints(): Promise<CheckpointStore> {
     this.checkpointsPromise ??= import('../store/open-checkpoint-store.ts').then(({ openCheckpointStore }) =>
-      openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store() }),
+      openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store(), env: this.env }),
     );
     return this.checkpointsPromise;
   }

@@ -29,13 +29,14 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
 
   /** The JSON text inside a sealed value, or null when its key was forgotten. */
   function openJson(text: string, prefixLength: number, where: string): string | null {
-    const known = opened.get(text);
-    if (known !== undefined) return known;
     const colon = text.indexOf(':', prefixLength);
     const id = colon < 0 ? '' : text.slice(prefixLength, colon);
     if (id === '') throw damaged(where, 'names no data key');
+    // The key first, even for a text already opened: a forgotten key opens nothing.
     const key = keyring.openingKey(id);
     if (key === null) return null;
+    const known = opened.get(text);
+    if (known !== undefined) return known;
     const plain = open(key.key, Buffer.from(text.slice(colon + 1), 'base64'), key.aad);
     if (plain === null) throw damaged(where, `does not decrypt with its data key ${id}: it was changed`);
     const json = plain.toString('utf8');

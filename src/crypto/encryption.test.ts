@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { openStore } from '../store/open-store.ts';
 import { keyringOf } from './encrypted-store.ts';
 import { envKeyProvider, parseEncryptionKeys } from './env-key-provider.ts';
 import { isErased } from './erased.ts';
+import { REVALIDATE_MS } from './keyring.ts';
 
 const key = () => randomBytes(32).toString('base64');
 const at = '2026-12-01T10:00:00.000Z';
@@ -76,6 +77,34 @@ describe('encryption at rest (SQLite through openStore)', () => {
     await store.close();
   });
 
+  it('a key another process forgot stops being used here once REVALIDATE_MS passed, cached texts included', async () => {
+    const keys = `k1:${key()}`;
+    const { store: eraser, path } = await sqlite(keys);
+    await seed(eraser, 's1', 'cust-1');
+    const server = (await sqlite(keys, path)).store;
+    expect((await server.loadMessages('s1'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of s1',
+    });
+    expect(await keyringOf(eraser)?.forget('cust-1')).toBe(true);
+    const keyring = keyringOf(server);
+    if (keyring === null) throw new Error('no keyring');
+    const start = Date.now();
+    keyring.now = () => start + REVALIDATE_MS + 1_000;
+    // The read that notices the interval passed starts the check; the next one sees its end.
+    await server.loadMessages('s1');
+    await keyring.settled();
+    expect(isErased((await server.loadMessages('s1'))[0]?.message)).toBe(true);
+    // A new session of that customer gets a new key, readable by both.
+    await seed(server, 's3', 'cust-1');
+    expect((await eraser.loadMessages('s3'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of s3',
+    });
+    await server.close();
+    await eraser.close();
+  });
+
   it('rotate re-wraps data keys under the newest key; old rows read with it; then the old key can go', async () => {
     const k1 = `k1:${key()}`;
     const { store, path } = await sqlite(k1);
@@ -114,6 +143,20 @@ describe('encryption at rest (SQLite through openStore)', () => {
     const none = (await sqlite(undefined, path)).store;
     await expect(none.loadMessages('s1')).rejects.toMatchObject({ code: 'CONFIG_ERROR' });
     await none.close();
+  });
+
+  it('opens a 0.1.0 store with keys set: its legacy requests are adopted first, then it runs encrypted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-crypt-legacy-'));
+    const path = join(dir, 'countersign.db');
+    copyFileSync(join(import.meta.dirname, '../../test/fixtures/stores/v0-1/countersign.db'), path);
+    const { store } = await sqlite(`k1:${key()}`, path);
+    expect((await store.listApprovals({ status: 'pending' })).length).toBeGreaterThan(0);
+    await seed(store, 'new-1', 'cust-9');
+    expect((await store.loadMessages('new-1'))[0]?.message).toEqual({
+      role: 'user',
+      text: 'secret words of new-1',
+    });
+    await store.close();
   });
 
   it('refuses a malformed COUNTERSIGN_ENCRYPTION_KEYS with CONFIG_ERROR', () => {

@@ -21,6 +21,7 @@ export interface LoadedKey {
 }
 
 const ROTATE_PAGE = 200;
+export const REVALIDATE_MS = 30_000;
 // About 8 million characters of sealed and opened text (some 16-24 MB): the recent data of a
 // server's active sessions. Texts over 16 KB are not kept.
 const OPENED_BUDGET = 8_000_000;
@@ -62,6 +63,9 @@ export class Keyring {
   private live = new Map<string, string>(); // owner → its live data key id
   private owners = new Map<string, string>(); // session scope → owner
   private loading = new Map<string, Promise<void>>();
+  private checkedAt = new Map<string, number>(); // data key id → when its row was last read
+  /** The clock revalidation reads (a test moves it). */
+  now: () => number = Date.now;
   private dataKeys: DataKeys | null = null;
   private scopeOwner: ScopeOwner = async (scope) => scope;
   /**
@@ -89,12 +93,14 @@ export class Keyring {
       const id = scope.slice(KEY_SCOPE.length);
       const named = this.keys.get(id);
       if (named === undefined) throw new KeyNotReady({ dataKey: id });
+      this.recheckIfStale(id);
       return named ?? this.sealingKey(STORE_SCOPE);
     }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
     const id = owner === undefined ? undefined : this.live.get(owner);
     const key = id === undefined ? undefined : this.keys.get(id);
     if (key === undefined || key === null) throw new KeyNotReady({ scope });
+    this.recheckIfStale(key.id);
     return key;
   }
 
@@ -102,7 +108,37 @@ export class Keyring {
   openingKey(id: string): LoadedKey | null {
     const key = this.keys.get(id);
     if (key === undefined) throw new KeyNotReady({ dataKey: id });
+    if (key !== null) this.recheckIfStale(id);
     return key;
+  }
+
+  /**
+   * A live key is checked against its row again once REVALIDATE_MS have passed since the
+   * last check: a key another process forgot (erase) stops being used here soon after,
+   * without a read per value. The check runs beside the call that noticed (which still
+   * uses the key), so no call waits for it or runs twice because of it.
+   */
+  private recheckIfStale(id: string): void {
+    const checked = this.checkedAt.get(id);
+    if (checked === undefined || this.now() - checked <= REVALIDATE_MS) return;
+    this.checkedAt.set(id, this.now());
+    const tag = `r ${id}`;
+    if (this.loading.has(tag)) return;
+    const check = (async () => {
+      const record = await this.store().getDataKey(id);
+      if (record !== null && record.wrapped === null) await this.load(record);
+    })()
+      // A failed check (the store closed, a dropped connection) is tried again in 5 s.
+      .catch(() => {
+        this.checkedAt.set(id, this.now() - REVALIDATE_MS + 5_000);
+      })
+      .finally(() => this.loading.delete(tag));
+    this.loading.set(tag, check);
+  }
+
+  /** Resolves once every load and check under way has ended (tests, and a clean close). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.loading.values()]);
   }
 
   /** A session read or created: its owner is known without asking the store again. */
@@ -132,8 +168,8 @@ export class Keyring {
   /**
    * Destroys the principal's data key (`countersign erase`): every value sealed with it, in
    * every row and backup that holds only the wrapped key, decodes as erased from now on.
-   * True when there was one. Another process that still holds the key unwrapped keeps it
-   * until it restarts (see docs/security.md).
+   * True when there was one. Another process that holds the key unwrapped stops using it
+   * within REVALIDATE_MS (it reads the key's row again then).
    */
   async forget(principal: string): Promise<boolean> {
     const owner = principalScope(principal);
@@ -194,7 +230,7 @@ export class Keyring {
   }
 
   private async readyKey(id: string): Promise<void> {
-    if (this.keys.has(id)) return;
+    if (this.has(id)) return;
     const record = await this.store().getDataKey(id);
     if (record === null) {
       throw new CorruptDataError(`A stored value names data key ${id}, which this store does not hold.`, {
@@ -217,15 +253,24 @@ export class Keyring {
       forgottenAt: null,
     };
     const winner = await this.store().insertDataKey(record);
-    if (winner.id === id) this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
+    if (winner.id === id) {
+      this.keys.set(id, { id, key: cipherKey(key), aad: Buffer.from(id) });
+      this.checkedAt.set(id, this.now());
+    }
     return winner;
   }
 
   private async load(record: DataKeyRecord): Promise<void> {
     if (record.wrapped === null || record.kekId === null) {
+      const wasLive = Boolean(this.keys.get(record.id));
       this.keys.set(record.id, null);
+      this.checkedAt.delete(record.id);
+      if (this.live.get(record.owner) === record.id) this.live.delete(record.owner);
+      // Forgotten by another process: what this one had opened with it goes too.
+      if (wasLive) this.openedTexts.clear();
       return;
     }
+    this.checkedAt.set(record.id, this.now());
     if (!this.keys.get(record.id)) {
       const key = Buffer.from(
         await this.provider.unwrap(record.id, { kekId: record.kekId, wrapped: record.wrapped }),

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { encryptionFromEnv } from '../crypto/encryption.ts';
+import { KeyNotReady } from '../crypto/key-not-ready.ts';
 import type { PayloadCodec } from './codec.ts';
 import type { DataKeys } from './ports/data-keys.ts';
 import type { Store } from './store.ts';
@@ -69,14 +70,39 @@ export async function openStore(
   );
 }
 
+/**
+ * A store written before the one request model adopts its legacy requests while it opens,
+ * writing rows through the codec before any data key can be loaded. With keys set, such a
+ * store is opened once with the JSON codec to finish that (rows the encrypting codec reads as
+ * they are: they were plain JSON before), then again with encryption.
+ */
+async function adoptingFirst<S extends { close(): Promise<void> }>(
+  open: (codec?: PayloadCodec) => Promise<S>,
+  codec?: PayloadCodec,
+): Promise<S> {
+  try {
+    return await open(codec);
+  } catch (error) {
+    if (codec === undefined || !(error instanceof KeyNotReady)) throw error;
+    await (await open()).close();
+    return open(codec);
+  }
+}
+
 async function openSqlite(path: string, check: 'quick' | 'none', codec?: PayloadCodec) {
   const { createSqliteStore } = await import('./sqlite/sqlite-store.ts');
-  return createSqliteStore({ path, check, ...(codec === undefined ? {} : { codec }) });
+  return adoptingFirst(
+    async (c) => createSqliteStore({ path, check, ...(c === undefined ? {} : { codec: c }) }),
+    codec,
+  );
 }
 
 /** `?schema=NAME` (or COUNTERSIGN_PG_SCHEMA) picks the schema; pg itself is loaded only here. */
 async function openPostgres(spec: string, env: Record<string, string | undefined>, codec?: PayloadCodec) {
   const { parsePostgresSpec } = await import('./postgres/postgres-spec.ts');
   const { createPostgresStore } = await import('./postgres/postgres-store.ts');
-  return createPostgresStore({ ...parsePostgresSpec(spec, env), ...(codec === undefined ? {} : { codec }) });
+  return adoptingFirst(
+    (c) => createPostgresStore({ ...parsePostgresSpec(spec, env), ...(c === undefined ? {} : { codec: c }) }),
+    codec,
+  );
 }

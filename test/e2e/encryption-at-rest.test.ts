@@ -204,6 +204,18 @@ describe('encryption at rest, end to end through the CLI', () => {
     expect((refused.json as ErrorOut).error.code).toBe('CONFIG_ERROR');
   });
 
+  it('a file checkpoint store, which does not encrypt, is refused while keys are set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-files-'));
+    const run = await runCli(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r', '--json'], {
+      COUNTERSIGN_STORE: `file:${dir}`,
+      COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1'),
+    });
+    expect((run.json as ErrorOut).error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('does not encrypt'),
+    });
+  });
+
   describe.skipIf(pg === null)('PostgreSQL', () => {
     it('a pg_dump of the schema holds none of the customer’s words', async () => {
       const env = envFor(storeUrl(schema), newKey('k1'));
