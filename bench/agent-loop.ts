@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
 import { createAgent } from '../src/agent/create-agent.ts';
 import { exportSession } from '../src/agent/session-transfer.ts';
+import { createEncryption } from '../src/crypto/encryption.ts';
+import { envKeyProvider } from '../src/crypto/env-key-provider.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import { createMemoryStore } from '../src/store/memory/memory-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
@@ -78,6 +80,8 @@ export interface LoopRow {
   logicalBytes: number;
   storedBytes: number | null;
   storedOverLogical: number | null;
+  /** CPU time (user + system) of this process per step: the steadier figure on a shared machine. */
+  cpuUsPerStep: number;
 }
 
 function median(values: number[]): number {
@@ -98,6 +102,7 @@ export interface LoopTiming {
   elapsed: number;
   stamps: number[];
   logicalBytes: number;
+  cpuUs: number;
 }
 
 /** Runs one N-step session on `store`: how long it took, per step, and the bytes it meant to write. */
@@ -111,12 +116,14 @@ export async function timeLoop(store: Store, steps: number): Promise<LoopTiming>
     store,
     maxSteps: steps + 1,
   });
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await agent.chat('bench', 'go');
   const elapsed = performance.now() - started;
+  const used = process.cpuUsage(cpu);
   const messages = await store.loadMessages('bench');
   const logicalBytes = messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.message)), 0);
-  return { steps, elapsed, stamps, logicalBytes };
+  return { steps, elapsed, stamps, logicalBytes, cpuUs: used.user + used.system };
 }
 
 /** One table row from a timed loop and the bytes the store really used (null if unknown). */
@@ -138,6 +145,7 @@ export function loopRow<K extends string, B extends number | null>(
     firstDecileMsPerStep: round(first),
     lastDecileMsPerStep: round(last),
     lastOverFirst: round(last / first),
+    cpuUsPerStep: Math.round(timing.cpuUs / timing.steps),
     logicalBytes: timing.logicalBytes,
     storedBytes,
     storedOverLogical: (storedBytes === null
@@ -146,9 +154,27 @@ export function loopRow<K extends string, B extends number | null>(
   };
 }
 
-export async function runLoop(kind: 'memory' | 'sqlite', steps: number, dir: string): Promise<LoopRow> {
-  const path = join(dir, `loop-${kind}-${steps}.db`);
-  const store: Store = kind === 'memory' ? createMemoryStore() : createSqliteStore({ path });
+/** A fixed key for `encrypted` runs: the bench measures the cipher, not key handling. */
+export const BENCH_ENCRYPTION_KEYS = `bench:${Buffer.alloc(32, 7).toString('base64')}`;
+
+/** The SQLite store of a bench, with encryption at rest (COUNTERSIGN_ENCRYPTION_KEYS) when asked. */
+export function benchSqliteStore(
+  options: Parameters<typeof createSqliteStore>[0],
+  encrypted = false,
+): ReturnType<typeof createSqliteStore> {
+  if (!encrypted) return createSqliteStore(options);
+  const encryption = createEncryption(envKeyProvider(BENCH_ENCRYPTION_KEYS));
+  return encryption.wrap(createSqliteStore({ ...options, codec: encryption.codec }));
+}
+
+export async function runLoop(
+  kind: 'memory' | 'sqlite',
+  steps: number,
+  dir: string,
+  encrypted = false,
+): Promise<LoopRow> {
+  const path = join(dir, `loop-${kind}-${steps}${encrypted ? '-enc' : ''}.db`);
+  const store: Store = kind === 'memory' ? createMemoryStore() : benchSqliteStore({ path }, encrypted);
   const timing = await timeLoop(store, steps);
   let storedBytes: number | null = null;
   if (kind === 'sqlite') {
@@ -193,4 +219,68 @@ export function benchDir(): { dir: string; cleanup: () => void } {
 
 export function round(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+const sizes = [10, 100, 1000];
+
+function medianBy<T>(rows: T[], key: (row: T) => number): T {
+  return [...rows].sort((a, b) => key(a) - key(b))[Math.floor(rows.length / 2)]!;
+}
+
+export interface LoopBench {
+  loop: LoopRow[];
+  rawSqlite: { commitsPerSecond: number };
+  seedExportBytes: number;
+}
+
+/** The agent loop on memory and SQLite at 10, 100 and 1,000 steps, and the raw SQLite ceiling. */
+export async function benchLoop(dir: string, repeats: number): Promise<LoopBench> {
+  const loop: LoopRow[] = [];
+  for (const store of ['memory', 'sqlite'] as const) {
+    for (const steps of sizes) {
+      const runs: LoopRow[] = [];
+      for (let i = 0; i < repeats; i++)
+        runs.push(await runLoop(store, steps, join(dir, `${store}-${steps}-${i}`)));
+      loop.push(medianBy(runs, (row) => row.stepsPerSecond));
+    }
+  }
+  mkdirSync(join(dir, 'raw'), { recursive: true });
+  const rawSqlite = medianBy(
+    Array.from({ length: repeats }, () => rawSqliteCommits(join(dir, 'raw'), 2000)),
+    (row) => row.commitsPerSecond,
+  );
+  return { loop, rawSqlite, seedExportBytes: await seedExportBytes() };
+}
+
+export function printLoopTable(bench: LoopBench, repeats: number): void {
+  const raw = bench.rawSqlite.commitsPerSecond;
+  console.log(`\nAgent loop, one durable commit per step (median of ${repeats} runs)\n`);
+  console.table(
+    bench.loop.map((row) => ({
+      store: row.store,
+      N: row.steps,
+      'steps/s': row.stepsPerSecond,
+      'of raw commits/s': row.store === 'sqlite' ? `${Math.round((row.stepsPerSecond / raw) * 100)}%` : '-',
+      'CPU µs/step': row.cpuUsPerStep,
+      'first-decile ms/step': row.firstDecileMsPerStep,
+      'last-decile ms/step': row.lastDecileMsPerStep,
+      'last/first': row.lastOverFirst,
+      'logical bytes': row.logicalBytes,
+      'stored bytes': row.storedBytes ?? '-',
+      'stored/logical': row.storedOverLogical ?? '-',
+    })),
+  );
+  console.log(`Raw SQLite commits (WAL, synchronous=FULL, one INSERT per transaction): ${raw}/s`);
+  console.log(`Seed-scenario session export: ${bench.seedExportBytes} bytes`);
+}
+
+/** `node bench/agent-loop.ts`: this bench alone (BENCH_REPEATS, default 3). */
+if (import.meta.main) {
+  const { dir, cleanup } = benchDir();
+  try {
+    const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+    printLoopTable(await benchLoop(dir, repeats), repeats);
+  } finally {
+    cleanup();
+  }
 }

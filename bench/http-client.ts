@@ -3,11 +3,11 @@ import { drain } from './drain.ts';
 
 /**
  * The HTTP bench's clients, in their own process so they do not share the server's event
- * loop: `clients` keep-alive loops take request ids from one queue and approve them. The
+ * loop (BASE may be several URLs, comma-separated, taken in turn): `clients` keep-alive loops take request ids from one queue and approve them. The
  * first `warmup` ids are decided first and not measured (the connections open and the
  * server's code is compiled then). Prints {latencies, statuses, elapsedMs} for the rest.
  */
-const [base, token, idsFile, clientsText, warmupText] = process.argv.slice(2) as [
+const [basesText, token, idsFile, clientsText, warmupText] = process.argv.slice(2) as [
   string,
   string,
   string,
@@ -17,8 +17,12 @@ const [base, token, idsFile, clientsText, warmupText] = process.argv.slice(2) as
 const all = JSON.parse(readFileSync(idsFile, 'utf8')) as string[];
 const warmup = Number(warmupText ?? 0);
 const clients = Number(clientsText);
+// Several servers (comma-separated): requests go to each in turn, as a load balancer would.
+const bases = basesText.split(',');
+let turn = 0;
 
 async function decide(id: string): Promise<number> {
+  const base = bases[turn++ % bases.length];
   const response = await fetch(`${base}/v1/approvals/${id}/decision`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import type { Agent } from '../src/agent/create-agent.ts';
 import { createServer } from '../src/server/create-server.ts';
 import { startServer } from '../src/server/start-server.ts';
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
-import { benchDir, rawSqliteCommits } from './agent-loop.ts';
+import { benchDir, benchSqliteStore, rawSqliteCommits } from './agent-loop.ts';
 import { countExecutions, decisionAgent } from './decision-agent.ts';
 import { drain } from './drain.ts';
 
@@ -152,17 +151,22 @@ export async function decisionsOverHttp(
   mode: HttpRow['mode'],
   warmup = DEFAULT_WARMUP,
   watchIntervalMs = 2000,
+  /** Encryption at rest on (bench/encryption.ts runs both). */
+  encrypted = false,
 ): Promise<HttpRow> {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `http-${mode}.db`);
   let transactions = 0;
-  const raw = createSqliteStore({
-    path,
-    busyTimeoutMs: 30_000,
-    onCommit: () => {
-      transactions += 1;
+  const raw = benchSqliteStore(
+    {
+      path,
+      busyTimeoutMs: 30_000,
+      onCommit: () => {
+        transactions += 1;
+      },
     },
-  });
+    encrypted,
+  );
   const ids: string[] = [];
   const preparer = decisionAgent(raw);
   for (let i = 0; i < warmup + count; i++)

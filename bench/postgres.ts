@@ -20,6 +20,7 @@ export interface PostgresLoopRow {
   /** messages table with its index and TOAST, as PostgreSQL reports it */
   storedBytes: number;
   storedOverLogical: number;
+  cpuUsPerStep: number;
 }
 
 /** Runs `work` on a short-lived connection of its own, outside any store. */
@@ -134,6 +135,8 @@ export async function benchPostgres(repeats: number, sizes: readonly number[]): 
       'first-decile ms/step': row.firstDecileMsPerStep,
       'last-decile ms/step': row.lastDecileMsPerStep,
       'last/first': row.lastOverFirst,
+      'of raw commits/s': `${Math.round((row.stepsPerSecond / rawPostgres.commitsPerSecond) * 100)}%`,
+      'CPU µs/step': row.cpuUsPerStep,
       'logical bytes': row.logicalBytes,
       'stored bytes': row.storedBytes,
       'stored/logical': row.storedOverLogical,

@@ -1,25 +1,33 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
+import { PgBoss } from 'pg-boss';
+import type { ContinuationJob, ContinuationQueue } from '../src/queue/continuation-queue.ts';
+import { CONTINUATION_QUEUE, createPgBossQueue } from '../src/queue/pg-boss/pg-boss-queue.ts';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { decisionAgent } from './decision-agent.ts';
-import { admin, BENCH_PG_URL, postgresProblem } from './postgres.ts';
+import { admin, BENCH_PG_URL, postgresProblem, rawPostgresCommits } from './postgres.ts';
 
 export interface QueueRow {
   workers: number;
   decisions: number;
-  /** From the first enqueue until every session has its final reply committed. */
+  /** From the first worker ready (every job already queued) until every session has its final reply. */
   decisionsPerSecond: number;
   /** Tool runs observed through its own side effects: must equal `decisions`. */
   toolRuns: number;
   doubleExecutions: number;
   jobsContinued: number;
-  /** Of the elapsed time, how long deciding and enqueueing all N took (one process, serial). */
+  /** How long deciding and enqueueing all N took beforehand (one process, serial; not timed). */
   enqueueMs: number;
+  /** CPU of all worker processes together, per decision continued. */
+  workerCpuUsPerDecision: number;
 }
 
-function startWorker(schema: string): { child: ChildProcess; ready: Promise<void>; done: Promise<number> } {
+function startWorker(schema: string): {
+  child: ChildProcess;
+  ready: Promise<void>;
+  done: Promise<{ continued: number; cpuUs: number }>;
+} {
   const child = spawn(
     process.execPath,
     [join(import.meta.dirname, 'queue-worker.ts'), BENCH_PG_URL, schema],
@@ -36,39 +44,61 @@ function startWorker(schema: string): { child: ChildProcess; ready: Promise<void
     out += chunk.toString();
     if (out.includes('ready\n')) markReady();
   });
-  const done = new Promise<number>((resolve) => {
+  const done = new Promise<{ continued: number; cpuUs: number }>((resolve) => {
     child.on('close', () => {
       const last = out.trim().split('\n').at(-1) ?? '{}';
       try {
-        resolve((JSON.parse(last) as { continued?: number }).continued ?? 0);
+        const parsed = JSON.parse(last) as { continued?: number; cpuUs?: number };
+        resolve({ continued: parsed.continued ?? 0, cpuUs: parsed.cpuUs ?? 0 });
       } catch {
-        resolve(0);
+        resolve({ continued: 0, cpuUs: 0 });
       }
     });
   });
   return { child, ready, done };
 }
 
-/** N decisions enqueued at once, continued by `workers` separate worker processes. */
+/** N decisions queued first, then continued by `workers` separate worker processes. */
 export async function queueDecisions(workers: number, count: number): Promise<QueueRow> {
   const schema = `cs_bench_queue${workers}_${randomBytes(4).toString('hex')}`;
   const store = await createPostgresStore({ connectionString: BENCH_PG_URL, schema });
+  // Creates the queue with countersign's settings; the jobs are then inserted through `boss`.
   const queue = await createPgBossQueue({
     connectionString: BENCH_PG_URL,
     schema: `${schema}_queue`,
     supervise: false,
   });
+  const boss = new PgBoss({ connectionString: BENCH_PG_URL, schema: `${schema}_queue`, supervise: false });
+  boss.on('error', () => undefined);
+  await boss.start();
   const procs: ReturnType<typeof startWorker>[] = [];
   try {
     const agent = decisionAgent(store);
     const ids: string[] = [];
     for (let i = 0; i < count; i++) ids.push((await agent.chat(`s-${i}`, 'Refund 1044.')).approvals[0]!.id);
+    // Every decision is made first, its job held back; once all workers are ready, all jobs
+    // are inserted in one statement. What is timed is the workers draining the queue, not the
+    // one deciding process (which, sharing two cores with the workers, set the pace before and
+    // made more workers look slower), nor the workers' start-up.
+    const held: ContinuationJob[] = [];
+    const holding: ContinuationQueue = {
+      async enqueue(job) {
+        held.push(job);
+      },
+      work: () => Promise.reject(new Error('not a worker')),
+      close: async () => undefined,
+    };
+    const queued = agent.with({ continuations: holding });
+    const enqueueStarted = performance.now();
+    for (const id of ids) await queued.approve(id, { by: 'bench' });
+    const enqueueMs = performance.now() - enqueueStarted;
     for (let i = 0; i < workers; i++) procs.push(startWorker(schema));
     await Promise.all(procs.map((p) => p.ready));
-    const queued = agent.with({ continuations: queue });
     const started = performance.now();
-    for (const id of ids) await queued.approve(id, { by: 'bench' });
-    const enqueueMs = performance.now() - started;
+    await boss.insert(
+      CONTINUATION_QUEUE,
+      held.map((job) => ({ data: { session: job.session, reason: job.reason } })),
+    );
     const completedSql = `SELECT count(*)::int AS n FROM "${schema}".sessions WHERE batch IS NULL AND message_count >= 4`;
     const elapsed = await admin(async (client) => {
       for (;;) {
@@ -94,11 +124,13 @@ export async function queueDecisions(workers: number, count: number): Promise<Qu
       decisionsPerSecond: Math.round(count / (elapsed / 1000)),
       toolRuns: keys.length,
       doubleExecutions: doubles,
-      jobsContinued: continued.reduce((sum, n) => sum + n, 0),
+      jobsContinued: continued.reduce((sum, n) => sum + n.continued, 0),
       enqueueMs: Math.round(enqueueMs),
+      workerCpuUsPerDecision: Math.round(continued.reduce((sum, n) => sum + n.cpuUs, 0) / count),
     };
   } finally {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    await boss.stop({ graceful: false });
     await queue.close();
     await store.close();
     await admin(async (client) => {
@@ -108,39 +140,64 @@ export async function queueDecisions(workers: number, count: number): Promise<Qu
   }
 }
 
-/** The queue table; null (with a line saying why) when PostgreSQL does not answer. */
-export async function benchQueue(count: number, repeats = 1): Promise<QueueRow[] | null> {
+export interface QueueBench {
+  rawCommitsPerSecond: number[];
+  rows: QueueRow[];
+}
+
+/**
+ * 1, 2, 4 and 8 worker processes, interleaved `repeats` times (the machine is small and shared:
+ * each round measures every worker count once, the median round of each is kept); null, with
+ * a line saying why, when PostgreSQL does not answer.
+ */
+export async function benchQueue(
+  count: number,
+  repeats = 1,
+  workerCounts: readonly number[] = [1, 2, 4, 8],
+): Promise<QueueBench | null> {
   const problem = await postgresProblem();
   if (problem) {
     console.log(`\nContinuation queue bench skipped: PostgreSQL does not answer (${problem}).`);
     return null;
   }
-  // The machine is small and shared: each configuration runs `repeats` times, the median is kept.
-  const median = async (workers: number): Promise<QueueRow> => {
-    const runs: QueueRow[] = [];
-    for (let i = 0; i < repeats; i++) runs.push(await queueDecisions(workers, count));
-    runs.sort((a, b) => a.decisionsPerSecond - b.decisionsPerSecond);
-    return runs[Math.floor(runs.length / 2)]!;
-  };
-  const rows = [await median(2), await median(4)];
+  const runs = new Map<number, QueueRow[]>(workerCounts.map((n) => [n, []]));
+  const rawCommitsPerSecond: number[] = [];
+  for (let i = 0; i < repeats; i++) {
+    rawCommitsPerSecond.push((await rawPostgresCommits(1000)).commitsPerSecond);
+    for (const workers of workerCounts) runs.get(workers)!.push(await queueDecisions(workers, count));
+  }
+  const rows = workerCounts.map((workers) => {
+    const sorted = [...runs.get(workers)!].sort((a, b) => a.decisionsPerSecond - b.decisionsPerSecond);
+    return sorted[Math.floor(sorted.length / 2)]!;
+  });
+  return { rawCommitsPerSecond, rows };
+}
+
+export function printQueueTable(bench: QueueBench, repeats: number): void {
   console.log(
-    `\nDecisions continued through pg-boss by separate worker processes (PostgreSQL, zero-latency model, median of ${repeats})\n`,
+    `\nDecisions continued through pg-boss by separate worker processes (PostgreSQL, zero-latency model, median of ${repeats} interleaved runs)\n`,
   );
   console.table(
-    rows.map((row) => ({
+    bench.rows.map((row) => ({
       workers: row.workers,
       decisions: row.decisions,
       'decisions/s': row.decisionsPerSecond,
+      '× one worker': Math.round((row.decisionsPerSecond / bench.rows[0]!.decisionsPerSecond) * 100) / 100,
+      'worker CPU µs/decision': row.workerCpuUsPerDecision,
       'jobs continued': row.jobsContinued,
       'tool runs': row.toolRuns,
       'double executions': row.doubleExecutions,
       'enqueue ms': row.enqueueMs,
     })),
   );
-  return rows;
+  console.log(
+    `Raw PostgreSQL commits/s (one connection) measured between runs: ${bench.rawCommitsPerSecond.join(', ')}`,
+  );
 }
 
 if (import.meta.main) {
   const count = Number(process.env.BENCH_QUEUE_DECISIONS ?? 200);
-  console.log(JSON.stringify(await benchQueue(count, Number(process.env.BENCH_REPEATS ?? 3)), null, 2));
+  const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+  const bench = await benchQueue(count, repeats);
+  if (bench) printQueueTable(bench, repeats);
 }

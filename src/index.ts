@@ -48,12 +48,37 @@ export type {
   PortRequestEntry,
   RecordedCall,
 } from './core/audit.ts';
+export { AUDIT_KEY_DESTROYED, auditDataDigest } from './core/audit.ts';
 export { canonicalJson, readableJson, sha256Hex } from './core/canonical-json.ts';
 export * from './core/errors/index.ts';
 export type { ExecutionRecord, ExecutionStatus } from './core/execution.ts';
 export type { JsonObject, JsonValue } from './core/json.ts';
 export type { Message, StoredMessage, ToolCall, ToolResult } from './core/messages.ts';
+export {
+  parseRetention,
+  RETENTION_KINDS,
+  type RetentionKind,
+  type RetentionPolicy,
+  retentionCutoffs,
+} from './core/retention.ts';
 export type { BatchCall, CallDisposition, KeptCall, OpenBatch, SessionRecord } from './core/session.ts';
+// Encryption at rest (docs/security.md): the codec, the keyring, the KeyProvider port.
+export { keyringOf, withKeyring } from './crypto/encrypted-store.ts';
+export { encryptingCodec } from './crypto/encrypting-codec.ts';
+export { createEncryption, type Encryption, encryptionFromEnv } from './crypto/encryption.ts';
+export { ENCRYPTION_KEYS_VAR, envKeyProvider, parseEncryptionKeys } from './crypto/env-key-provider.ts';
+export { ERASED_MARKER, ERASED_TEXT, type ErasedValue, isErased } from './crypto/erased.ts';
+export type { KeyProvider, WrappedKey } from './crypto/key-provider.ts';
+export { Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
+// Erasure and retention (docs/security.md#erasure): the same functions the CLI and the API call.
+export {
+  type DataKeyForgetter,
+  type EraseOptions,
+  type ErasureReport,
+  erasePrincipal,
+  type StateKey,
+} from './erasure/erase-principal.ts';
+export { type PurgeOptions, type PurgeReport, purge } from './erasure/purge.ts';
 export type { CountersignEvent, EventBus, EventListener } from './events/event-bus.ts';
 export { createMemoryEventBus } from './events/memory/memory-event-bus.ts';
 // The PostgreSQL exports live in countersign/postgres; these stay for one release. pg is
@@ -114,6 +139,7 @@ export { createMemoryCheckpointStore } from './store/memory/memory-checkpoint-st
 export { createMemoryStore } from './store/memory/memory-store.ts';
 export { openCheckpointStore } from './store/open-checkpoint-store.ts';
 export { openStore } from './store/open-store.ts';
+export type { DataKeyRecord, DataKeys } from './store/ports/data-keys.ts';
 export type {
   ApprovalUpdate,
   ApprovalUpdateResult,
@@ -151,6 +177,7 @@ export type {
   DeliveryEnqueue,
   DeliveryOutcome,
   DeliveryStatus,
+  ErasureCounts,
   ExecutionFilter,
   ExecutionFinish,
   ExecutionStart,
@@ -162,10 +189,16 @@ export type {
   Ledger,
   Outbox,
   PageTotal,
+  PrincipalErasure,
+  PrincipalErasureInput,
+  PurgeBatch,
+  PurgeCounts,
   ReasonCount,
   RequestPage,
   RequestPageQuery,
   RequestSort,
+  Retention,
+  RetentionCutoffs,
   SessionLog,
   SessionSnapshot,
   SessionTransfer,

@@ -19,6 +19,9 @@ export const agents = [bookstoreAgent];
 /** The customer `npm start` signs in as. */
 export const demoPrincipal = 'c-100';
 
+/** What of the bookstore's state is one customer's: their cart (erased with them). */
+export const customerState = (principal: string) => [{ namespace: 'bookstore', key: `cart:${principal}` }];
+
 export { refundWorkflow };
 export const supportWorkflow = createSupportWorkflow(bookstoreAgent);
 /** Workflows `countersign run start` knows by name. */

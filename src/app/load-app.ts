@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
+import type { StateKey } from '../erasure/erase-principal.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 
 /** What an application module (COUNTERSIGN_APP) exports. */
@@ -11,6 +12,11 @@ export interface AppModule {
   workflows?: Workflow[];
   /** The customer the interactive demo signs in as, if the app has one. */
   demoPrincipal?: string;
+  /**
+   * The application-state keys that hold one customer's data (a cart, a profile): erasing the
+   * customer overwrites them. countersign cannot tell whose a key is; the app can.
+   */
+  customerState?: (principal: string) => readonly StateKey[];
 }
 
 // The examples sit beside the sources: .ts in a checkout, compiled .js in an installed package.
@@ -54,6 +60,9 @@ export async function loadApp(
     agents: Array.isArray(agents) ? (agents as Agent[]) : [],
     ...(workflows ? { workflows } : {}),
     ...(typeof source.demoPrincipal === 'string' ? { demoPrincipal: source.demoPrincipal } : {}),
+    ...(typeof source.customerState === 'function'
+      ? { customerState: source.customerState as (principal: string) => readonly StateKey[] }
+      : {}),
   };
 }
 

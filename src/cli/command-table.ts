@@ -69,6 +69,10 @@ export const options = {
   result: { type: 'string', value: 'TEXT', help: 'the tool result the model reads' },
   verify: { type: 'boolean', help: 'check the whole hash chain; exit 3 if it is broken' },
   out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
+  decrypt: {
+    type: 'boolean',
+    help: 'write the export in plain JSON, not encrypted (needs COUNTERSIGN_ENCRYPTION_KEYS)',
+  },
   run: { type: 'string', value: 'RUN', help: 'the id of the new run' },
   from: { type: 'string', value: 'CHECKPOINT', help: 'continue from this checkpoint, not the latest' },
   port: {
@@ -88,6 +92,8 @@ export const options = {
     value: 'DURATION',
     help: "how long to hold it: 30m, 1h (default 15m, at most 8h, never past the request's expiry)",
   },
+  principal: { type: 'string', value: 'ID', help: 'the customer (principal) whose data is erased' },
+  'dry-run': { type: 'boolean', help: 'say what would be removed; change nothing' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionName = keyof typeof options;
@@ -291,6 +297,33 @@ export const commands: readonly CommandSpec[] = [
     load: async () => (await import('./record-commands.ts')).expire,
   },
   {
+    name: 'erase',
+    group: 'Records',
+    summary: "erase one customer's data everywhere it was written; the audit chain still verifies",
+    args: [],
+    options: ['principal', 'as'],
+    required: ['principal'],
+    details: [
+      'Their pending requests are expired first (so none can be approved or run later), their data key is destroyed when encryption is on, then their sessions (messages, rules, ledger rows), requests, workflow runs (checkpoints), outbox rows and the data of their audit entries are removed; the entries themselves stay, shown as erased, and `audit --verify` still passes. The erasure is audited (who, when, which customer, how much). An id nothing names prints that there is nothing to erase.',
+    ],
+    examples: ['countersign erase --principal c-100 --as dpo'],
+    load: async () => (await import('./erasure-commands.ts')).erase,
+  },
+  {
+    name: 'purge',
+    group: 'Records',
+    summary: 'remove what is past its COUNTERSIGN_RETENTION period (never what waits)',
+    args: [],
+    options: ['dry-run', 'as'],
+    details: [
+      'Finished sessions, ended runs and decided requests past their period are removed; audit entries past theirs have their data erased (the chain stays and verifies). A session with a pending request, a run that waits and a pending request are never removed. `serve` does this every hour when COUNTERSIGN_RETENTION is set.',
+    ],
+    examples: [
+      'COUNTERSIGN_RETENTION=sessions=90d,runs=30d,requests=90d,audit=7y countersign purge --dry-run',
+    ],
+    load: async () => (await import('./erasure-commands.ts')).purgeCommand,
+  },
+  {
     name: 'audit',
     group: 'Records',
     summary: 'the hash-chained decision trail',
@@ -308,7 +341,10 @@ export const commands: readonly CommandSpec[] = [
     group: 'Records',
     summary: 'a session as one JSON document (always JSON without --out)',
     args: [req('SESSION')],
-    options: ['out'],
+    options: ['out', 'decrypt'],
+    details: [
+      'From a store opened with COUNTERSIGN_ENCRYPTION_KEYS the document is encrypted (a data key of its own, wrapped by the first key): a store holding that key imports it. --decrypt writes it in plain JSON instead.',
+    ],
     examples: ['countersign session export s4 --out s4.json'],
     load: async () => (await import('./session-commands.ts')).exportCommand,
   },
@@ -319,7 +355,7 @@ export const commands: readonly CommandSpec[] = [
     args: [req('FILE')],
     options: ['as', 'trust-unsigned'],
     details: [
-      'With COUNTERSIGN_EXPORT_KEY set, only a file whose signature verifies is imported as it is. An unsigned file needs --trust-unsigned: every decided but unexecuted request in it waits for a person again, and its ledger rows are left out.',
+      'An encrypted export needs COUNTERSIGN_ENCRYPTION_KEYS holding the key it names. With COUNTERSIGN_EXPORT_KEY set, only a file whose signature verifies is imported as it is. An unsigned file needs --trust-unsigned: every decided but unexecuted request in it waits for a person again, and its ledger rows are left out.',
     ],
     examples: ['COUNTERSIGN_STORE=sqlite:other.sqlite countersign session import s4.json --as bob'],
     load: async () => (await import('./session-commands.ts')).importCommand,
@@ -388,6 +424,19 @@ export const commands: readonly CommandSpec[] = [
     options: [],
     examples: ['countersign runs'],
     load: async () => (await import('./workflow-commands.ts')).runs,
+  },
+  {
+    name: 'keys rotate',
+    group: 'Records',
+    summary:
+      'wrap every data key under the newest COUNTERSIGN_ENCRYPTION_KEYS key (payloads are not rewritten)',
+    args: [],
+    options: [],
+    details: [
+      'Put the new key first in COUNTERSIGN_ENCRYPTION_KEYS and keep the old ones after it; new data keys are wrapped under the first key at once, this re-wraps the older ones. Each key is its own compare-and-set: an interrupted rotation is finished by running it again.',
+    ],
+    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate'],
+    load: async () => (await import('./key-commands.ts')).rotateKeys,
   },
   {
     name: 'serve',

@@ -5,6 +5,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
+import type { RetentionPolicy } from '../core/retention.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
@@ -34,7 +35,7 @@ export class CliContext {
    */
   store(options: { check?: 'quick' } = {}): Promise<Store> {
     this.storePromise ??= import('../store/open-store.ts').then(({ openStore }) =>
-      openStore(this.env.COUNTERSIGN_STORE, options),
+      openStore(this.env.COUNTERSIGN_STORE, { ...options, env: this.env }),
     );
     return this.storePromise;
   }
@@ -42,9 +43,17 @@ export class CliContext {
   /** Where workflow runs live; the same connection as `store()` when that store keeps them too. */
   checkpoints(): Promise<CheckpointStore> {
     this.checkpointsPromise ??= import('../store/open-checkpoint-store.ts').then(({ openCheckpointStore }) =>
-      openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store() }),
+      openCheckpointStore(this.env.COUNTERSIGN_STORE, { store: () => this.store(), env: this.env }),
     );
     return this.checkpointsPromise;
+  }
+
+  /** COUNTERSIGN_RETENTION, parsed (CONFIG_ERROR when malformed); undefined when unset. */
+  async retention(): Promise<RetentionPolicy | undefined> {
+    const text = this.env.COUNTERSIGN_RETENTION;
+    if (text === undefined || text.trim() === '') return undefined;
+    const { parseRetention } = await import('../core/retention.ts');
+    return parseRetention(text);
   }
 
   /** COUNTERSIGN_EXPORT_KEY: signs session exports and verifies imports; undefined when unset. */

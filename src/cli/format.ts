@@ -83,7 +83,10 @@ export function formatExecution(view: ExecutionView): string {
 
 export function formatAudit(entry: AuditEntry): string {
   const subject = entry.requestId ?? entry.session ?? '';
-  return `#${entry.seq} ${entry.at} ${entry.kind.padEnd(22)} ${subject} by ${entry.actor} ${oneLine(readableJson(entry.data))}`;
+  // An erased entry keeps its kind, parties and link; its data is gone.
+  const data =
+    entry.erasedAt === undefined ? oneLine(readableJson(entry.data)) : `(data erased ${entry.erasedAt})`;
+  return `#${entry.seq} ${entry.at} ${entry.kind.padEnd(22)} ${subject} by ${entry.actor} ${data}`;
 }
 
 /**

@@ -83,6 +83,7 @@ export function overviewHelp(): string {
     '  COUNTERSIGN_MODEL         demo | openai-compatible:MODEL | openai:MODEL | anthropic:MODEL',
     '  COUNTERSIGN_APPROVAL_TTL  how long a request waits, e.g. 15m or 24h (default 24h)',
     '  COUNTERSIGN_APPROVER      the name CLI decisions are recorded under (default $USER; --as overrides)',
+    '  COUNTERSIGN_RETENTION     what purge (and serve, hourly) removes, e.g. sessions=90d,runs=30d,audit=7y',
     '  PORT                      the port serve listens on (default 8787; --port overrides)',
     '',
     'More: docs/cli.md, docs/configuration.md.',

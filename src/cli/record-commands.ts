@@ -176,7 +176,7 @@ export const audit: Command = async ({ values, context, out }) => {
     else
       out.print(
         verdict.ok
-          ? `Audit chain intact: ${verdict.entries} entries.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
+          ? `Audit chain intact: ${verdict.entries} entries${verdict.erased ? ` (${verdict.erased} with their data erased)` : ''}.${verdict.head ? ` Head: #${verdict.head.seq} ${verdict.head.hash} (record it elsewhere to detect truncation).` : ''}`
           : verdict.brokenAt === null
             ? `AUDIT TRAIL INCOMPLETE (${verdict.entries} entries): ${verdict.problem}`
             : `AUDIT CHAIN BROKEN at entry ${verdict.brokenAt}: ${verdict.problem}`,

@@ -1,9 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { exportSession, importSession } from '../agent/session-transfer.ts';
+import { ConfigError } from '../core/errors/config-error.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { parseJsonText } from '../core/parse-json.ts';
+import { keyringOf } from '../crypto/encrypted-store.ts';
+import { ENCRYPTION_KEYS_VAR } from '../crypto/env-key-provider.ts';
+import { isSealedExport, openExport, sealExport } from '../crypto/sealed-export.ts';
 import type { Command } from './command-input.ts';
 import { decider } from './decider.ts';
 
@@ -12,8 +16,18 @@ import { decider } from './decider.ts';
 export const exportCommand: Command = async ({ args, values, context, out }) => {
   const id = args[0]!;
   const keys = await context.exportKeys();
-  const text = JSON.stringify(
-    await exportSession(await context.store(), id, { keys }).catch((error: unknown) => {
+  const store = await context.store();
+  const keyring = keyringOf(store);
+  if (values.decrypt && keyring === null) {
+    throw new ConfigError(
+      `--decrypt needs ${ENCRYPTION_KEYS_VAR}: this store is opened without encryption keys.`,
+      {
+        hint: 'Without keys the export is plain JSON already; leave out --decrypt.',
+      },
+    );
+  }
+  const plain = JSON.stringify(
+    await exportSession(store, id, { keys }).catch((error: unknown) => {
       if (CountersignError.is(error) && error.code === 'NOT_FOUND' && !error.hint)
         throw new NotFoundError(error.message, {
           hint: 'Check the id, and that COUNTERSIGN_STORE names the store that holds the session.',
@@ -21,13 +35,18 @@ export const exportCommand: Command = async ({ args, values, context, out }) => 
       throw error;
     }),
   );
+  // An encrypted store's data stays encrypted when it leaves, unless asked otherwise.
+  const sealed = keyring !== null && !values.decrypt ? await sealExport(plain, keyring.provider) : null;
+  const text = sealed === null ? plain : JSON.stringify(sealed);
   if (values.out) {
     await writeFile(values.out, `${text}\n`);
     const signedBy = keys?.signing.id ?? null;
-    if (out.json) out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text), signedBy });
+    const encryptedWith = sealed?.kekId ?? null;
+    if (out.json)
+      out.data({ session: id, file: values.out, bytes: Buffer.byteLength(text), signedBy, encryptedWith });
     else
       out.print(
-        `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}).`,
+        `Exported session ${id} to ${values.out} (${Buffer.byteLength(text)} bytes, ${signedBy ? `signed with key ${signedBy}` : 'unsigned'}${encryptedWith ? `, encrypted with key ${encryptedWith}` : ''}).`,
       );
   } else {
     process.stdout.write(`${text}\n`);
@@ -48,11 +67,15 @@ export const importCommand: Command = async ({ args, values, context, out }) => 
     });
   }
   // Depth-bounded: a file nested thousands of levels is INVALID_INPUT, not a stack overflow.
-  const parsed = parseJsonText(text, `Cannot import ${file}: the file`, {
-    hint: 'Give the path of a file written by `countersign session export`.',
-  });
+  const hint = { hint: 'Give the path of a file written by `countersign session export`.' };
+  let parsed = parseJsonText(text, `Cannot import ${file}: the file`, hint);
+  const store = await context.store();
+  if (isSealedExport(parsed)) {
+    const inner = await openExport(parsed, keyringOf(store)?.provider ?? null, file);
+    parsed = parseJsonText(inner, `Cannot import ${file}: the decrypted file`, hint);
+  }
   const app = await context.app();
-  const plan = await importSession(await context.store(), parsed, {
+  const plan = await importSession(store, parsed, {
     by: decider(values),
     keys,
     trustUnsigned: values['trust-unsigned'] === true,

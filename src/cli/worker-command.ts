@@ -5,6 +5,7 @@ import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-q
 import type { CommandInput } from './command-input.ts';
 import { workerLogLine } from './worker-log-line.ts';
 import { startWorkerSweep } from './worker-stalled-sweep.ts';
+import { startTakeoverWatch } from './worker-takeover.ts';
 
 const postgresUrl = /^postgres(?:ql)?:\/\//i;
 
@@ -107,13 +108,23 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
     log({ event: 'ready', pid: process.pid, agents: [...agents.keys()], concurrency });
     // Decisions whose continuation was never enqueued (the decider died in between) would
     // otherwise wait for someone to run `resume`.
-    const sweepMs = sweepInterval(process.env.COUNTERSIGN_WORKER_SWEEP_MS);
+    const sweepMs = msSetting(process.env.COUNTERSIGN_WORKER_SWEEP_MS, 30_000, 'COUNTERSIGN_WORKER_SWEEP_MS');
     const sweep =
       sweepMs === 0
         ? null
         : startWorkerSweep({ store, queue, agents: [...agents.keys()], log, intervalMs: sweepMs });
+    // A worker of this host killed mid-job: its job is handed on within about a second,
+    // instead of after pg-boss's heartbeat timeout (10 s at least).
+    const takeoverMs = msSetting(
+      process.env.COUNTERSIGN_WORKER_TAKEOVER_MS,
+      1000,
+      'COUNTERSIGN_WORKER_TAKEOVER_MS',
+    );
+    const takeover =
+      takeoverMs === 0 ? null : startTakeoverWatch({ store, queue, log, intervalMs: takeoverMs });
     const signal = await stop;
     log({ event: 'stopping', signal });
+    await takeover?.stop();
     await sweep?.stop();
   } finally {
     await queue.close();
@@ -121,17 +132,17 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
   return 0;
 }
 
-/** COUNTERSIGN_WORKER_SWEEP_MS: between sweeps for stalled sessions; 0 turns them off. */
-function sweepInterval(text: string | undefined): number {
-  if (text === undefined || text === '') return 30_000;
+/**
+ * COUNTERSIGN_WORKER_SWEEP_MS (between sweeps for stalled sessions) and
+ * COUNTERSIGN_WORKER_TAKEOVER_MS (between looks for dead holders): 0 turns either off.
+ */
+function msSetting(text: string | undefined, fallback: number, name: string): number {
+  if (text === undefined || text === '') return fallback;
   const ms = Number(text);
   if (!Number.isInteger(ms) || ms < 0) {
-    throw new InvalidInputError(
-      `COUNTERSIGN_WORKER_SWEEP_MS must be a whole number of milliseconds, got "${text}".`,
-      {
-        hint: 'Use 0 to turn the sweep off, or e.g. 30000.',
-      },
-    );
+    throw new InvalidInputError(`${name} must be a whole number of milliseconds, got "${text}".`, {
+      hint: `Use 0 to turn it off, or e.g. ${fallback}.`,
+    });
   }
   return ms;
 }

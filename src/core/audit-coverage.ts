@@ -75,7 +75,9 @@ export function indexAudit(entries: Iterable<AuditEntry>): AuditIndex {
   };
   for (const entry of entries) {
     if (entry.kind === 'session.imported') {
-      const requests = strings(entry.data.requests);
+      // An erased entry (retention) no longer lists its requests: its session counts as a
+      // legacy import, everything it held as audited.
+      const requests = entry.erasedAt === undefined ? strings(entry.data.requests) : null;
       if (requests === null) {
         if (entry.session !== null) index.legacyImports.add(entry.session);
         continue;

@@ -25,11 +25,11 @@ describe('the audit chain', () => {
   it('reports its head, so a chain cut short can be caught against a recorded one', () => {
     const full = chain(4);
     const verdict = verifyAuditChain(full);
-    expect(verdict).toEqual({ ok: true, entries: 4, head: { seq: 4, hash: full[3]!.hash } });
+    expect(verdict).toEqual({ ok: true, entries: 4, erased: 0, head: { seq: 4, hash: full[3]!.hash } });
     const truncated = verifyAuditChain(full.slice(0, 2));
     expect(truncated).toMatchObject({ ok: true, head: { seq: 2 } });
     expect(truncated.ok && truncated.head?.hash).not.toBe(full[3]!.hash);
-    expect(verifyAuditChain([])).toEqual({ ok: true, entries: 0, head: null });
+    expect(verifyAuditChain([])).toEqual({ ok: true, entries: 0, erased: 0, head: null });
   });
 
   it('finds an edited, a deleted and a reordered entry', () => {

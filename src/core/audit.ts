@@ -179,6 +179,27 @@ export type AuditEventMap = {
     responseHash: string;
   };
   'workflow.expired': { run: string; workflow: string; port: string; expiresAt: string };
+  /**
+   * A customer's data was erased (src/erasure/): who (the actor), when, which principal, and
+   * how much of each kind; no customer data. `keyForgotten`: the principal's data key was
+   * destroyed too (encryption on).
+   */
+  'principal.erased': {
+    principal: string;
+    sessions: number;
+    messages: number;
+    requests: number;
+    executions: number;
+    runs: number;
+    checkpoints: number;
+    auditEntries: number;
+    deliveries: number;
+    /** Application-state keys the app named as the customer's (`customerState`), overwritten. */
+    stateKeys: number;
+    keyForgotten: boolean;
+  };
+  /** Retention removed what was past its period (`countersign purge`, or serve's schedule). */
+  'retention.purged': { sessions: number; runs: number; requests: number; auditEntries: number };
 };
 
 export type AuditKind = keyof AuditEventMap;
@@ -208,6 +229,8 @@ export const AUDIT_KINDS = [
   'workflow.requested',
   'workflow.answered',
   'workflow.expired',
+  'principal.erased',
+  'retention.purged',
 ] as const satisfies readonly AuditKind[];
 
 // Compile-time: AUDIT_KINDS lists every kind of the map, and every data shape is JSON.
@@ -245,34 +268,71 @@ export interface AuditEntry {
   session: string | null;
   requestId: string | null;
   actor: string;
+  /** `{}` once the entry's data was erased (`erasedAt`). */
   data: JsonObject;
+  /**
+   * SHA-256 of the canonical JSON of `data`, which the link covers instead of the data
+   * itself (entry hashing version 2), so the chain verifies after the data is erased.
+   * Absent on entries written before 0.2 (version 1: the link covers the data).
+   */
+  dataHash?: string;
+  /**
+   * When the data was erased (a customer's erasure, or audit retention); absent while it is
+   * readable. `AUDIT_KEY_DESTROYED` when its data key was destroyed (encryption on) but the
+   * row itself was not rewritten, so the time is not recorded on it.
+   */
+  erasedAt?: string;
   prevHash: string;
   hash: string;
 }
 
 export const AUDIT_GENESIS = '0'.repeat(64);
 
-/** The chain link: any edit, deletion or reordering of an entry breaks every later hash. */
-export function auditHash(prevHash: string, entry: Omit<AuditEntry, 'hash' | 'prevHash'>): string {
+/** `erasedAt` of an entry whose data key is gone but whose row was never rewritten. */
+export const AUDIT_KEY_DESTROYED = 'key-destroyed';
+
+type Linked = Omit<AuditEntry, 'hash' | 'prevHash' | 'erasedAt'>;
+
+/** What a version-2 link covers in place of the data: its digest. */
+export function auditDataDigest(data: JsonObject): string {
+  return sha256Hex(canonicalJson(data));
+}
+
+/**
+ * The chain link: any edit, deletion or reordering of an entry breaks every later hash.
+ * With `dataHash` (version 2) the link covers the data's digest, and the digest the data;
+ * without it (entries written before, version 1) the link covers the data itself.
+ */
+export function auditHash(prevHash: string, entry: Linked): string {
+  const fields = {
+    seq: entry.seq,
+    at: entry.at,
+    kind: entry.kind,
+    session: entry.session,
+    requestId: entry.requestId,
+    actor: entry.actor,
+  };
   return sha256Hex(
-    `${prevHash}\n${canonicalJson({
-      seq: entry.seq,
-      at: entry.at,
-      kind: entry.kind,
-      session: entry.session,
-      requestId: entry.requestId,
-      actor: entry.actor,
-      data: entry.data,
-    })}`,
+    `${prevHash}\n${canonicalJson(entry.dataHash === undefined ? { ...fields, data: entry.data } : { ...fields, dataHash: entry.dataHash })}`,
   );
+}
+
+/** The digest and link a store writes for a new entry (always version 2). */
+export function sealAuditEntry(
+  prevHash: string,
+  entry: Omit<Linked, 'dataHash'>,
+): { dataHash: string; hash: string } {
+  const dataHash = auditDataDigest(entry.data);
+  return { dataHash, hash: auditHash(prevHash, { ...entry, dataHash }) };
 }
 
 export type AuditVerification =
   /**
    * `head` is the last entry's seq and hash. Record it somewhere the database's owners cannot
    * write: a chain that was cut short still verifies, but no longer reaches a recorded head.
+   * `erased`: how many entries' data was erased (their links still verified).
    */
-  | { ok: true; entries: number; head: { seq: number; hash: string } | null }
+  | { ok: true; entries: number; erased: number; head: { seq: number; hash: string } | null }
   | { ok: false; entries: number; brokenAt: number; problem: string }
   /**
    * The chain holds, but stored requests or ledger rows lack the entries their state implies:
@@ -280,10 +340,24 @@ export type AuditVerification =
    */
   | { ok: false; entries: number; brokenAt: null; problem: string; missing: AuditGap[] };
 
+/**
+ * Whether one entry's own link holds. An erased version-2 entry is checked without its data
+ * (the digest stands in for it); an erased version-1 entry cannot be recomputed, so only its
+ * place in the chain is checked: the next entry's link still covers its hash.
+ */
+function linkHolds(prev: string, entry: AuditEntry): boolean {
+  if (entry.erasedAt !== undefined) {
+    return entry.dataHash === undefined || auditHash(prev, entry) === entry.hash;
+  }
+  if (entry.dataHash !== undefined && auditDataDigest(entry.data) !== entry.dataHash) return false;
+  return auditHash(prev, entry) === entry.hash;
+}
+
 /** Walks the chain in seq order; reports the first entry whose link does not hold. */
 export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerification {
   let prev = AUDIT_GENESIS;
   let expectedSeq = 1;
+  let erased = 0;
   for (const entry of entries) {
     if (entry.seq !== expectedSeq) {
       return {
@@ -301,7 +375,7 @@ export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerificat
         problem: `entry ${entry.seq} does not link to the entry before it`,
       };
     }
-    if (auditHash(prev, entry) !== entry.hash) {
+    if (!linkHolds(prev, entry)) {
       return {
         ok: false,
         entries: entries.length,
@@ -309,9 +383,52 @@ export function verifyAuditChain(entries: readonly AuditEntry[]): AuditVerificat
         problem: `entry ${entry.seq} was edited after it was written`,
       };
     }
+    if (entry.erasedAt !== undefined) erased += 1;
     prev = entry.hash;
     expectedSeq += 1;
   }
+  const unaccounted = unaccountedErasure(entries);
+  if (unaccounted !== null) return { ok: false, entries: entries.length, ...unaccounted };
   const last = entries.at(-1);
-  return { ok: true, entries: entries.length, head: last ? { seq: last.seq, hash: last.hash } : null };
+  return {
+    ok: true,
+    entries: entries.length,
+    erased,
+    head: last ? { seq: last.seq, hash: last.hash } : null,
+  };
+}
+
+/** Kinds whose `auditEntries` says how many entries the write erased (at its own `at`). */
+const ERASING_KINDS: ReadonlySet<string> = new Set(['principal.erased', 'retention.purged']);
+
+/**
+ * Erasing data in place keeps the link valid, so the link alone would not show an entry
+ * marked erased by someone else. Every erasure and purge writes, in the same transaction and
+ * at the same instant as the `erasedAt` it sets, an entry counting what it erased; those
+ * entries are links of the chain and never erased themselves. So the entries erased at one
+ * instant may not outnumber what the erasing entries of that instant count. Entries whose
+ * data key was destroyed without the row being rewritten (`AUDIT_KEY_DESTROYED`) are not
+ * marked by any write and are not counted.
+ */
+function unaccountedErasure(entries: readonly AuditEntry[]): { brokenAt: number; problem: string } | null {
+  const accounted = new Map<string, number>();
+  for (const entry of entries) {
+    if (!ERASING_KINDS.has(entry.kind) || entry.erasedAt !== undefined) continue;
+    const count = entry.data.auditEntries;
+    accounted.set(entry.at, (accounted.get(entry.at) ?? 0) + (typeof count === 'number' ? count : 0));
+  }
+  const seen = new Map<string, number>();
+  for (const entry of entries) {
+    const at = entry.erasedAt;
+    if (at === undefined || at === AUDIT_KEY_DESTROYED) continue;
+    const n = (seen.get(at) ?? 0) + 1;
+    seen.set(at, n);
+    if (ERASING_KINDS.has(entry.kind) || n > (accounted.get(at) ?? 0)) {
+      return {
+        brokenAt: entry.seq,
+        problem: `entry ${entry.seq} is marked erased at ${at}, but no erasure or purge at that time accounts for it`,
+      };
+    }
+  }
+  return null;
 }

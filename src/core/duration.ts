@@ -1,17 +1,27 @@
 import { InvalidInputError } from './errors/invalid-input-error.ts';
 
-const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DAY = 86_400_000;
+// `w` and `y` (365 days) are for retention periods (COUNTERSIGN_RETENTION=audit=7y).
+const units: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: DAY,
+  w: 7 * DAY,
+  y: 365 * DAY,
+};
 
-/** Parses `2s`, `15m`, `24h`, `7d`, `500ms` or a plain number of milliseconds. */
+/** Parses `2s`, `15m`, `24h`, `7d`, `2w`, `7y`, `500ms` or a plain number of milliseconds. */
 export function parseDuration(text: string | number, what = 'duration'): number {
   if (typeof text === 'number') {
     if (Number.isFinite(text) && text > 0) return text;
     throw new InvalidInputError(`${what} must be a positive number of milliseconds, got ${text}.`);
   }
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)?\s*$/.exec(text);
   if (!match) {
     throw new InvalidInputError(`${what} "${text}" is not a duration.`, {
-      hint: 'Use a number with a unit: 500ms, 2s, 15m, 24h or 7d.',
+      hint: 'Use a number with a unit: 500ms, 2s, 15m, 24h, 7d, 2w or 7y.',
     });
   }
   const value = Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1);

@@ -30,6 +30,12 @@ function entry(overrides: Partial<AuditEntry> & Pick<AuditEntry, 'kind' | 'data'
 }
 
 describe('events derived from audit entries', () => {
+  it('an erased entry stands for no event (a replay rebuilds nothing from it)', () => {
+    const decided = entry({ kind: 'request.decided', data: { verdict: 'approved' } });
+    expect(eventsOf(decided)).toHaveLength(1);
+    expect(eventsOf({ ...decided, data: {}, erasedAt: '2030-01-02T00:00:00.000Z' })).toEqual([]);
+  });
+
   it('a run announces on the bus exactly what its audit entries derive, in the same order', async () => {
     const bus = createMemoryEventBus();
     const published: CountersignEvent[] = [];

@@ -37,6 +37,9 @@ const finishedStatuses = new Set(['succeeded', 'failed', 'unknown']);
 export function eventsOf(entry: AuditEntry): CountersignEvent[] {
   const { data, requestId, session } = entry;
   if (requestId === null || session === null) return [];
+  // An erased entry stands for nothing any more: a replay must not rebuild a card (or a
+  // webhook) from what is left of it.
+  if (entry.erasedAt !== undefined) return [];
   const at = entry.at;
   switch (entry.kind) {
     case 'request.raised': {

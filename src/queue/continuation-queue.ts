@@ -28,6 +28,12 @@ export interface ContinuationQueue {
    * and its job is given to another worker.
    */
   work(handler: (job: ContinuationJob) => Promise<void>, options?: ContinuationWorkOptions): Promise<void>;
+  /**
+   * The sessions of jobs some worker holds right now, at most `limit`: what a worker checks
+   * for holders that died, so it can take their jobs over without waiting for the queue's
+   * own timeout (worker-takeover.ts). Optional: without it, takeover waits for the queue.
+   */
+  inHand?(limit: number): Promise<string[]>;
   /** Stops taking jobs, waits for jobs in hand to finish, and closes connections. */
   close(): Promise<void>;
 }

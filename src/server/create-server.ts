@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
+import type { DataKeyForgetter, StateKey } from '../erasure/erase-principal.ts';
+import type { PurgeReport } from '../erasure/purge.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { createMemoryEventBus } from '../events/memory/memory-event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
@@ -18,6 +20,7 @@ import { createWorkflowRunner } from '../workflow/runner.ts';
 import { createAgentRegistry } from './agent-registry.ts';
 import { approvalRoutes } from './api/approval-routes.ts';
 import { claimRoutes } from './api/claim-routes.ts';
+import { erasureRoutes } from './api/erasure-routes.ts';
 import { eventRoutes } from './api/event-routes.ts';
 import { healthRoutes } from './api/health-routes.ts';
 import { ledgerRoutes } from './api/ledger-routes.ts';
@@ -45,6 +48,7 @@ import { toErrorReply } from './http/error-status.ts';
 import { isApiPath, securityHeaders } from './http/security-headers.ts';
 import { ServerError } from './http/server-error.ts';
 import { createServerMetrics, type MetricsAccess, metricsRoute } from './metrics.ts';
+import { type RetentionSchedule, schedulePurge } from './retention-schedule.ts';
 import type { ServerContext, ServerEnv } from './server-context.ts';
 import { assetRoutes } from './web/assets.ts';
 import { authRoutes, WEB_SESSION_TTL_MS } from './web/auth-routes.ts';
@@ -117,6 +121,15 @@ export interface ServerOptions {
   portRoles?: Record<string, string>;
   /** `GET /metrics` for Prometheus: 'off' (default), 'open', or `{ token }` (docs/deployment.md). */
   metrics?: MetricsAccess;
+  /** With encryption at rest: the keyring whose data keys `POST /v1/customers/{id}/erase` destroys. */
+  dataKeys?: DataKeyForgetter;
+  /** The app's state keys that are one customer's (AppModule.customerState), erased with them. */
+  customerState?: (principal: string) => readonly StateKey[];
+  /**
+   * Purge what is past its period on a schedule (COUNTERSIGN_RETENTION): every `intervalMs`
+   * (default hourly), at most `maxBatches` bounded batches per pass.
+   */
+  retention?: RetentionSchedule;
 }
 
 export interface CountersignServer {
@@ -128,6 +141,8 @@ export interface CountersignServer {
   watch(): Promise<void>;
   /** Resolves when no webhook delivery is in flight. */
   webhooksIdle(): Promise<void>;
+  /** One retention pass now (tests call it instead of waiting); null without `retention`. */
+  purge(): Promise<PurgeReport | null>;
   close(): Promise<void>;
 }
 
@@ -235,6 +250,11 @@ export function createServer(options: ServerOptions): CountersignServer {
     secureCookies: options.secureCookies ?? false,
     publicOrigin: options.publicOrigin,
     desk,
+    erasure: {
+      ...(desk && desk.checkpoints !== (options.store as unknown) ? { checkpoints: desk.checkpoints } : {}),
+      ...(options.dataKeys ? { keys: options.dataKeys } : {}),
+      ...(options.customerState ? { customerState: options.customerState } : {}),
+    },
   };
   const streams: StreamRegistry = new Set();
   const app = new Hono<ServerEnv>();
@@ -283,6 +303,7 @@ export function createServer(options: ServerOptions): CountersignServer {
   claimRoutes(app, ctx);
   approvalRoutes(app, ctx);
   ledgerRoutes(app, ctx);
+  erasureRoutes(app, ctx);
   eventRoutes(app, ctx, streams);
   if (desk) runRoutes(app, desk, ctx);
   assetRoutes(app);
@@ -344,10 +365,21 @@ export function createServer(options: ServerOptions): CountersignServer {
     ...(desk ? { runs: desk.runner } : {}),
   });
 
+  const purger = options.retention
+    ? schedulePurge({
+        store: options.store,
+        ...(ctx.erasure.checkpoints ? { checkpoints: ctx.erasure.checkpoints } : {}),
+        now: ctx.now,
+        log,
+        ...options.retention,
+      })
+    : null;
+
   return {
     app,
     events,
     feed,
+    purge: async () => purger?.tick() ?? null,
     async watch() {
       await watcher.tick();
       await feed.catchUp();
@@ -356,7 +388,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     async close() {
       for (const end of [...streams]) end();
       metrics?.stop();
-      await Promise.all([webhooks?.stop(), watcher.stop(), feed.close()]);
+      await Promise.all([webhooks?.stop(), watcher.stop(), feed.close(), purger?.stop()]);
     },
   };
 }

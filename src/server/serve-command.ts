@@ -1,5 +1,6 @@
 import type { AppModule } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { describeRetention } from '../core/retention.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
@@ -50,6 +51,8 @@ export async function serveCommand(input: ServeInput): Promise<number> {
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
     secureCookies: config.secureCookies,
     metrics: config.metrics,
+    ...(config.retention ? { retention: { policy: config.retention } } : {}),
+    ...(input.app.customerState ? { customerState: input.app.customerState } : {}),
     ...(chat ? { chat: { secret: chat.secret } } : {}),
     ...(input.app.workflows?.length ? { workflows: input.app.workflows } : {}),
     ...(input.checkpoints ? { checkpoints: input.checkpoints } : {}),
@@ -63,6 +66,7 @@ export async function serveCommand(input: ServeInput): Promise<number> {
   ];
   if (chat) lines.push(...chatBannerLines(base, chat));
   lines.push(`  API:   ${base}/v1/openapi.json`);
+  if (config.retention) lines.push(`  Retention: ${describeRetention(config.retention)}, purged every hour`);
   if (config.demoApprover) {
     lines.push(
       `  Sign in as ${config.demoApprover.name} (${config.demoApprover.roles.join(', ')}) with the token ${config.demoApprover.token}`,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../core/errors/config-error.ts';
+import { parseRetention, type RetentionPolicy } from '../core/retention.ts';
 import { type ApproverEntry, parseApproverEntries } from './auth/approver-tokens.ts';
 import { parseTrustedProxies } from './http/client-address.ts';
 import { type MetricsAccess, metricsAccessFromEnv } from './metrics.ts';
@@ -20,6 +21,8 @@ export interface EnvServerConfig {
   trustProxy: string | undefined;
   /** COUNTERSIGN_METRICS (off | open | token) with COUNTERSIGN_METRICS_TOKEN. */
   metrics: MetricsAccess;
+  /** COUNTERSIGN_RETENTION: what serve purges every hour; undefined when unset. */
+  retention: RetentionPolicy | undefined;
 }
 
 /** Reads COUNTERSIGN_TOKENS(_FILE), the identity header, webhooks, the public origin and the chat secret. */
@@ -82,5 +85,7 @@ export function serverConfigFromEnv(env: Readonly<Record<string, string | undefi
     chatSecret: env.COUNTERSIGN_CHAT_SECRET?.trim() || undefined,
     trustProxy,
     metrics: metricsAccessFromEnv(env),
+    // Parsed at start: a typo is a CONFIG_ERROR now, not a silent keep-everything.
+    retention: env.COUNTERSIGN_RETENTION?.trim() ? parseRetention(env.COUNTERSIGN_RETENTION) : undefined,
   };
 }

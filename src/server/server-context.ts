@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
+import type { DataKeyForgetter, StateKey } from '../erasure/erase-principal.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import type { RequestReader } from '../requests/request-books.ts';
 import type { RequestDesk } from '../requests/request-desk.ts';
+import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
 import type { AgentRegistry } from './agent-registry.ts';
 import type { AuthConfig, Caller } from './auth/caller.ts';
@@ -37,6 +39,12 @@ export interface ServerContext {
   requests: RequestDesk;
   /** Where requests of both kinds are read (the store, and a separate checkpoint store's). */
   requestBook: RequestReader;
+  /** What erasure reaches besides the store: a separate checkpoint store, the data keys. */
+  erasure: {
+    checkpoints?: CheckpointStore;
+    keys?: DataKeyForgetter;
+    customerState?: (principal: string) => readonly StateKey[];
+  };
 }
 
 export function callerOf(c: Context<ServerEnv>): Caller | null {

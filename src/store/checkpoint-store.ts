@@ -2,6 +2,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { AppState } from './ports/app-state.ts';
+import type { PrincipalErasure, Retention } from './ports/erasure.ts';
 
 export type { ClaimResult } from './ports/app-state.ts';
 
@@ -90,7 +91,11 @@ export interface CheckpointWriteOptions {
  * Application state that workflow executors read and change (e.g. the bookstore's refunds)
  * is the `AppState` port, the same one tools use through `Store`.
  */
-export interface CheckpointStore extends AppState, RequestBook {
+/**
+ * `PrincipalErasure` and `Retention` cover what the store keeps: for a store of runs only
+ * (memory, files) that is runs, their checkpoints and port requests.
+ */
+export interface CheckpointStore extends AppState, RequestBook, PrincipalErasure, Retention {
   readonly kind: string;
   /**
    * True when this store is also the agents' `Store` with its hash-chained audit trail (SQLite,

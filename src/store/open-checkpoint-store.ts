@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors/config-error.ts';
+import { ENCRYPTION_KEYS_VAR } from '../crypto/env-key-provider.ts';
 import { type CheckpointStore, isCheckpointStore } from './checkpoint-store.ts';
 import { openStore } from './open-store.ts';
 import type { Store } from './store.ts';
@@ -12,11 +13,20 @@ import type { Store } from './store.ts';
  */
 export async function openCheckpointStore(
   spec?: string,
-  options: { cwd?: string; store?: () => Promise<Store> } = {},
+  options: { cwd?: string; store?: () => Promise<Store>; env?: Record<string, string | undefined> } = {},
 ): Promise<CheckpointStore> {
   const cwd = options.cwd ?? process.cwd();
   const trimmed = spec?.trim() ?? '';
   if (trimmed.startsWith('file:')) {
+    // Refused rather than ignored: the files would hold the customer's data in clear.
+    if ((options.env ?? process.env)[ENCRYPTION_KEYS_VAR]?.trim()) {
+      throw new ConfigError(
+        `COUNTERSIGN_STORE "${trimmed}" is a file checkpoint store, which does not encrypt, and ${ENCRYPTION_KEYS_VAR} is set.`,
+        {
+          hint: `Use COUNTERSIGN_STORE=sqlite:PATH or postgres://… for encrypted workflow runs, or unset ${ENCRYPTION_KEYS_VAR}; nothing was written.`,
+        },
+      );
+    }
     const dir = trimmed.slice('file:'.length);
     if (dir === '' || dir.startsWith('//')) {
       throw new ConfigError(

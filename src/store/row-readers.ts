@@ -6,7 +6,7 @@ import type {
   RequestKind,
   RequestNudges,
 } from '../core/approval.ts';
-import type { AuditEntry } from '../core/audit.ts';
+import { AUDIT_KEY_DESTROYED, type AuditEntry } from '../core/audit.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../core/execution.ts';
@@ -14,7 +14,8 @@ import type { JsonValue } from '../core/json.ts';
 import type { Message, StoredMessage } from '../core/messages.ts';
 import { readNudges } from '../core/nudges.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
-import type { PayloadCodec } from './codec.ts';
+import { isErased } from '../crypto/erased.ts';
+import { decodeText, type PayloadCodec } from './codec.ts';
 import type { StandingRule } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -115,7 +116,7 @@ export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {
     args,
     argsJson: canonicalJson(args),
     argsHash: text(row, 'args_hash', where),
-    effect: text(row, 'effect', where),
+    effect: decodeText(codec, text(row, 'effect', where), `${where}.effect`),
     createdAt: text(row, 'created_at', where),
     expiresAt: text(row, 'expires_at', where),
     status: oneOf(row, 'status', where, approvalStatuses),
@@ -189,8 +190,34 @@ export function toExecution(codec: PayloadCodec, row: Row): ExecutionRecord {
   };
 }
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
+/**
+ * An erased entry's data is gone: nothing to decode. Data sealed with a data key that was
+ * destroyed (encryption on) in a row erasure did not rewrite (its session and request were
+ * removed by retention before) decodes as the erased marker: it reads as erased too.
+ */
+function auditData(
+  codec: PayloadCodec,
+  row: Row,
+  where: string,
+  erasedAt: string | null,
+): Pick<AuditEntry, 'data' | 'erasedAt'> {
+  if (erasedAt !== null) return { data: {}, erasedAt };
+  const data = payload(codec, row, 'data', where);
+  if (isErased(data)) return { data: {}, erasedAt: AUDIT_KEY_DESTROYED };
+  return { data: data as AuditEntry['data'] };
+}
+
 export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
   const where = `audit(seq=${String(row.seq)})`;
+  // Both null on entries written before entry hashing version 2 (migration 11).
+  const dataHash =
+    row.data_hash === null || row.data_hash === undefined ? null : hex(row, 'data_hash', where);
+  const erasedAt = textOrNull(row, 'erased_at', where);
+  // Only a time is stored (AUDIT_KEY_DESTROYED is what the reader says, never a stored value):
+  // anything else is an edit, refused as damage rather than shown as an erasure.
+  if (erasedAt !== null && !ISO_INSTANT.test(erasedAt)) throw wrong(where, 'erased_at', erasedAt);
   return {
     seq: int(row, 'seq', where),
     at: text(row, 'at', where),
@@ -199,7 +226,8 @@ export function toAuditEntry(codec: PayloadCodec, row: Row): AuditEntry {
     session: textOrNull(row, 'session', where),
     requestId: textOrNull(row, 'request_id', where),
     actor: text(row, 'actor', where),
-    data: payload(codec, row, 'data', where) as AuditEntry['data'],
+    ...auditData(codec, row, where, erasedAt),
+    ...(dataHash === null ? {} : { dataHash }),
     prevHash: hex(row, 'prev_hash', where),
     hash: hex(row, 'hash', where),
   };

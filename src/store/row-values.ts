@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import { nextNudgeAt } from '../core/nudges.ts';
-import type { PayloadCodec } from './codec.ts';
+import { requestScope } from '../crypto/scopes.ts';
+import { encodeText, type PayloadCodec } from './codec.ts';
 
 /**
  * An approval's column values in APPROVAL_COLUMNS order, for both SQL backends. Encoding the
@@ -8,19 +9,20 @@ import type { PayloadCodec } from './codec.ts';
  * holds exactly the text that was shown and hashed.
  */
 export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): Array<string | number | null> {
+  const scope = requestScope(request);
   return [
     request.id,
     request.session,
     request.agent,
     request.callId,
     request.tool,
-    codec.encode(JSON.parse(request.argsJson)),
+    codec.encode(JSON.parse(request.argsJson), scope),
     request.argsHash,
-    request.effect,
+    encodeText(codec, request.effect, scope),
     request.createdAt,
     request.expiresAt,
     request.status,
-    request.decision === null ? null : codec.encode(request.decision),
+    request.decision === null ? null : codec.encode(request.decision, scope),
     request.raisedBy,
     request.kind,
     request.run,
@@ -34,8 +36,8 @@ export function approvalValues(codec: PayloadCodec, request: ApprovalRequest): A
     request.effectHash,
     JSON.stringify(request.editable),
     request.approvalsNeeded,
-    request.approvals.length === 0 ? null : codec.encode(request.approvals),
-    request.edit === null ? null : codec.encode(request.edit),
+    request.approvals.length === 0 ? null : codec.encode(request.approvals, scope),
+    request.edit === null ? null : codec.encode(request.edit, scope),
     request.revision,
   ];
 }

@@ -1,5 +1,6 @@
 import type { AppState } from './ports/app-state.ts';
 import type { AuditLog } from './ports/audit-log.ts';
+import type { PrincipalErasure, Retention } from './ports/erasure.ts';
 import type { Leases } from './ports/leases.ts';
 import type { Ledger } from './ports/ledger.ts';
 import type { RequestBook, RuleBook } from './ports/request-book.ts';
@@ -22,6 +23,15 @@ export type {
   ReasonCount,
   StatsQuery,
 } from './ports/decision-stats.ts';
+export type {
+  ErasureCounts,
+  PrincipalErasure,
+  PrincipalErasureInput,
+  PurgeBatch,
+  PurgeCounts,
+  Retention,
+  RetentionCutoffs,
+} from './ports/erasure.ts';
 export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type {
   ExecutionFilter,
@@ -78,7 +88,9 @@ export interface Store
     Ledger,
     AuditLog,
     AppState,
-    SessionTransfer {
+    SessionTransfer,
+    PrincipalErasure,
+    Retention {
   readonly kind: string;
 
   close(): Promise<void>;

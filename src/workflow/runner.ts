@@ -33,6 +33,7 @@ import { approvalAnswerSchema, isAgentExecutor } from './agent-executor.ts';
 import { restoreRunState } from './compatibility.ts';
 import type { Workflow } from './define-workflow.ts';
 import type { WorkflowState } from './executor-context.ts';
+import { portExpiryEvent } from './port-expiry-event.ts';
 import { portRole } from './port-role.ts';
 import type { RequestPort } from './request-port.ts';
 import {
@@ -401,21 +402,7 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     return bindingError(row.id, problem, 'answering');
   }
 
-  function expiryEvent(row: ApprovalRequest): AuditEvent {
-    return {
-      kind: 'request.expired',
-      session: row.session,
-      requestId: row.id,
-      actor: 'countersign',
-      data: {
-        kind: 'port',
-        run: row.run ?? row.session,
-        workflow: row.agent,
-        port: row.tool,
-        expiresAt: row.expiresAt,
-      },
-    };
-  }
+  const expiryEvent = portExpiryEvent;
 
   /** Records that a port request expired, once, as its decision; returns the row as it stands. */
   async function recordExpiry(row: ApprovalRequest, at: string): Promise<ApprovalRequest | null> {

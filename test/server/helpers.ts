@@ -21,6 +21,7 @@ export const tokens = {
   mia: 'mia-token-0123456789abc',
   svc: 'svc-token-0123456789abc',
   customer: 'c100-token-0123456789ab',
+  admin: 'dana-token-0123456789abc',
 };
 
 export const approvers = [
@@ -29,6 +30,8 @@ export const approvers = [
   { name: 'backend', roles: ['service'], token: tokens.svc },
   // An approver who is also customer c-100: may never decide c-100's own requests.
   { name: 'c-100', roles: ['support', 'manager'], token: tokens.customer },
+  // The only one who may erase a customer's data.
+  { name: 'dana', roles: ['admin'], token: tokens.admin },
 ];
 
 /** Refunds need a manager, and every one is seen by a person. */

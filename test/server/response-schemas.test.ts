@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ExecutionView } from '../../src/agent/views.ts';
 import type { AuditEntry, AuditVerification } from '../../src/core/audit.ts';
 import type { StoredMessage } from '../../src/core/messages.ts';
+import type { ErasureReport } from '../../src/erasure/erase-principal.ts';
 import type * as schemas from '../../src/server/api/response-schemas.ts';
 import type { HttpApprovalView, HttpTurnResult } from '../../src/server/approval-views.ts';
 import type { ErrorReply } from '../../src/server/http/error-status.ts';
@@ -31,5 +32,6 @@ describe('response schemas', () => {
     expectTypeOf<Of<typeof schemas.checkpoint>>().toEqualTypeOf<CheckpointSummary>();
     expectTypeOf<Of<typeof schemas.errorBody>>().toEqualTypeOf<ErrorReply['body']>();
     expectTypeOf<Of<typeof schemas.decisionStats>>().toEqualTypeOf<DecisionStats>();
+    expectTypeOf<Of<typeof schemas.erasureReport>>().toEqualTypeOf<ErasureReport>();
   });
 });

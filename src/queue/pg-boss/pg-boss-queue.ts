@@ -20,11 +20,21 @@ export interface PgBossQueueOptions {
   supervise?: boolean;
   /** How often an idle worker polls, in seconds (default 0.5). */
   pollingIntervalSeconds?: number;
+  /**
+   * Wake idle workers with LISTEN/NOTIFY when a job is sent (default false). pg-boss wakes
+   * every worker process for every job and all but one fetch nothing: measured with 8 workers
+   * it more than doubled the CPU per decision and halved throughput (docs/workers.md). Off,
+   * an idle worker finds a new job at its next poll (0.25 s on average) and a worker with a
+   * backlog fetches again as soon as a job is done.
+   */
+  wakeOnSend?: boolean;
 }
 
 /**
- * Timing, so that a SIGKILLed worker's job is taken over within ~15 s: a missed heartbeat
- * (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll (0.5 s).
+ * Timing, so that pg-boss itself gives a SIGKILLed worker's job to another within ~15 s: a
+ * missed heartbeat (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll
+ * (0.5 s). That is the fallback: a worker on the same host hands the job on within about a
+ * second (src/cli/worker-takeover.ts, through inHand below).
  */
 const JOB_DEFAULTS = {
   // A busy session (SESSION_BUSY) or a passing store outage is retried; 30 tries span minutes.
@@ -48,8 +58,7 @@ export async function createPgBossQueue(options: PgBossQueueOptions): Promise<Co
     monitorIntervalSeconds: supervise,
     // The ready count that turns on burst fetching (below) is read from this cache.
     queueCacheIntervalSeconds: 1,
-    // A send wakes idle workers at once instead of at their next poll.
-    useListenNotify: true,
+    useListenNotify: options.wakeOnSend === true,
     max: 4,
     application_name: 'countersign-queue',
   });
@@ -58,7 +67,14 @@ export async function createPgBossQueue(options: PgBossQueueOptions): Promise<Co
     if (process.env.COUNTERSIGN_DEBUG) process.stderr.write(`queue: ${error.message}\n`);
   });
   await boss.start();
-  await boss.createQueue(CONTINUATION_QUEUE, { ...JOB_DEFAULTS, heartbeatSeconds, notify: true });
+  await boss.createQueue(CONTINUATION_QUEUE, {
+    ...JOB_DEFAULTS,
+    heartbeatSeconds,
+    notify: options.wakeOnSend === true,
+  });
+  // Its own table (pg-boss keeps a table per queue or one shared): where inHand() looks.
+  const table = (await boss.getQueue(CONTINUATION_QUEUE))?.table ?? 'job';
+  const bossSchema = options.schema ?? 'countersign_queue';
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
   let closed = false;
 
@@ -87,6 +103,18 @@ export async function createPgBossQueue(options: PgBossQueueOptions): Promise<Co
           await handler({ session: job.data.session, reason: job.data.reason });
         },
       );
+    },
+
+    async inHand(limit) {
+      // Active jobs only: at most workers × concurrency rows, found through pg-boss's index on
+      // (name, state); never the backlog or the finished jobs.
+      const rows = (await boss
+        .getDb()
+        .executeSql(
+          `SELECT data->>'session' AS session FROM "${bossSchema}"."${table}" WHERE name = $1 AND state = 'active' LIMIT $2`,
+          [CONTINUATION_QUEUE, limit],
+        )) as { rows: Array<{ session: string | null }> };
+      return rows.rows.flatMap((row) => (typeof row.session === 'string' ? [row.session] : []));
     },
 
     async close() {

@@ -11,6 +11,7 @@ import {
   auditVerification,
   checkpoint,
   decisionStats,
+  erasureReport,
   execution,
   requestOutcome,
   rule,
@@ -330,6 +331,21 @@ export const operations: Operation[] = [
       queryParam('includeRevoked', 'Include revoked rules', z.enum(['true', 'false'])),
     ],
     response: z.array(rule),
+  },
+  {
+    method: 'post',
+    path: '/v1/customers/{principal}/erase',
+    operationId: 'eraseCustomer',
+    summary: "Erase one customer's data everywhere it was written (needs the `admin` role)",
+    description:
+      "Their pending requests are expired first (through the decision's compare-and-set: none can be approved " +
+      'or run later), their data key is destroyed when encryption is on, then their sessions, messages, ' +
+      "requests, ledger rows, workflow runs, checkpoints and outbox rows are removed and their audit entries' " +
+      'data erased in place: `GET /v1/audit/verify` still passes and lists them as erased. Audited as ' +
+      '`principal.erased` (who, when, which customer, counts). An id nothing names answers `erased: false`; ' +
+      'a malformed one 400 INVALID_INPUT; without the admin role 403 FORBIDDEN.',
+    parameters: [pathParam('principal', "The customer id (a session's principal, a request's customer)")],
+    response: erasureReport,
   },
   {
     method: 'post',

@@ -216,7 +216,19 @@ export const auditEntry = z.object({
   session: z.string().nullable(),
   requestId: z.string().nullable(),
   actor: z.string(),
-  data: z.record(z.string(), jsonValue),
+  data: z.record(z.string(), jsonValue).describe('`{}` once erased (erasedAt)'),
+  dataHash: z
+    .string()
+    .optional()
+    .describe(
+      "SHA-256 of the data's canonical JSON, which the link covers (absent on entries written before 0.2, whose link covers the data)",
+    ),
+  erasedAt: z
+    .string()
+    .optional()
+    .describe(
+      "When the entry's data was erased (a customer's erasure or audit retention), or `key-destroyed` when only its data key was destroyed; its link still verifies",
+    ),
   prevHash: z.string(),
   hash: z.string(),
 });
@@ -225,6 +237,7 @@ export const auditVerification = z.union([
   z.object({
     ok: z.literal(true),
     entries: z.number().int(),
+    erased: z.number().int().describe('How many of the entries had their data erased (their links verified)'),
     head: z
       .object({ seq: z.number().int(), hash: z.string() })
       .nullable()
@@ -386,3 +399,38 @@ export const components = {
   RequestOutcome: requestOutcome,
   DecisionStats: decisionStats,
 } satisfies Record<string, z.ZodType>;
+
+const erasureCounts = z.object({
+  sessions: z.number().int(),
+  messages: z.number().int(),
+  requests: z.number().int(),
+  executions: z.number().int().describe('Ledger rows'),
+  runs: z.number().int(),
+  checkpoints: z.number().int(),
+  auditEntries: z
+    .number()
+    .int()
+    .describe('Entries whose data was erased in place (the entries and their links stay)'),
+  deliveries: z.number().int().describe('Webhook outbox rows'),
+});
+
+export const erasureReport = z.object({
+  principal: z.string(),
+  at: timestamp,
+  by: z.string().describe('The admin who erased (the audit entry names them too)'),
+  erased: z
+    .boolean()
+    .describe('false: nothing named the customer ("nothing to erase"); erasing twice is safe'),
+  keyForgotten: z.boolean().describe("With encryption at rest: the customer's data key was destroyed"),
+  expired: z
+    .array(z.string())
+    .describe('Pending requests expired first, so none can be approved or run later'),
+  decidedFirst: z
+    .array(z.string())
+    .describe('Pending requests a person decided while the erasure ran; removed all the same'),
+  counts: erasureCounts,
+  stateKeys: z
+    .number()
+    .int()
+    .describe("Application-state keys the app names as the customer's (customerState), overwritten"),
+});

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { type DeliveredEventType, deliveryId } from '../../core/delivery-id.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { createAuditFollower } from '../../events/audit-follower.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
@@ -45,12 +46,7 @@ export interface WebhookSender {
 }
 
 /** Claims are not sent: they change often and say nothing a receiver acts on; the live inbox shows them. */
-export type WebhookEventType =
-  | 'approval.requested'
-  | 'approval.decided'
-  | 'request.reminder'
-  | 'request.escalated'
-  | 'request.expiring';
+export type WebhookEventType = DeliveredEventType;
 
 export interface WebhookPayload {
   /** The same on every retry and in every process: receivers deduplicate on it. */
@@ -72,14 +68,8 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 /** Posts in flight at once per process. */
 const MAX_IN_FLIGHT = 16;
 
-/**
- * The delivery id of an event: `evt_` and the first 24 hex digits of SHA-256 over
- * `type:requestId`. Every process computes the same one, so the outbox keeps one row per
- * event however many instances heard of it.
- */
-export function deliveryId(type: WebhookEventType, requestId: string): string {
-  return `evt_${createHash('sha256').update(`${type}:${requestId}`).digest('hex').slice(0, 24)}`;
-}
+/** Moved to core, where erasure finds a request's outbox rows by it; re-exported for existing imports. */
+export { deliveryId };
 
 /** The notice for an event, or null for events that are not sent as webhooks. */
 export function webhookPayload(event: CountersignEvent): WebhookPayload | null {

@@ -532,6 +532,54 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
       });
     }
 
+    describe('erasure and retention of runs', () => {
+      /** A run for `customer` waiting on one port request, at checkpoint 0. */
+      const waitingRun = async (run: string, customer: string, id: string) => {
+        const saved = await store().saveCheckpoint(checkpoint(run, 0, { status: 'awaiting_input' }), null, {
+          requests: [portRequest(run, id, { customer })],
+        });
+        if (!saved.saved) throw new Error(`test setup could not save ${run}`);
+      };
+
+      it("erases a customer's runs with their checkpoints and requests, and nobody else's", async () => {
+        await waitingRun('r-ann', 'ann', 'req_ann');
+        await waitingRun('r-bob', 'bob', 'req_bob');
+        expect((await store().listPendingOf('ann')).map((row) => row.id)).toEqual(['req_ann']);
+        const counts = await store().erasePrincipal({ principal: 'ann', at: at(50) });
+        expect(counts).toMatchObject({ runs: 1, checkpoints: 1, requests: 1 });
+        expect(await store().latestCheckpoint('r-ann')).toBeNull();
+        expect(await store().getApproval('req_ann')).toBeNull();
+        expect((await store().listRuns()).map((run) => run.run)).toEqual(['r-bob']);
+        expect(await store().getApproval('req_bob')).not.toBeNull();
+        expect(await store().erasePrincipal({ principal: 'ann', at: at(51) })).toMatchObject({
+          runs: 0,
+          requests: 0,
+        });
+      });
+
+      it('purges ended runs past their cutoff, never one that waits', async () => {
+        await waitingRun('r-wait', 'ann', 'req_wait');
+        await chain(store(), 'r-done', 1);
+        expect(
+          (await store().saveCheckpoint(checkpoint('r-done', 1, { status: 'completed' }), 'cp-r-done-0'))
+            .saved,
+        ).toBe(true);
+        const before = { runs: at(90) };
+        expect(
+          await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0, dryRun: true }),
+        ).toMatchObject({
+          runs: 1,
+        });
+        expect((await store().listRuns()).map((run) => run.run).sort()).toEqual(['r-done', 'r-wait']);
+        expect(await store().purgeBatch({ before, limit: 10, at: at(95), nowMs: 0 })).toMatchObject({
+          runs: 1,
+        });
+        expect((await store().listRuns()).map((run) => run.run)).toEqual(['r-wait']);
+        expect(await store().latestCheckpoint('r-done')).toBeNull();
+        expect((await store().getApproval('req_wait'))?.status).toBe('pending');
+      });
+    });
+
     describe('application state', () => {
       it('gets, sets and claims once', async () => {
         expect(await store().getState('bookstore', 'refund:1040')).toBeUndefined();

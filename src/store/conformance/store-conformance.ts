@@ -1,10 +1,13 @@
 import { afterEach, beforeEach } from 'vitest';
+import { type DataKeys, isDataKeys } from '../ports/data-keys.ts';
 import { isOutbox, type Outbox } from '../ports/server/outbox.ts';
 import { isWebSessionStore, type WebSessionStore } from '../ports/server/web-session-store.ts';
 import type { Store } from '../store.ts';
 import { approvalCases } from './approval-cases.ts';
 import { auditCases } from './audit-cases.ts';
+import { dataKeyCases } from './data-key-cases.ts';
 import { deliveryCases } from './delivery-cases.ts';
+import { erasureCases } from './erasure-cases.ts';
 import type { ConformanceContext, PortContext } from './fixtures.ts';
 import { describeSuite, type SkipEntry } from './harness.ts';
 import { leaseCases } from './lease-cases.ts';
@@ -52,6 +55,7 @@ const STORE_SUITES = {
   audit: auditCases,
   state: stateCases,
   transfer: transferCases,
+  erasure: erasureCases,
 } as const satisfies Record<string, (ctx: ConformanceContext) => void>;
 
 /**
@@ -68,7 +72,8 @@ function portOf<P>(ctx: ConformanceContext, has: (store: Store) => boolean, port
 }
 
 /**
- * The server's ports (the webhook outbox and inbox sign-ins, src/store/ports/server/): not
+ * The ports beside Store (the webhook outbox and inbox sign-ins, src/store/ports/server/, and
+ * the wrapped data keys an encrypting codec needs, src/store/ports/data-keys.ts): not
  * part of `Store`, selected apart from the core suites because a library-only backend need
  * not keep them; `countersign serve` does. They run on the store object, which must also
  * implement the port (the built-in stores do).
@@ -77,6 +82,7 @@ const SERVER_STORE_SUITES = {
   deliveries: (ctx) => deliveryCases(portOf<Outbox>(ctx, isOutbox, 'webhook outbox (Outbox)')),
   webSessions: (ctx) =>
     webSessionCases(portOf<WebSessionStore>(ctx, isWebSessionStore, 'inbox sign-ins (WebSessionStore)')),
+  dataKeys: (ctx) => dataKeyCases(portOf<DataKeys>(ctx, isDataKeys, 'wrapped data keys (DataKeys)')),
 } as const satisfies Record<string, (ctx: ConformanceContext) => void>;
 
 export type StoreSuiteName = keyof typeof STORE_SUITES | keyof typeof SERVER_STORE_SUITES;
@@ -96,7 +102,7 @@ const ALL_SUITES: Record<StoreSuiteName, (ctx: ConformanceContext) => void> = {
 /** The core suites' names: what `describeStoreConformance` runs unless told otherwise. */
 export const CORE_STORE_SUITES = Object.keys(STORE_SUITES) as readonly StoreSuiteName[];
 
-/** The server ports' suite names (`deliveries`, `webSessions`). */
+/** The server ports' suite names (`deliveries`, `webSessions`, `dataKeys`). */
 export const SERVER_STORE_SUITE_NAMES = Object.keys(SERVER_STORE_SUITES) as readonly StoreSuiteName[];
 
 /** Every suite name, core and server ports: what countersign's own backends run. */

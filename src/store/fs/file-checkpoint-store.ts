@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
@@ -19,6 +19,7 @@ import type {
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
 import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } from '../legacy-requests.ts';
+import { createRunErasure } from '../run-erasure.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import {
   type IndexLine,
@@ -209,10 +210,22 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     }
   }
 
-  return {
+  const store: FileCheckpointStore = {
     kind: 'file',
     keepsAudit: false,
     dir,
+    ...createRunErasure({
+      requests,
+      listRuns: () => store.listRuns(),
+      async removeRun(run) {
+        const count = (await positions(run)).length;
+        // The run's directory goes whole: checkpoints and legacy answer files.
+        await rm(runDir(run), { recursive: true, force: true });
+        knownLatest.delete(run);
+        return count;
+      },
+      removeRequests: (ids) => requests.erase(ids),
+    }),
 
     checkpointPath(run, seq) {
       return join(runDir(run), checkpointFileName(seq));
@@ -362,4 +375,5 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
 
     async close() {},
   };
+  return store;
 }

@@ -25,6 +25,8 @@ export interface FileRequestBook extends RequestBook {
   insert(requests: readonly ApprovalRequest[]): Promise<boolean>;
   /** Takes back rows `insert` published for a checkpoint that then lost its race. */
   remove(requests: readonly ApprovalRequest[]): Promise<void>;
+  /** Deletes rows and their decisions (erasure, retention); returns how many rows there were. */
+  erase(ids: readonly string[]): Promise<number>;
   /** Inserts the row unless it exists, with its decision if it has one (adoption of old runs). */
   adopt(request: ApprovalRequest): Promise<void>;
 }
@@ -115,6 +117,25 @@ export function createFileRequestBook(
 
     async remove(requests) {
       for (const request of requests) await unlink(rowPath(request.id)).catch(() => undefined);
+    },
+
+    async erase(ids) {
+      let erased = 0;
+      for (const id of ids) {
+        // The decision first: a row without its decision would read as pending again.
+        await unlink(decisionPath(id)).catch((error: unknown) => {
+          if (!isMissing(error)) throw error;
+        });
+        const removed = await unlink(rowPath(id)).then(
+          () => true,
+          (error: unknown) => {
+            if (isMissing(error)) return false;
+            throw error;
+          },
+        );
+        if (removed) erased += 1;
+      }
+      return erased;
     },
 
     // Called while `ready` is still settling (it is how old runs are adopted): no await of it here.

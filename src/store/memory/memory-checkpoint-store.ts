@@ -13,6 +13,7 @@ import type {
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
+import { createRunErasure } from '../run-erasure.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
 
 import { createMemoryRequestBook } from './memory-request-book.ts';
@@ -34,11 +35,23 @@ export function createMemoryCheckpointStore(): CheckpointStore {
   // The runs' port requests: rows like the agents' tool calls, answered with `decide`.
   const requests = createMemoryRequestBook();
 
-  return {
+  const store: CheckpointStore = {
     kind: 'memory',
     // No audit trail here: `options.audit` of a write is ignored (see CheckpointStore.keepsAudit).
     keepsAudit: false,
     ...createMemoryAppState(),
+    ...createRunErasure({
+      requests,
+      listRuns: () => store.listRuns(),
+      async removeRun(run) {
+        const count = runs.get(run)?.checkpoints.length ?? 0;
+        runs.delete(run);
+        return count;
+      },
+      async removeRequests(ids) {
+        return requests.removeRows(ids);
+      },
+    }),
 
     async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
@@ -104,4 +117,5 @@ export function createMemoryCheckpointStore(): CheckpointStore {
 
     async close() {},
   };
+  return store;
 }

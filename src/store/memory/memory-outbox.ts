@@ -5,13 +5,24 @@ const copy = <T>(value: T): T => structuredClone(value);
 const byCreated = (a: Delivery, b: Delivery): number =>
   a.createdAt === b.createdAt ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.createdAt < b.createdAt ? -1 : 1;
 
+/** What erasure removes from a memory outbox (rows by id); returns how many there were. */
+export interface MemoryOutboxErasure {
+  dropDeliveries(ids: readonly string[]): number;
+}
+
 /**
  * A process-local delivery outbox: what a server uses when its store keeps none. Deliveries
  * survive neither a restart nor reach another instance; SQLite and PostgreSQL stores keep theirs.
  */
-export function createMemoryOutbox(): Outbox {
+export function createMemoryOutbox(): Outbox & MemoryOutboxErasure {
   const deliveries = new Map<string, Delivery>();
   return {
+    dropDeliveries(ids) {
+      let dropped = 0;
+      for (const id of ids) if (deliveries.delete(id)) dropped += 1;
+      return dropped;
+    },
+
     async enqueueDelivery(delivery) {
       if (deliveries.has(delivery.id)) return false;
       deliveries.set(delivery.id, {

@@ -28,6 +28,8 @@ export interface MemoryRequestBook extends RequestBook {
   adopt(requests: readonly ApprovalRequest[]): void;
   /** Would `insert` refuse these? Checked before the caller changes anything else. */
   assertInsertable(requests: readonly ApprovalRequest[]): void;
+  /** Deletes these rows (erasure, retention); returns how many there were. */
+  removeRows(ids: readonly string[]): number;
 }
 
 export function createMemoryRequestBook(): MemoryRequestBook {
@@ -43,6 +45,11 @@ export function createMemoryRequestBook(): MemoryRequestBook {
 
   return {
     assertInsertable,
+    removeRows(ids) {
+      let removed = 0;
+      for (const id of ids) if (rows.delete(id)) removed += 1;
+      return removed;
+    },
     adopt(requests) {
       for (const request of requests) if (!rows.has(request.id)) rows.set(request.id, copy(request));
     },

@@ -1,5 +1,5 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, auditHash } from '../../core/audit.ts';
+import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
@@ -15,6 +15,7 @@ import { auditCursor } from '../audit-cursor.ts';
 import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import { executionsInMemory } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import type { DataKeys } from '../ports/data-keys.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { pageInMemory } from '../request-page.ts';
@@ -34,6 +35,8 @@ import {
 } from '../store-errors.ts';
 import { claimApplies, nudgeApplies, nudged, nudgesDue } from '../timer-rules.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
+import { createMemoryDataKeys } from './memory-data-keys.ts';
+import { createMemoryErasure } from './memory-erasure.ts';
 import { createMemoryOutbox } from './memory-outbox.ts';
 import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
 
@@ -41,7 +44,7 @@ import { createMemoryWebSessionStore } from './memory-web-session-store.ts';
  * The memory Store, with the server's outbox and sign-ins beside it (as the SQL stores keep
  * theirs): servers sharing one memory store share those too, as they would a database.
  */
-export interface MemoryStore extends Store, Outbox, WebSessionStore {
+export interface MemoryStore extends Store, Outbox, WebSessionStore, DataKeys {
   readonly kind: 'memory';
 }
 
@@ -138,17 +141,30 @@ export function createMemoryStore(): MemoryStore {
         actor: event.actor,
         data: copy(event.data),
       };
-      const hash = auditHash(prevHash, base);
-      audit.push({ ...base, prevHash, hash });
+      const { dataHash, hash } = sealAuditEntry(prevHash, base);
+      audit.push({ ...base, dataHash, prevHash, hash });
       prevHash = hash;
     }
   }
 
+  const { dropDeliveries, ...outbox } = createMemoryOutbox();
+
   return guardStore<MemoryStore>({
     kind: 'memory',
     ...createMemoryAppState(),
-    ...createMemoryOutbox(),
+    ...outbox,
+    ...createMemoryErasure({
+      sessions,
+      approvals,
+      executions,
+      rules,
+      audit,
+      appendAudit: appendAuditEntries,
+      dropDeliveries,
+      copy,
+    }),
     ...createMemoryWebSessionStore(),
+    ...createMemoryDataKeys(),
 
     async ensureSession(input) {
       let entry = sessions.get(input.id);

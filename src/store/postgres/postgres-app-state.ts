@@ -5,8 +5,18 @@ import { toStateValue } from '../sql/rows.ts';
 import type { Query } from './connection.ts';
 import { first } from './row-queries.ts';
 
-/** The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors alike. */
-export function createPostgresAppState(query: Query, state: string, codec: PayloadCodec): AppState {
+/**
+ * The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors
+ * alike. `write` runs setState's one statement; the store passes its group commit, so a tool's
+ * write shares a transaction with other requests' writes in flight.
+ */
+export function createPostgresAppState(
+  query: Query,
+  state: string,
+  codec: PayloadCodec,
+  write: (statement: (query: Query) => Promise<unknown>) => Promise<unknown> = (statement) =>
+    statement(query),
+): AppState {
   return {
     async getState(namespace, key) {
       const row = first(
@@ -16,10 +26,13 @@ export function createPostgresAppState(query: Query, state: string, codec: Paylo
     },
 
     async setState(namespace, key, value: JsonValue) {
-      await query(
-        `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
-         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        [namespace, key, codec.encode(value)],
+      const encoded = codec.encode(value);
+      await write((q) =>
+        q(
+          `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
+           ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
+          [namespace, key, encoded],
+        ),
       );
     },
 

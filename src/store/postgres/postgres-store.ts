@@ -1,6 +1,7 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
+import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -8,6 +9,7 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -47,12 +49,16 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query } from './connection.ts';
+import { type AuditSink, createGroupCommit, type Write } from './group-commit.ts';
+import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
 import { describeTarget } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
+import { createPostgresDataKeys } from './postgres-data-keys.ts';
+import { createPostgresErasure } from './postgres-erasure.ts';
 import { createPostgresOutbox } from './postgres-outbox.ts';
 import { createPostgresRequestTimers } from './postgres-request-timers.ts';
 import { createPostgresWebSessions } from './postgres-web-sessions.ts';
@@ -74,7 +80,13 @@ export interface PostgresStoreOptions {
  * store, and the server's outbox and sign-in store (`deliveries`, `web_sessions`):
  * `createServer` uses them when given this store.
  */
-export interface PostgresStore extends Store, CheckpointStore, Outbox, WebSessionStore, SchemaVersion {
+export interface PostgresStore
+  extends Store,
+    CheckpointStore,
+    Outbox,
+    WebSessionStore,
+    SchemaVersion,
+    DataKeys {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -110,7 +122,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const codec = options.codec ?? jsonCodec;
   const target = describeTarget(options.connectionString, schema);
-  const connection = createConnection(await openPool(options.connectionString, options.pool ?? {}), target);
+  const connection = keyLoadingConnection(
+    createConnection(await openPool(options.connectionString, options.pool ?? {}), target),
+    codec,
+  );
   try {
     await migrate(connection, schema, target);
     await adoptLegacyRequests(connection, schema, codec);
@@ -121,15 +136,18 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const t = tablesIn(schema);
   const pageDialect = postgresPageDialect(t.approvals);
   const statsSql = postgresStatsSql(t);
-  const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit } = createRowWriters(
-    t,
-    codec,
-  );
+  const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit } =
+    createRowWriters(t, codec);
   const { query } = connection;
+  const group = createGroupCommit(connection, linkAudit);
 
-  /** Writes without approvals, rules or audit events are one statement: no BEGIN/COMMIT round trips. */
-  function write<T>(single: boolean, work: (query: Query) => Promise<T>): Promise<T> {
-    return single ? work(query) : connection.transaction(work);
+  /**
+   * Every write goes through the group commit: alone it is one transaction (or, `single`, one
+   * autocommit statement with no BEGIN/COMMIT round trips); with other requests' writes in
+   * flight it shares their transaction and its one audit link and COMMIT.
+   */
+  function write<T>(single: boolean, work: Write<T>): Promise<T> {
+    return group.run(work, single);
   }
 
   const {
@@ -167,6 +185,24 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     )
     SELECT ${SESSION_COLUMNS} FROM s`;
 
+  // The decision's compare-and-set and the session's lease in one statement: the lease is
+  // taken only on the session of a request this statement decided (same rule as takeLease).
+  const decideText = (unexpired: boolean) => `
+    WITH d AS (
+      UPDATE ${t.approvals} SET status = $2::text, decision = $3::text,
+        decided_at = $9::text, decided_by = $10::text, decided_kind = $11::text
+      WHERE id = $1::text AND status = 'pending'${unexpired ? ' AND expires_at > $4::text' : ' AND $4::text IS NULL'}
+      RETURNING ${APPROVAL_COLUMNS}
+    ), l AS (
+      UPDATE ${t.sessions} SET lease_owner = $6::text, lease_until = $7::bigint
+      WHERE $5::boolean AND id = (SELECT session FROM d)
+        AND (lease_owner IS NULL OR lease_until < $8::bigint OR lease_owner = $6::text)
+      RETURNING 1
+    )
+    SELECT d.*, EXISTS (SELECT 1 FROM l) AS leased FROM d`;
+  const decideSql = decideText(false);
+  const decideUnexpiredSql = decideText(true);
+
   /** Why a fenced step matched nothing, for the error; read after the fact, so only a diagnosis. */
   async function refusal(q: Query, step: StepCommit): Promise<Error> {
     const row = first(
@@ -192,12 +228,24 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     return rows.length > 0;
   }
 
-  async function finishIn(q: Query, requestId: string, finish: ExecutionFinish): Promise<ExecutionRecord> {
+  /** `scope`: the execution's session when the caller knows it, else found from the request id. */
+  async function finishIn(
+    q: Query,
+    audit: AuditSink,
+    requestId: string,
+    finish: ExecutionFinish,
+    scope = executionScope(requestId),
+  ): Promise<ExecutionRecord> {
     const row = first(
       await q(
         `UPDATE ${t.executions} SET status = $2, result = $3, finished_at = $4
          WHERE request_id = $1 AND status IN ('started', 'unknown') RETURNING ${EXECUTION_COLUMNS}`,
-        [requestId, finish.status, finish.result === null ? null : codec.encode(finish.result), finish.at],
+        [
+          requestId,
+          finish.status,
+          finish.result === null ? null : codec.encode(finish.result, scope),
+          finish.at,
+        ],
       ),
     );
     if (row === undefined) {
@@ -205,7 +253,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (existing === null) throw executionNotFound(requestId);
       throw executionAlreadyFinished(requestId, existing.status);
     }
-    await appendAudit(q, finish.audit, finish.at);
+    audit(finish.audit, finish.at);
     return toExecution(codec, row);
   }
 
@@ -214,9 +262,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
-    ...createPostgresAppState(query, t.state, codec),
+    ...createPostgresErasure(connection, schema, t, codec, appendAudit),
+    ...createPostgresAppState(query, t.state, codec, (statement) => write(true, statement)),
     ...createPostgresRequestTimers(connection, t, codec, appendAudit),
     ...createPostgresOutbox(query, t, codec),
+    ...createPostgresDataKeys(query, `${quoteIdentifier(schema)}.data_keys`),
     ...createPostgresWebSessions(query, t),
 
     async ensureSession(input) {
@@ -253,23 +303,26 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const approvals = step.approvals ?? [];
       const finishes = step.finishes ?? [];
       const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
-      return write(single, async (q) => {
-        for (const finish of finishes) await finishIn(q, finish.requestId, finish);
+      return write(single, async (q, audit) => {
+        for (const finish of finishes)
+          await finishIn(q, audit, finish.requestId, finish, sessionScope(step.session));
         const row = first(
           await q(commitSql, [
             step.session,
             step.leaseOwner,
             step.expectedMessageCount,
             step.at,
-            step.append.map((message) => codec.encode(message)),
+            step.append.map((message) => codec.encode(message, sessionScope(step.session))),
             step.batch !== undefined,
-            step.batch === undefined || step.batch === null ? null : codec.encode(step.batch),
+            step.batch === undefined || step.batch === null
+              ? null
+              : codec.encode(step.batch, sessionScope(step.session)),
             step.releaseLease === true,
           ]),
         );
         if (row === undefined) throw await refusal(q, step);
         for (const request of approvals) await insertApproval(q, request);
-        await appendAudit(q, step.audit, step.at);
+        audit(step.audit, step.at);
         return toSession(codec, row);
       });
     },
@@ -362,18 +415,22 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
-      const { rule } = options;
-      const values = [id, decision.verdict, codec.encode(decision), ...decidedValues({ decision })];
-      const cas = decisionNeedsUnexpired(decision)
-        ? `UPDATE ${t.approvals} SET status = $2, decision = $3, decided_at = $4, decided_by = $5, decided_kind = $6
-           WHERE id = $1 AND status = 'pending' AND expires_at > $7 RETURNING ${APPROVAL_COLUMNS}`
-        : `UPDATE ${t.approvals} SET status = $2, decision = $3, decided_at = $4, decided_by = $5, decided_kind = $6
-           WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`;
-      if (decisionNeedsUnexpired(decision)) values.push(decision.at);
-      const { lease } = options;
+      const { rule, lease } = options;
+      const unexpired = decisionNeedsUnexpired(decision);
+      const values = [
+        id,
+        decision.verdict,
+        codec.encode(decision, decisionScope(id)),
+        unexpired ? decision.at : null,
+        lease !== undefined,
+        lease?.owner ?? null,
+        lease?.untilMs ?? 0,
+        lease?.nowMs ?? 0,
+        ...decidedValues({ decision }),
+      ];
       const single = rule === undefined && (audit ?? []).length === 0 && lease === undefined;
-      const won = await write(single, async (q) => {
-        const row = first(await q(cas, values));
+      const won = await write(single, async (q, link) => {
+        const row = first(await q(unexpired ? decideUnexpiredSql : decideSql, values));
         if (row === undefined) return null;
         const request = toApproval(codec, row);
         if (rule !== undefined) {
@@ -384,9 +441,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           }
           await insertRule(q, rule);
         }
-        await appendAudit(q, audit, decision.at);
-        const leased = lease !== undefined && (await takeLease(q, { ...lease, session: request.session }));
-        return { request, leased };
+        link(audit, decision.at);
+        return { request, leased: row.leased === true };
       });
       // A lost compare-and-set reads the row afterwards: a decided request never changes again.
       return won === null
@@ -429,7 +485,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async revokeRule(id, by, at, audit): Promise<StandingRule | null> {
-      const revoked = await write((audit ?? []).length === 0, async (q) => {
+      const revoked = await write((audit ?? []).length === 0, async (q, link) => {
         const row = first(
           await q(
             `UPDATE ${t.rules} SET revoked_at = $3, revoked_by = $2
@@ -438,7 +494,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           ),
         );
         if (row === undefined) return null;
-        await appendAudit(q, audit, at);
+        link(audit, at);
         return toRule(row);
       });
       // Unknown, or revoked before: either way what is stored now is the answer.
@@ -446,7 +502,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
-      const created = await write((audit ?? []).length === 0, async (q) => {
+      const created = await write((audit ?? []).length === 0, async (q, link) => {
         // The ledger's compare-and-set: only the first start of a request inserts a row.
         const row = first(
           await q(
@@ -459,14 +515,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
               start.session,
               start.callId,
               start.tool,
-              codec.encode(start.args),
+              codec.encode(start.args, sessionScope(start.session)),
               start.idempotencyKey,
               start.at,
             ],
           ),
         );
         if (row === undefined) return null;
-        await appendAudit(q, audit, start.at);
+        link(audit, start.at);
         return toExecution(codec, row);
       });
       if (created !== null) return { created: true, record: created };
@@ -476,7 +532,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {
-      return write((finish.audit ?? []).length === 0, (q) => finishIn(q, requestId, finish));
+      return write((finish.audit ?? []).length === 0, (q, audit) => finishIn(q, audit, requestId, finish));
     },
 
     async getExecution(requestId) {
@@ -491,7 +547,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async appendAudit(events, at) {
       if (events.length === 0) return;
-      await connection.transaction((q) => appendAudit(q, events, at));
+      await write(false, async (_q, audit) => audit(events, at));
     },
 
     async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {

@@ -1,7 +1,8 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { type AuditEvent, auditHash } from '../../core/audit.ts';
+import { type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
+import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues, decidedValues } from '../row-values.ts';
@@ -19,6 +20,7 @@ import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
+import type { AuditGroup } from './group-commit.ts';
 
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
@@ -35,7 +37,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         session,
         messages.map((message) => message.seq),
         messages.map((message) => message.at),
-        messages.map((message) => codec.encode(message.message)),
+        messages.map((message) => codec.encode(message.message, sessionScope(session))),
       ],
     );
   }
@@ -72,49 +74,105 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     if (inserted.length === 0) throw ruleExists(rule.id);
   }
 
-  /**
-   * Links `events` onto the chain. Must be the last write of its transaction: the head row's
-   * lock is held until COMMIT, and every audit-writing transaction in every process queues on
-   * it, so the shorter the time from here to COMMIT, the more of them fit in a second.
-   */
-  async function appendAudit(query: Query, events: readonly AuditEvent[] | undefined, at: string) {
-    if (events === undefined || events.length === 0) return;
-    // FOR UPDATE waits for the current holder and then reads the row as it committed, so
-    // locking and reading the tail is one round trip (a separate advisory lock would be two).
-    const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
-    if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
-    let { seq, hash: prevHash } = toAuditLink(head[0], 'audit_head');
-    const rows = events.map((event) => {
+  const insertAudit = `INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)
+         SELECT u.seq, u.at, u.kind, u.session, u.request_id, u.actor, u.data,
+                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex'), decode(u.data_hash, 'hex')
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+           AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)`;
+  // The head as this process last linked it: the guess that saves the head read (see linkAudit).
+  let lastHead: { seq: number; hash: string } | null = null;
+  // Off after a wrong guess (another process links too), back on once a locked read shows the
+  // head was still ours, so processes taking turns do not pay a wasted statement per link.
+  let guessing = true;
+
+  function chained(
+    stamped: ReadonlyArray<{ event: AuditEvent; at: string }>,
+    from: { seq: number; hash: string },
+  ) {
+    let { seq, hash: prevHash } = from;
+    const rows = stamped.map(({ event, at }) => {
       seq += 1;
-      const hash = auditHash(prevHash, { ...event, seq, at });
-      const row = { seq, event, prevHash, hash };
+      const { dataHash, hash } = sealAuditEntry(prevHash, { ...event, seq, at });
+      const row = { seq, at, event, prevHash, hash, dataHash };
       prevHash = hash;
       return row;
     });
-    await query(
-      `WITH added AS (
-         INSERT INTO ${tables.audit} (seq, at, kind, session, request_id, actor, data, prev_hash, hash)
-         SELECT u.seq, $1, u.kind, u.session, u.request_id, u.actor, u.data,
-                decode(u.prev_hash, 'hex'), decode(u.hash, 'hex')
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           AS u(seq, kind, session, request_id, actor, data, prev_hash, hash)
-       )
-       UPDATE ${tables.auditHead} SET seq = $10, hash = decode($11, 'hex')`,
-      [
-        at,
+    return {
+      head: { seq, hash: prevHash },
+      values: [
         rows.map((row) => row.seq),
+        rows.map((row) => row.at),
         rows.map((row) => row.event.kind),
         rows.map((row) => row.event.session),
         rows.map((row) => row.event.requestId),
         rows.map((row) => row.event.actor),
-        rows.map((row) => codec.encode(row.event.data)),
+        rows.map((row) => codec.encode(row.event.data, auditScope(row.event))),
         rows.map((row) => row.prevHash),
         rows.map((row) => row.hash),
+        rows.map((row) => row.dataHash),
         seq,
         prevHash,
       ],
-    );
+    };
   }
 
-  return { insertMessages, insertApproval, insertExecution, insertRule, appendAudit };
+  /**
+   * Links each group's events onto the chain, in order. Must be the last write of its
+   * transaction: the head row's lock is held until COMMIT, and every audit-writing transaction
+   * in every process queues on it, so the shorter the time from here to COMMIT, the more of
+   * them fit in a second. A group commit (group-commit.ts) links all its writes' events here
+   * at once, for the whole batch.
+   *
+   * First it guesses that the head is still the one this process last linked (true while no
+   * other process writes audit events) and links onto it in one statement whose head UPDATE
+   * only matches that seq and hash; under READ COMMITTED a concurrent linker makes it wait and
+   * then re-check, so a wrong guess matches nothing and writes nothing. Then, or with no guess,
+   * it reads the head FOR UPDATE and links onto what it read: two statements. After a wrong
+   * guess it stops guessing until a locked read finds the head it would have guessed.
+   */
+  async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
+    const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
+    if (stamped.length === 0) return;
+    const before = lastHead;
+    if (before !== null && guessing) {
+      const guess = chained(stamped, before);
+      const linked = await query(
+        `WITH h AS (
+           UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')
+           WHERE seq = $13::bigint AND hash = decode($14, 'hex') RETURNING 1
+         ), added AS (
+           ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
+         )
+         SELECT count(*)::int AS linked FROM h`,
+        [...guess.values, before.seq, before.hash],
+      );
+      if (Number(linked[0]?.linked ?? 0) === 1) {
+        lastHead = guess.head;
+        return;
+      }
+      guessing = false;
+    }
+    // FOR UPDATE waits for the current holder and then reads the row as it committed, so
+    // locking and reading the tail is one round trip (a separate advisory lock would be two).
+    const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
+    if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
+    const read = toAuditLink(head[0], 'audit_head');
+    guessing = before === null || (read.seq === before.seq && read.hash === before.hash);
+    const linked = chained(stamped, read);
+    await query(
+      `WITH added AS (${insertAudit})
+       UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')`,
+      linked.values,
+    );
+    // If this transaction rolls back, the guess is wrong next time: one statement that matches nothing.
+    lastHead = linked.head;
+  }
+
+  /** Links `events`, all stamped `at`; see linkAudit. */
+  async function appendAudit(query: Query, events: readonly AuditEvent[] | undefined, at: string) {
+    if (events === undefined || events.length === 0) return;
+    await linkAudit(query, [{ events, at }]);
+  }
+
+  return { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit };
 }

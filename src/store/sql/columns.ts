@@ -19,7 +19,11 @@ export const DECIDED_PLACEHOLDERS = DECIDED_COLUMNS.split(',')
   .join(', ');
 export const EXECUTION_COLUMNS =
   'request_id, session, call_id, tool, args, idempotency_key, status, result, attempts, started_at, finished_at';
-export const AUDIT_COLUMNS = 'seq, at, kind, session, request_id, actor, data, prev_hash, hash';
+export const AUDIT_COLUMNS =
+  'seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash, erased_at';
+/** What an append writes (erased_at starts null). */
+export const AUDIT_INSERT_COLUMNS =
+  'seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash';
 export const RULE_COLUMNS =
   'id, session, tool, tool_identity, args_hash, source_request, created_at, created_by, revoked_at, revoked_by';
 export const DELIVERY_COLUMNS =

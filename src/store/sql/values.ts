@@ -1,6 +1,7 @@
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
+import { sessionScope } from '../../crypto/scopes.ts';
 import type { PayloadCodec } from '../codec.ts';
 
 // Column values in the order of sql/columns.ts, for the INSERTs of both SQL backends
@@ -14,7 +15,7 @@ export function sessionValues(codec: PayloadCodec, session: SessionRecord): Arra
     session.createdAt,
     session.updatedAt,
     session.messageCount,
-    session.batch === null ? null : codec.encode(session.batch),
+    session.batch === null ? null : codec.encode(session.batch, sessionScope(session.id)),
   ];
 }
 
@@ -24,10 +25,10 @@ export function executionValues(codec: PayloadCodec, record: ExecutionRecord): A
     record.session,
     record.callId,
     record.tool,
-    codec.encode(record.args),
+    codec.encode(record.args, sessionScope(record.session)),
     record.idempotencyKey,
     record.status,
-    record.result === null ? null : codec.encode(record.result),
+    record.result === null ? null : codec.encode(record.result, sessionScope(record.session)),
     record.attempts,
     record.startedAt,
     record.finishedAt,

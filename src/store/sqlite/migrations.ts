@@ -218,10 +218,38 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_due ON approvals (expires_at, id) WHERE status = 'pending';
   CREATE INDEX approvals_by_run ON approvals (run) WHERE run IS NOT NULL;
   `,
-  // 10 and 11 are reserved for the crypt and erase branches (brief: migration numbers); these
-  // no-op placeholders let this branch run alone and are dropped when those land.
-  `SELECT 1; -- reserved: crypt (10)`,
-  `SELECT 1; -- reserved: erase (11)`,
+  // Wrapped data keys of the encrypting codec (src/crypto/): one live key per owner (principal,
+  // session, run or the store), wrapped by the key-encryption key named in kek_id. A forgotten
+  // key keeps its row without the key, so values naming it decode as erased, not as damage.
+  `
+  CREATE TABLE data_keys (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    kek_id TEXT,
+    wrapped TEXT,
+    created_at TEXT NOT NULL,
+    forgotten_at TEXT
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX data_keys_live ON data_keys (owner) WHERE wrapped IS NOT NULL;
+  `,
+  // Erasure and retention. \`data_hash\` is entry hashing version 2: the link covers the
+  // SHA-256 of the data, not the data, so erasing an entry's data in place (\`erased_at\`)
+  // leaves the chain verifiable. Entries written before keep a null data_hash (version 1:
+  // their link covers the data itself). The indexes serve erasure by customer and retention
+  // by age, each holding only rows its query can pick: finished sessions, decided requests,
+  // ended runs, audit entries whose data is still readable.
+  `
+  ALTER TABLE audit ADD COLUMN data_hash BLOB;
+  ALTER TABLE audit ADD COLUMN erased_at TEXT;
+  CREATE INDEX audit_readable_by_at ON audit (at, seq) WHERE erased_at IS NULL;
+  CREATE INDEX audit_by_request ON audit (request_id) WHERE request_id IS NOT NULL;
+  CREATE INDEX sessions_by_principal ON sessions (principal) WHERE principal IS NOT NULL;
+  CREATE INDEX sessions_finished ON sessions (updated_at, id) WHERE batch IS NULL;
+  CREATE INDEX approvals_by_customer ON approvals (customer) WHERE customer IS NOT NULL;
+  CREATE INDEX approvals_finished_by_created ON approvals (created_at, id) WHERE status <> 'pending';
+  CREATE INDEX workflow_runs_ended ON workflow_runs (updated_at, id)
+    WHERE status IN ('completed', 'failed', 'expired');
+  `,
   // desk (issue 13): the effect preview is bound by its hash like the arguments (null in
   // rows written before: not checked); the argument fields a person may edit (a JSON array of
   // names); a quorum's size and its approvals so far (through the codec), the edited call

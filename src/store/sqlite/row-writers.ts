@@ -1,13 +1,14 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import { AUDIT_GENESIS, type AuditEvent, auditHash } from '../../core/audit.ts';
+import { AUDIT_GENESIS, type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
+import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues, decidedValues } from '../row-values.ts';
 import {
   APPROVAL_COLUMNS,
-  AUDIT_COLUMNS,
+  AUDIT_INSERT_COLUMNS,
   DECIDED_COLUMNS,
   EXECUTION_COLUMNS,
   RULE_COLUMNS,
@@ -30,7 +31,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
       session,
       message.seq,
       message.at,
-      codec.encode(message.message),
+      codec.encode(message.message, sessionScope(session)),
     );
   }
 
@@ -64,10 +65,10 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
       tail === undefined
         ? { seq: 0, hash: AUDIT_GENESIS }
         : toAuditLink(tail, `audit(seq=${String(tail.seq)})`);
-    const insert = sql(`INSERT INTO audit (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insert = sql(`INSERT INTO audit (${AUDIT_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const event of events) {
       seq += 1;
-      const hash = auditHash(prevHash, { ...event, seq, at });
+      const { dataHash, hash } = sealAuditEntry(prevHash, { ...event, seq, at });
       insert.run(
         seq,
         at,
@@ -75,9 +76,10 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
         event.session,
         event.requestId,
         event.actor,
-        codec.encode(event.data),
+        codec.encode(event.data, auditScope(event)),
         Buffer.from(prevHash, 'hex'),
         Buffer.from(hash, 'hex'),
+        Buffer.from(dataHash, 'hex'),
       );
       prevHash = hash;
     }

@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { runScope } from '../../crypto/scopes.ts';
 import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
   assertCheckpointHeader,
@@ -11,6 +12,7 @@ import {
 import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
+import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
 
@@ -28,6 +30,9 @@ type CheckpointMethods = Omit<
   | 'listDue'
   | 'decide'
   | 'recordApproval'
+  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
+  | keyof PrincipalErasure
+  | keyof Retention
 >;
 
 /**
@@ -113,7 +118,7 @@ export function createSqliteCheckpoints(
           checkpoint.workflow,
           checkpoint.version,
           checkpoint.status,
-          codec.encode(checkpoint.body),
+          codec.encode(checkpoint.body, runScope(checkpoint.run)),
         );
         // Throwing here rolls the checkpoint back too: it never stands without its requests
         // and entries.

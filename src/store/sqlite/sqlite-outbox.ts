@@ -38,16 +38,19 @@ export function createSqliteOutbox(
       );
       if (due === undefined) return [];
       // One write transaction (BEGIN IMMEDIATE): no other connection can claim in between.
-      const rows = await write(() =>
+      // Decoded inside the transaction: a codec that stops to fetch a key rolls the claim back.
+      const claimed = await write(() =>
         sql(
           `UPDATE deliveries SET claimed_by = ?, next_at = ?, attempts = attempts + 1
            WHERE id IN (
              SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= ?
              ORDER BY created_at, id LIMIT ?
            ) RETURNING ${DELIVERY_COLUMNS}`,
-        ).all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit),
+        )
+          .all(claim.owner, claim.nowMs + claim.leaseMs, claim.nowMs, claim.limit)
+          .map((row) => toDelivery(codec, row)),
       );
-      return rows.map((row) => toDelivery(codec, row)).sort(byCreatedThenId);
+      return claimed.sort(byCreatedThenId);
     },
 
     async finishDelivery(id, owner, outcome) {

@@ -84,6 +84,7 @@ describe('SQLite store', () => {
       expect(tables).toEqual([
         'approvals',
         'audit',
+        'data_keys',
         'deliveries',
         'executions',
         'messages',

@@ -3,6 +3,7 @@ import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
+import { decisionScope, sameKeyAs, sessionScope } from '../../crypto/scopes.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor, auditCursorSql } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -10,6 +11,7 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -57,6 +59,8 @@ import { createRowWriters } from './row-writers.ts';
 import { createSqliteAppState } from './sqlite-app-state.ts';
 import type { SqliteCheck } from './sqlite-check.ts';
 import { createSqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { createSqliteDataKeys } from './sqlite-data-keys.ts';
+import { createSqliteErasure } from './sqlite-erasure.ts';
 import { translateSqliteError } from './sqlite-errors.ts';
 import { createSqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteRequestTimers } from './sqlite-request-timers.ts';
@@ -95,7 +99,13 @@ export interface SqliteStoreOptions {
  * Also the server's outbox and sign-in store (`deliveries`, `web_sessions`): `createServer`
  * uses them when given this store.
  */
-export interface SqliteStore extends Store, CheckpointStore, Outbox, WebSessionStore, SchemaVersion {
+export interface SqliteStore
+  extends Store,
+    CheckpointStore,
+    Outbox,
+    WebSessionStore,
+    SchemaVersion,
+    DataKeys {
   readonly kind: 'sqlite';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -189,7 +199,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (existing.status !== 'started' && existing.status !== 'unknown') {
       throw executionAlreadyFinished(requestId, existing.status);
     }
-    const result = finish.result === null ? null : codec.encode(finish.result);
+    const result =
+      finish.result === null ? null : codec.encode(finish.result, sessionScope(existing.session));
     sql('UPDATE executions SET status = ?, result = ?, finished_at = ? WHERE request_id = ?').run(
       finish.status,
       result,
@@ -220,6 +231,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...createSqliteRequestTimers({ sql, run, write }, codec, appendAuditRows),
     ...createSqliteOutbox({ sql, run, write }, codec),
     ...createSqliteWebSessions({ sql, run, write }),
+    ...createSqliteErasure({ sql, run, write }, codec, appendAuditRows),
+    ...createSqliteDataKeys({ sql, run, write }),
 
     async ensureSession(input) {
       return write(() => {
@@ -281,7 +294,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
             step.session,
           );
         } else {
-          batch = step.batch === null ? null : codec.encode(step.batch);
+          batch = step.batch === null ? null : codec.encode(step.batch, sessionScope(step.session));
           sql('UPDATE sessions SET message_count = ?, updated_at = ?, batch = ? WHERE id = ?').run(
             seq,
             step.at,
@@ -384,7 +397,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async decide(id, decision: Decision, audit, options = {}): Promise<DecideResult> {
       return write(() => {
-        const encoded = codec.encode(decision);
+        // Sealed with its request's data key, read here (one lookup by id in this transaction)
+        // rather than found through the store.
+        const sealedArgs =
+          codec.prepare === undefined
+            ? undefined
+            : sql('SELECT args_json FROM approvals WHERE id = ?').get(id)?.args_json;
+        const encoded = codec.encode(decision, sameKeyAs(sealedArgs) ?? decisionScope(id));
         // RETURNING: the decided row comes back from the compare-and-set itself.
         const row = decisionNeedsUnexpired(decision)
           ? sql(

@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import { benchDir } from './agent-loop.ts';
+import { clientProcess, pgExecutions, seedRequests } from './http-postgres.ts';
+import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
+
+const TOKEN = 'bench-token-0123456789abcdef';
+
+export interface InstanceRow {
+  instances: number;
+  clients: number;
+  decisions: number;
+  decisionsPerSecond: number;
+  /** decisions/s over the one-instance row of the same repeat. */
+  overOne: number;
+  p99Ms: number;
+  errors: number;
+  /** CPU of all the server processes together, per decision (warm-up included). */
+  serverCpuUsPerDecision: number;
+  transactionsPerDecision: number;
+  roundTripsPerDecision: number;
+  doubleExecutions: number;
+}
+
+interface Instance {
+  child: ChildProcess;
+  lines: Interface;
+  url: string;
+  next(): Promise<string>;
+}
+
+async function startInstance(schema: string): Promise<Instance> {
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, 'serve-instance.ts'), BENCH_PG_URL, schema, TOKEN],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  const iterator = lines[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await iterator.next();
+    if (done) throw new Error('serve-instance.ts exited');
+    return value as string;
+  };
+  const { url } = JSON.parse(await next()) as { url: string };
+  return { child, lines, url, next };
+}
+
+/** `instances` servers on one schema, 16 clients spread over them in turn. */
+export async function decisionsOnInstances(
+  dir: string,
+  instances: number,
+  count: number,
+  clients = 16,
+  warmup = 200,
+): Promise<Omit<InstanceRow, 'overOne'>> {
+  const schema = `cs_bench_inst${instances}_${randomBytes(4).toString('hex')}`;
+  const servers: Instance[] = [];
+  try {
+    const ids = await seedRequests(schema, warmup + count);
+    for (let i = 0; i < instances; i++) servers.push(await startInstance(schema));
+    for (const server of servers) server.child.stdin!.write('reset\n');
+    for (const server of servers) await server.next();
+    const file = join(dir, `queue-${schema}.json`);
+    writeFileSync(file, JSON.stringify(ids));
+    const out = await clientProcess([
+      servers.map((server) => server.url).join(','),
+      TOKEN,
+      file,
+      String(clients),
+      String(warmup),
+    ]);
+    let cpuUs = 0;
+    let transactions = 0;
+    let roundTrips = 0;
+    for (const server of servers) server.child.stdin!.write('stop\n');
+    for (const server of servers) {
+      const done = JSON.parse(await server.next()) as {
+        cpuUs: number;
+        roundTrips: number;
+        transactions: number;
+        byMethod: Record<string, { calls: number; roundTrips: number; transactions: number }>;
+      };
+      if (process.env.BENCH_VERBOSE) console.error(instances, JSON.stringify(done.byMethod));
+      cpuUs += done.cpuUs;
+      transactions += done.transactions;
+      roundTrips += done.roundTrips;
+    }
+    const decided = warmup + count;
+    const won = out.statuses['200'] ?? 0;
+    const latencies = [...out.latencies].sort((a, b) => a - b);
+    const { doubles } = await pgExecutions(schema, ids);
+    return {
+      instances,
+      clients,
+      decisions: count,
+      decisionsPerSecond: Math.round(won / (out.elapsedMs / 1000)),
+      p99Ms: Math.round((latencies[Math.floor(0.99 * latencies.length)] ?? 0) * 10) / 10,
+      errors: count - won,
+      serverCpuUsPerDecision: Math.round(cpuUs / decided),
+      transactionsPerDecision: Math.round((transactions / decided) * 100) / 100,
+      roundTripsPerDecision: Math.round((roundTrips / decided) * 100) / 100,
+      doubleExecutions: doubles,
+    };
+  } finally {
+    for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGTERM');
+    await admin((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  }
+}
+
+export interface InstanceBench {
+  rawCommitsPerSecond: number[];
+  rows: InstanceRow[];
+}
+
+/** 1, 2 and 4 instances, interleaved `repeats` times; the median repeat of each is kept. */
+export async function benchInstances(
+  repeats: number,
+  count: number,
+  counts: readonly number[] = [1, 2, 4],
+): Promise<InstanceBench> {
+  const { dir, cleanup } = benchDir();
+  try {
+    const runs = new Map<number, InstanceRow[]>(counts.map((n) => [n, []]));
+    const rawCommitsPerSecond: number[] = [];
+    for (let i = 0; i < repeats; i++) {
+      rawCommitsPerSecond.push((await rawPostgresCommits(1000)).commitsPerSecond);
+      let one = 0;
+      for (const n of counts) {
+        const row = await decisionsOnInstances(dir, n, count);
+        if (n === counts[0]) one = row.decisionsPerSecond;
+        runs.get(n)!.push({ ...row, overOne: Math.round((row.decisionsPerSecond / one) * 100) / 100 });
+      }
+    }
+    const rows = counts.map((n) => {
+      const sorted = [...runs.get(n)!].sort((a, b) => a.overOne - b.overOne);
+      return sorted[Math.floor(sorted.length / 2)]!;
+    });
+    return { rawCommitsPerSecond, rows };
+  } finally {
+    cleanup();
+  }
+}
+
+export function printInstanceTable(bench: InstanceBench, repeats: number): void {
+  console.log(
+    `\n\`serve\` instances on one PostgreSQL database: HTTP decisions (approve + execute + continue), ${bench.rows[0]?.clients ?? 16} clients spread over the instances, zero-latency model (median of ${repeats} interleaved runs)\n`,
+  );
+  console.table(
+    bench.rows.map((row) => ({
+      instances: row.instances,
+      'decisions/s': row.decisionsPerSecond,
+      '× one instance': row.overOne,
+      'p99 ms': row.p99Ms,
+      errors: row.errors,
+      'server CPU µs/decision': row.serverCpuUsPerDecision,
+      'transactions/decision': row.transactionsPerDecision,
+      'round trips/decision': row.roundTripsPerDecision,
+      'double executions': row.doubleExecutions,
+    })),
+  );
+  console.log(
+    `Raw PostgreSQL commits/s (one connection) measured between runs: ${bench.rawCommitsPerSecond.join(', ')}`,
+  );
+}
+
+if (import.meta.main) {
+  const repeats = Number(process.env.BENCH_REPEATS ?? 1);
+  const count = Number(process.argv[2] ?? process.env.BENCH_HTTP_DECISIONS ?? 1000);
+  printInstanceTable(await benchInstances(repeats, count), repeats);
+}

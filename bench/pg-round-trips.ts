@@ -1,0 +1,79 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+import type { Store } from '../src/store/store.ts';
+
+/** Round trips and transactions per Store method, as PostgreSQL sees them. */
+export interface PgCounts {
+  /** Statements sent (each one round trip; BEGIN and COMMIT included). */
+  roundTrips: number;
+  /** Server transactions: a BEGIN … COMMIT block, or one statement in autocommit. */
+  transactions: number;
+  byMethod: Record<string, { calls: number; roundTrips: number; transactions: number }>;
+}
+
+const method = new AsyncLocalStorage<string>();
+let counts: PgCounts = { roundTrips: 0, transactions: 0, byMethod: {} };
+const inTransaction = new WeakSet<object>();
+let installed = false;
+
+function textOf(config: unknown): string {
+  if (typeof config === 'string') return config;
+  const text = (config as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? text : '';
+}
+
+function bucket(name: string) {
+  counts.byMethod[name] ??= { calls: 0, roundTrips: 0, transactions: 0 };
+  return counts.byMethod[name];
+}
+
+/**
+ * Wraps pg's Client.query once per process, so every client of every pool (the store's, the
+ * server's outbox, pg-boss's) is counted; the Store method in flight is found through
+ * AsyncLocalStorage, set by `countedStore`. Statements outside any Store call are filed
+ * under `(outside the store)`.
+ */
+export function installPgCounter(): void {
+  if (installed) return;
+  installed = true;
+  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function counted(this: object, ...args: unknown[]) {
+    const text = textOf(args[0]).trimStart().toUpperCase();
+    const where = bucket(method.getStore() ?? '(outside the store)');
+    counts.roundTrips += 1;
+    where.roundTrips += 1;
+    if (text.startsWith('BEGIN')) {
+      inTransaction.add(this);
+      counts.transactions += 1;
+      where.transactions += 1;
+    } else if (text.startsWith('COMMIT') || text.startsWith('ROLLBACK')) {
+      inTransaction.delete(this);
+    } else if (!inTransaction.has(this)) {
+      counts.transactions += 1;
+      where.transactions += 1;
+    }
+    return original.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
+export function resetPgCounts(): void {
+  counts = { roundTrips: 0, transactions: 0, byMethod: {} };
+}
+
+export function pgCounts(): PgCounts {
+  return structuredClone(counts);
+}
+
+/** The store, with each method call labelled so its statements are counted against it. */
+export function countedStore<S extends Store>(inner: S): S {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      return (...args: unknown[]) => {
+        bucket(property).calls += 1;
+        return method.run(property, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+      };
+    },
+  });
+}

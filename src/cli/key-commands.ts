@@ -1,0 +1,27 @@
+import { ConfigError } from '../core/errors/config-error.ts';
+import { keyringOf } from '../crypto/encrypted-store.ts';
+import { ENCRYPTION_KEYS_VAR } from '../crypto/env-key-provider.ts';
+import type { Command } from './command-input.ts';
+
+/** `keys rotate`: every data key wrapped under the newest key; no payload is rewritten. */
+export const rotateKeys: Command = async ({ context, out }) => {
+  const store = await context.store();
+  const keyring = keyringOf(store);
+  if (keyring === null) {
+    throw new ConfigError(
+      `keys rotate needs ${ENCRYPTION_KEYS_VAR}: this store is opened without encryption keys.`,
+      {
+        hint: `Set ${ENCRYPTION_KEYS_VAR} to the new key first, then the old ones ("new:…,old:…"), and run it again.`,
+      },
+    );
+  }
+  const result = await keyring.rotate();
+  if (out.json) out.data(result);
+  else
+    out.print(
+      `Re-wrapped ${result.rewrapped} of ${result.total} data keys under key "${result.kekId}"; no payload was rewritten.${
+        result.rewrapped > 0 || result.total === 0 ? '' : ' Every data key was already wrapped under it.'
+      }\nOnce every process runs with the new key first, older keys can be removed from ${ENCRYPTION_KEYS_VAR}.`,
+    );
+  return 0;
+};

@@ -1,0 +1,163 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { countedStore, installPgCounter, pgCounts, resetPgCounts } from '../../../bench/pg-round-trips.ts';
+import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../../../test/helpers/postgres.ts';
+import { verifyAuditChain } from '../../core/audit.ts';
+import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { at, byPerson, event, leasedSession, raise, request } from '../conformance/fixtures.ts';
+import type { StandingRule } from '../store.ts';
+import { createPostgresStore } from './postgres-store.ts';
+
+const url = await postgresForTests();
+installPgCounter();
+
+const SESSIONS = 4;
+const PER_SESSION = 6;
+
+function ruleFor(id: string, session: string, sourceRequest: string): StandingRule {
+  return {
+    id,
+    session,
+    sourceRequest,
+    tool: 'place_order',
+    toolIdentity: 'place_order:3f1c9a',
+    argsHash: null,
+    createdAt: at(20),
+    createdBy: 'alice',
+    revokedAt: null,
+    revokedBy: null,
+  };
+}
+
+/**
+ * Concurrent writes of one process share transactions (group-commit.ts). These pin what that
+ * must not change: each write still stands or falls alone, a decided request has exactly one
+ * audit event, the chain stays whole, and fewer transactions than writes were needed.
+ */
+describe.skipIf(url === null)('PostgreSQL group commit', () => {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  async function storeWithRequests() {
+    const schema = freshSchema('groupcommit');
+    schemas.push(schema);
+    const inner = await createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema });
+    for (let s = 0; s < SESSIONS; s++) {
+      await leasedSession(inner, `s${s}`);
+      await raise(
+        inner,
+        `s${s}`,
+        Array.from({ length: PER_SESSION }, (_, i) => request({ id: `r${s}-${i}`, session: `s${s}` })),
+      );
+    }
+    return { inner, store: countedStore(inner) };
+  }
+
+  it('one failing write in a shared transaction fails alone; the others commit, once each', async () => {
+    const { inner, store } = await storeWithRequests();
+    try {
+      const ids = Array.from(
+        { length: SESSIONS * PER_SESSION },
+        (_, n) => `r${n % SESSIONS}-${Math.floor(n / SESSIONS)}`,
+      );
+      const sessionOf = (id: string) => `s${id.slice(1, id.indexOf('-'))}`;
+      // r1-0's rule names another session: that decision must throw and leave nothing behind.
+      const bad = 'r1-0';
+      resetPgCounts();
+      const outcomes = await Promise.allSettled([
+        ...ids.map((id) =>
+          store.decide(
+            id,
+            byPerson('approved', 20),
+            [event('request.decided', sessionOf(id), id)],
+            id === bad
+              ? { rule: ruleFor('rule-bad', 's0', id) }
+              : { rule: ruleFor(`rule-${id}`, sessionOf(id), id) },
+          ),
+        ),
+        // The same request twice at once, inside the same batch or not: exactly one wins.
+        store.decide('r0-0', byPerson('rejected', 21), [event('request.decided', 's0', 'r0-0')]),
+      ]);
+      const { transactions } = pgCounts();
+      const failed = outcomes.flatMap((outcome, i) =>
+        outcome.status === 'rejected' ? [[i, outcome.reason]] : [],
+      );
+      expect(failed).toHaveLength(1);
+      const [index, reason] = failed[0] as [number, unknown];
+      expect(ids[index]).toBe(bad);
+      expect(CountersignError.is(reason) && reason.code).toBe('INVALID_INPUT');
+      const results = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      // 23 other requests won, and of the two decisions of r0-0 exactly one did.
+      expect(results.filter((result) => result.won)).toHaveLength(ids.length - 1);
+      expect(results.filter((result) => !result.won).map((result) => result.request?.id)).toEqual(['r0-0']);
+
+      expect((await inner.getApproval(bad))?.status).toBe('pending');
+      expect(await inner.getRule('rule-bad')).toBeNull();
+      const audit = await inner.listAudit();
+      expect(verifyAuditChain(audit).ok).toBe(true);
+      const decided = audit
+        .filter((entry) => entry.kind === 'request.decided')
+        .map((entry) => entry.requestId);
+      expect(new Set(decided).size).toBe(decided.length);
+      expect([...decided].sort()).toEqual(ids.filter((id) => id !== bad).sort());
+      for (const id of ids.filter((id) => id !== bad))
+        expect((await inner.getRule(`rule-${id}`))?.session).toBe(sessionOf(id));
+      // 25 decisions; alone they would be 25 transactions plus the failed batch's retries.
+      console.log(`25 concurrent decisions (one failing) took ${transactions} transactions`);
+      expect(transactions).toBeLessThan(25);
+    } finally {
+      await inner.close();
+    }
+  });
+
+  it('concurrent decisions share transactions: at most a third of one each, with one head read per batch', async () => {
+    const { inner, store } = await storeWithRequests();
+    try {
+      const ids = Array.from(
+        { length: SESSIONS * PER_SESSION },
+        (_, n) => `r${n % SESSIONS}-${Math.floor(n / SESSIONS)}`,
+      );
+      // Links once so the head guess is warm, as it is in a running server.
+      await store.appendAudit([event('request.decided', 's0', null)], at(1));
+      resetPgCounts();
+      await Promise.all(
+        ids.map((id) =>
+          store.decide(
+            id,
+            byPerson('approved', 20),
+            [event('request.decided', `s${id.slice(1, id.indexOf('-'))}`, id)],
+            {
+              lease: { owner: 'run-1', untilMs: Date.now() + 60_000, nowMs: Date.now() },
+            },
+          ),
+        ),
+      );
+      const { transactions, roundTrips } = pgCounts();
+      console.log(
+        `${ids.length} concurrent decisions: ${transactions} transactions, ${roundTrips} round trips`,
+      );
+      expect(transactions).toBeLessThanOrEqual(ids.length / 3);
+      // A decision statement each, and per transaction BEGIN, one audit link, COMMIT.
+      expect(roundTrips).toBeLessThanOrEqual(ids.length + 3 * transactions);
+      expect(verifyAuditChain(await inner.listAudit()).ok).toBe(true);
+    } finally {
+      await inner.close();
+    }
+  });
+
+  it('writes without audit events, with none in flight, run at once in autocommit, not queued', async () => {
+    const { inner, store } = await storeWithRequests();
+    try {
+      resetPgCounts();
+      // Sixteen sessions' tools writing at once: none waits for another's transaction (queued,
+      // 16 stepping sessions ran at 0.36-0.43x the steps/s).
+      await Promise.all(Array.from({ length: 16 }, (_, i) => store.setState('t', `k${i}`, i)));
+      const { transactions, roundTrips } = pgCounts();
+      expect({ transactions, roundTrips }).toEqual({ transactions: 16, roundTrips: 16 });
+      expect(await inner.getState('t', 'k15')).toBe(15);
+    } finally {
+      await inner.close();
+    }
+  });
+});

@@ -1,0 +1,179 @@
+import { AsyncResource } from 'node:async_hooks';
+import type { AuditEvent } from '../../core/audit.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import type { Connection, Query } from './connection.ts';
+
+/** Audit events a write wants linked onto the chain, stamped `at`. */
+export interface AuditGroup {
+  events: readonly AuditEvent[];
+  at: string;
+}
+
+/** Where a write hands its audit events: they are linked once, after every write of the batch. */
+export type AuditSink = (events: readonly AuditEvent[] | undefined, at: string) => void;
+
+/**
+ * One store write: its statements run on `query`, its audit events go to `audit`. It must be
+ * safe to run again from the start (a retried or split batch runs it again) and must not
+ * depend on anything committed by another write of the same batch.
+ */
+export type Write<T> = (query: Query, audit: AuditSink) => Promise<T>;
+
+export interface GroupCommit {
+  /**
+   * Runs `write` in a transaction shared with the writes other requests of this process
+   * started meanwhile, and resolves once that transaction committed. `single`: the write is
+   * one statement without audit events: it joins a shared transaction only while writes with
+   * audit events are in flight or waiting, and otherwise runs at once in autocommit.
+   */
+  run<T>(write: Write<T>, single?: boolean): Promise<T>;
+}
+
+interface Entry {
+  write: Write<unknown>;
+  single: boolean;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Writes one transaction takes at most: bounds how long its row locks are held. */
+const MAX_BATCH = 32;
+
+/**
+ * SQLite's group commit on a pool. Every write that links audit events queues on the audit
+ * head's row lock in PostgreSQL anyway, so running them one transaction each only adds
+ * BEGIN, COMMIT, a head read and a WAL flush per write. Here, while one transaction of this
+ * process is in flight, the writes that arrive wait; the next transaction takes all of them,
+ * runs their statements in arrival order, links all their audit events with one head read and
+ * one INSERT, and commits once. A write alone runs at once, so nothing waits that would not
+ * have waited on the head lock.
+ *
+ * Why this is safe:
+ * - Each caller hears back only after COMMIT: a result is never reported before it is durable.
+ * - The batch is equivalent to running its writes one after another in arrival order. The
+ *   writes were concurrent (each caller still waiting), so any order is one the callers could
+ *   have seen; each statement is a conditional statement re-checked against the rows as the
+ *   earlier writes left them.
+ * - All or nothing stays per write: if a write throws (a lost compare-and-set that is an
+ *   error, a duplicate id, a rule for another session), the whole transaction rolls back; that
+ *   write runs again alone in its own transaction, so the error it reports is its own, and the
+ *   others run again together, so one write's error never undoes or fails another's.
+ * - A lost connection fails every write of the batch with STORE_UNAVAILABLE, as it would fail
+ *   each alone: rolled back before COMMIT was sent, unknown after; nothing is half-written
+ *   because it is one transaction. Serialization failures and deadlocks (40001, 40P01) retry
+ *   the whole batch, as they retry a single transaction.
+ * - Audit events are linked last, after every row write, so the head lock is held only for
+ *   the INSERT and COMMIT (as before), now once per batch instead of once per write.
+ */
+export function createGroupCommit(
+  connection: Connection,
+  linkAudit: (query: Query, groups: readonly AuditGroup[]) => Promise<void>,
+): GroupCommit {
+  const waiting: Entry[] = [];
+  let inFlight = false;
+  // Whether the transaction in flight carries a write with audit events.
+  let auditInFlight = false;
+
+  async function alone(entry: Entry): Promise<void> {
+    try {
+      if (entry.single) {
+        entry.resolve(await entry.write(connection.query, () => undefined));
+        return;
+      }
+      entry.resolve(
+        await connection.transaction(async (query) => {
+          const groups: AuditGroup[] = [];
+          const result = await entry.write(query, (events, at) => {
+            if (events !== undefined && events.length > 0) groups.push({ events, at });
+          });
+          await linkAudit(query, groups);
+          return result;
+        }),
+      );
+    } catch (error) {
+      entry.reject(error);
+    }
+  }
+
+  async function together(batch: Entry[]): Promise<void> {
+    let results: unknown[];
+    // The write that threw, if one did: it runs again alone, the rest go back to the queue.
+    let failing: Entry | undefined;
+    try {
+      results = await connection.transaction(async (query) => {
+        failing = undefined;
+        const groups: AuditGroup[] = [];
+        const sink: AuditSink = (events, at) => {
+          if (events !== undefined && events.length > 0) groups.push({ events, at });
+        };
+        const out: unknown[] = [];
+        for (const entry of batch) {
+          try {
+            out.push(await entry.write(query, sink));
+          } catch (error) {
+            failing = entry;
+            throw error;
+          }
+        }
+        await linkAudit(query, groups);
+        return out;
+      });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
+      // PostgreSQL rolled the whole transaction back. The write that threw runs again alone,
+      // so the error it reports is its own; the others return to the head of the queue and
+      // share the next transaction. Each round takes one write out, so this ends.
+      if (failing === undefined) {
+        for (const entry of batch) await alone(entry);
+        return;
+      }
+      const culprit = failing;
+      waiting.unshift(...batch.filter((entry) => entry !== culprit));
+      await alone(culprit);
+      return;
+    }
+    batch.forEach((entry, i) => {
+      entry.resolve(results[i]);
+    });
+  }
+
+  function pump(): void {
+    if (inFlight || waiting.length === 0) return;
+    inFlight = true;
+    const batch = waiting.splice(0, MAX_BATCH);
+    auditInFlight = batch.some((entry) => !entry.single);
+    void (batch.length === 1 ? alone(batch[0]!) : together(batch)).finally(() => {
+      inFlight = false;
+      auditInFlight = false;
+      pump();
+    });
+  }
+
+  return {
+    run<T>(write: Write<T>, single = false): Promise<T> {
+      // A one-statement write without audit events shares a transaction only while writes
+      // with audit events are in flight or waiting: those queue on the audit head anyway, and
+      // riding along saves it a transaction of its own. Otherwise it runs at once in
+      // autocommit, on its own connection, in parallel with everything else: queuing writes
+      // that never contend behind one another made 16 sessions stepping at once run at
+      // 0.36-0.43x the steps/s.
+      if (single && !auditInFlight && !waiting.some((entry) => !entry.single)) {
+        return write(connection.query, () => undefined);
+      }
+      return new Promise<T>((resolve, reject) => {
+        // Bound to the caller's async context: its statements belong to its own request (a
+        // trace span, a counter), not to whichever request's transaction carries them.
+        waiting.push({
+          write: AsyncResource.bind(write) as Write<unknown>,
+          single,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        });
+        pump();
+      });
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, tempStore } from '../helpers/cli.ts';
+import { dropSchema, freshSchema, postgresForTests, storeUrl, TEST_PG_URL } from '../helpers/postgres.ts';
+
+/**
+ * `countersign erase` on both SQL backends, with encryption at rest off and on: after the
+ * seed scenario (a request approved and run, a refund run waiting, another customer's
+ * session), erasing c-100 leaves nothing of theirs readable, destroys their data key when
+ * encryption is on, and `audit --verify` passes with their entries shown as erased.
+ */
+const pg = await postgresForTests();
+const newKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+/** c-100's words, as the seed scenario writes them (message, arguments, effect, result, reply, port data). */
+const THEIRS = [
+  'Please cancel my order 1044',
+  'Cancel order 1044 for customer',
+  'has been cancelled',
+  'Cancelled order 1044',
+];
+
+async function ok(args: string[], env: Record<string, string>) {
+  const run = await runCli([...args, '--json'], env);
+  expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
+  return run.json as Record<string, unknown>;
+}
+
+async function seedThenErase(env: Record<string, string>) {
+  const turn = (await ok(
+    ['chat', '--as', 'backend', 'seed-1', 'Please cancel my order 1044.', '--user', 'c-100'],
+    env,
+  )) as {
+    approvals: Array<{ id: string }>;
+  };
+  await ok(['approve', turn.approvals[0]!.id, '--as', 'alice'], env);
+  const run = (await ok(
+    ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040', '--user', 'c-100'],
+    env,
+  )) as {
+    requests: Array<{ id: string }>;
+  };
+  await ok(
+    ['chat', '--as', 'backend', 'other-1', "What's the status of order 1045?", '--user', 'c-200'],
+    env,
+  );
+
+  const report = await ok(['erase', '--principal', 'c-100', '--as', 'dpo'], env);
+  expect(report).toMatchObject({ erased: true, expired: [run.requests[0]!.id] });
+  expect(report.counts).toMatchObject({ sessions: 1, runs: 1, executions: 1 });
+  const verify = await ok(['audit', '--verify'], env);
+  expect(verify).toMatchObject({ ok: true });
+  expect(verify.erased).toBe((report.counts as { auditEntries: number }).auditEntries);
+  const trail = JSON.stringify(await ok(['audit'], env));
+  for (const text of THEIRS) expect(trail).not.toContain(text);
+  expect(trail).toContain('"principal.erased"');
+  // The other customer's session is still there and readable.
+  expect((await runCli(['resume', 'other-1', '--json'], env)).code).toBe(0);
+  return report;
+}
+
+describe('countersign erase on both SQL backends', () => {
+  it('SQLite with encryption on: the data key is destroyed, the file holds nothing of theirs', async () => {
+    const store = tempStore();
+    const env = { COUNTERSIGN_STORE: store, COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') };
+    const report = await seedThenErase(env);
+    expect(report.keyForgotten).toBe(true);
+    const db = new DatabaseSync(store.slice('sqlite:'.length));
+    try {
+      const keys = db.prepare("SELECT wrapped FROM data_keys WHERE owner = 'principal:c-100'").all();
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect(key.wrapped).toBeNull();
+    } finally {
+      db.close();
+    }
+    // Erasing again: nothing is left, and the key is already gone.
+    expect(await ok(['erase', '--principal', 'c-100'], env)).toMatchObject({
+      erased: false,
+      keyForgotten: false,
+    });
+  });
+
+  it('SQLite with encryption off', async () => {
+    const report = await seedThenErase({ COUNTERSIGN_STORE: tempStore() });
+    expect(report.keyForgotten).toBe(false);
+  });
+
+  describe.skipIf(pg === null)('PostgreSQL', () => {
+    const schemas = [freshSchema('erase_plain'), freshSchema('erase_crypt')];
+    afterAll(async () => {
+      for (const schema of schemas) await dropSchema(schema);
+    });
+
+    it('encryption off: a pg_dump afterwards holds none of their words', async () => {
+      const env = { COUNTERSIGN_STORE: storeUrl(schemas[0]!) };
+      await seedThenErase(env);
+      const dump = execFileSync('pg_dump', ['--schema', schemas[0]!, TEST_PG_URL], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      for (const text of THEIRS) expect(dump.includes(Buffer.from(text)), text).toBe(false);
+      expect(dump.includes(Buffer.from('status of order 1045'))).toBe(true);
+    });
+
+    it('encryption on: the data key is destroyed', async () => {
+      const env = { COUNTERSIGN_STORE: storeUrl(schemas[1]!), COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') };
+      const report = await seedThenErase(env);
+      expect(report.keyForgotten).toBe(true);
+    });
+  });
+});
