@@ -20,12 +20,13 @@ installPgCounter();
  * transactions: decide 6 (BEGIN, the compare-and-set, the audit head read, the audit INSERT,
  * the lease, COMMIT), startExecution 5, the two step commits 7; 16 at once cost 9 transactions
  * and 23 statements each. Now the lease is taken in the decision's statement and the audit
- * link guesses the head this process wrote last (row-writers.ts): 21 statements alone, and
+ * link guesses the head this process wrote last (row-writers.ts): 21 statements alone (22
+ * since the decision asks the tool's policy again, one getState), and
  * concurrent decisions share transactions (group-commit.ts).
  */
 const lone = {
-  roundTrips: 21,
-  transactions: 11,
+  roundTrips: 22,
+  transactions: 12,
   byMethod: {
     getApproval: { calls: 1, roundTrips: 1, transactions: 1 },
     getSession: { calls: 1, roundTrips: 1, transactions: 1 },
@@ -34,8 +35,10 @@ const lone = {
     loadMessages: { calls: 1, roundTrips: 1, transactions: 1 },
     getExecution: { calls: 1, roundTrips: 1, transactions: 1 },
     startExecution: { calls: 1, roundTrips: 4, transactions: 1 },
-    // The bookstore tool's own state: read the order, write it cancelled.
-    getState: { calls: 2, roundTrips: 2, transactions: 2 },
+    // The bookstore tool's own state: the policy reads the order once more at the decision
+    // (routing by amount is judged again on the bound call, so an edited row's lower role or
+    // smaller quorum decides nothing), then the run reads it and writes it cancelled.
+    getState: { calls: 3, roundTrips: 3, transactions: 3 },
     setState: { calls: 1, roundTrips: 1, transactions: 1 },
     // The step with the tool result, the execution's finish and audit (BEGIN, finish, step,
     // audit link, COMMIT), then the final reply (one statement).

@@ -5,6 +5,7 @@ import {
   type KeyObject,
   randomFillSync,
 } from 'node:crypto';
+import type { CipherKey } from './cipher-key.ts';
 
 // AES-256-GCM with a random 96-bit nonce per value. Layout: nonce(12) ‖ tag(16) ‖ ciphertext.
 // Random nonces are safe far beyond any one data key's use here (2^32 values per key).
@@ -27,13 +28,16 @@ function nonce(): Buffer {
 }
 
 /** Imported once per data key: a KeyObject makes each cipher about twice as cheap to set up as raw bytes. */
-export function cipherKey(bytes: Uint8Array): KeyObject {
+export function cipherKey(bytes: Uint8Array): CipherKey {
   return createSecretKey(bytes);
 }
 
-export function seal(key: KeyObject | Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
+const keyOf = (key: CipherKey | Uint8Array): KeyObject | Uint8Array =>
+  key instanceof Uint8Array ? key : (key as KeyObject);
+
+export function seal(key: CipherKey | Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
   const iv = nonce();
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(key), iv);
   cipher.setAAD(aad);
   const body = cipher.update(plaintext);
   const rest = cipher.final();
@@ -41,9 +45,9 @@ export function seal(key: KeyObject | Uint8Array, plaintext: Uint8Array, aad: Ui
 }
 
 /** Returns null when the tag does not verify (wrong key, or the bytes were changed). */
-export function open(key: KeyObject | Uint8Array, sealed: Uint8Array, aad: Uint8Array): Buffer | null {
+export function open(key: CipherKey | Uint8Array, sealed: Uint8Array, aad: Uint8Array): Buffer | null {
   if (sealed.length < NONCE + TAG) return null;
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, NONCE));
+  const decipher = createDecipheriv('aes-256-gcm', keyOf(key), sealed.subarray(0, NONCE));
   decipher.setAAD(aad);
   decipher.setAuthTag(sealed.subarray(NONCE, NONCE + TAG));
   try {

@@ -7,8 +7,8 @@ export const ENCRYPTION_KEYS_VAR = 'COUNTERSIGN_ENCRYPTION_KEYS';
 const FORMAT = `${ENCRYPTION_KEYS_VAR} is a comma-separated list of id:base64 entries, each a 32-byte key, newest first (e.g. "k2:…,k1:…"); generate one with: node -e "console.log('k1:'+require('crypto').randomBytes(32).toString('base64'))"`;
 
 /** Parses `id:base64-32-bytes,…`: the first entry wraps new data keys, all of them unwrap. */
-export function parseEncryptionKeys(value: string): Map<string, Buffer> {
-  const keys = new Map<string, Buffer>();
+export function parseEncryptionKeys(value: string): Map<string, Uint8Array> {
+  const keys = new Map<string, Uint8Array>();
   for (const entry of value.split(',')) {
     const item = entry.trim();
     if (item === '') continue;
@@ -53,7 +53,7 @@ export function envKeyProvider(value: string): KeyProvider {
     currentKeyId: () => current,
     keyIds: () => ids,
     async wrap(dataKeyId, dataKey): Promise<WrappedKey> {
-      const kek = keys.get(current) as Buffer;
+      const kek = keys.get(current) as Uint8Array;
       return { kekId: current, wrapped: seal(kek, dataKey, Buffer.from(dataKeyId)).toString('base64') };
     },
     async unwrap(dataKeyId, wrapped) {

@@ -1,7 +1,8 @@
-import { type KeyObject, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import type { DataKeyRecord, DataKeys } from '../store/ports/data-keys.ts';
 import { cipherKey } from './aes-gcm.ts';
+import type { CipherKey } from './cipher-key.ts';
 import { type KeyNeed, KeyNotReady } from './key-not-ready.ts';
 import type { KeyProvider } from './key-provider.ts';
 import { isOwnerScope, KEY_SCOPE, principalScope, STORE_SCOPE, sessionScope } from './scopes.ts';
@@ -15,9 +16,9 @@ export type ScopeOwner = (scope: string) => Promise<string>;
 
 export interface LoadedKey {
   readonly id: string;
-  readonly key: KeyObject;
+  readonly key: CipherKey;
   /** The id as bytes, bound into every value sealed with it. */
-  readonly aad: Buffer;
+  readonly aad: Uint8Array;
 }
 
 const ROTATE_PAGE = 200;

@@ -458,8 +458,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
          RETURNING ${APPROVAL_COLUMNS}`;
       const values = [
         id,
-        update.approvals.length === 0 ? null : codec.encode(update.approvals),
-        update.edit === null ? null : codec.encode(update.edit),
+        update.approvals.length === 0 ? null : codec.encode(update.approvals, decisionScope(id)),
+        update.edit === null ? null : codec.encode(update.edit, decisionScope(id)),
         update.requiredRole,
         update.approvalsNeeded,
         update.revision,

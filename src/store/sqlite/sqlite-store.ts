@@ -441,8 +441,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
            WHERE id = ? AND status = 'pending' AND revision = ? AND expires_at > ?
            RETURNING ${APPROVAL_COLUMNS}`,
         ).get(
-          update.approvals.length === 0 ? null : codec.encode(update.approvals),
-          update.edit === null ? null : codec.encode(update.edit),
+          update.approvals.length === 0 ? null : codec.encode(update.approvals, decisionScope(id)),
+          update.edit === null ? null : codec.encode(update.edit, decisionScope(id)),
           update.requiredRole,
           update.approvalsNeeded,
           id,
