@@ -17,7 +17,7 @@ async function storeOf(
   return { store: checkpoints.kind === 'file' ? null : await context.store(), checkpoints };
 }
 
-export function describeErasure(report: ErasureReport): string {
+export function describeErasure(report: ErasureReport, audited = true): string {
   const { counts } = report;
   if (!report.erased)
     return `Nothing to erase for customer ${report.principal}: no session, request or run names them.`;
@@ -37,7 +37,11 @@ export function describeErasure(report: ErasureReport): string {
       `Decided by a person before the erasure reached them (removed all the same): ${report.decidedFirst.join(', ')}.`,
     );
   if (report.keyForgotten) lines.push('Their data key was destroyed.');
-  lines.push('The audit chain still verifies: countersign audit --verify.');
+  lines.push(
+    audited
+      ? 'The audit chain still verifies: countersign audit --verify.'
+      : 'A file: store keeps no audit trail: this erasure is recorded nowhere else.',
+  );
   return lines.join('\n');
 }
 
@@ -53,28 +57,9 @@ export const erase: Command = async ({ values, context, out }) => {
   const app = await context.app().catch(() => null);
   const state = app?.customerState?.(values.principal) ?? [];
   const options = { by: decider(values), checkpoints, state };
-  let report: ErasureReport;
-  if (store === null) {
-    // Runs only: no trail to audit the erasure in; the runs and their requests go.
-    const counts = await checkpoints.erasePrincipal({
-      principal: values.principal!,
-      at: new Date().toISOString(),
-    });
-    const erased = Object.values(counts).some((n) => n > 0);
-    report = {
-      stateKeys: 0,
-      principal: values.principal!,
-      at: new Date().toISOString(),
-      by: options.by,
-      erased,
-      keyForgotten: false,
-      expired: [],
-      decidedFirst: [],
-      counts,
-    };
-  } else report = await erasePrincipal(store, values.principal!, options);
+  const report = await erasePrincipal(store, values.principal, options);
   if (out.json) out.data(report);
-  else out.print(describeErasure(report));
+  else out.print(describeErasure(report, store !== null));
   return 0;
 };
 

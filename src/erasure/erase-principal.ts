@@ -102,10 +102,11 @@ async function expireFirst(
  * who, when, which principal and how much (no customer data). The chain still verifies.
  *
  * An id nothing names is "nothing to erase" (`erased: false`), not an error, so erasing
- * twice is safe; a malformed id is INVALID_INPUT.
+ * twice is safe; a malformed id is INVALID_INPUT. `store` is null for a store of workflow
+ * runs only (COUNTERSIGN_STORE=file:): then `checkpoints` is erased, with no trail to audit in.
  */
 export async function erasePrincipal(
-  store: Store,
+  store: Store | null,
   principal: string,
   options: EraseOptions,
 ): Promise<ErasureReport> {
@@ -115,11 +116,13 @@ export async function erasePrincipal(
     });
   }
   const at = (options.now ?? new Date()).toISOString();
+  const main: Store | CheckpointStore | undefined = store ?? options.checkpoints;
+  if (main === undefined) throw new TypeError('erasePrincipal needs a store or `checkpoints`.');
   const separate =
-    options.checkpoints !== undefined && options.checkpoints !== (store as unknown)
+    store !== null && options.checkpoints !== undefined && options.checkpoints !== (store as unknown)
       ? options.checkpoints
       : null;
-  const books: (Store | CheckpointStore)[] = separate === null ? [store] : [store, separate];
+  const books: (Store | CheckpointStore)[] = separate === null ? [main] : [main, separate];
 
   const expired: string[] = [];
   const decidedFirst: string[] = [];
@@ -131,13 +134,13 @@ export async function erasePrincipal(
   }
 
   // The key first: once it is gone nothing of theirs can be read, even if a write below fails.
-  const keys = options.keys ?? keyringOf(store);
+  const keys = options.keys ?? keyringOf(main);
   const keyForgotten = (await keys?.forget(principal)) ?? false;
 
   let stateKeys = 0;
   for (const { namespace, key } of options.state ?? []) {
-    if ((await store.getState(namespace, key)) === undefined) continue;
-    await store.setState(namespace, key, null);
+    if ((await main.getState(namespace, key)) === undefined) continue;
+    await main.setState(namespace, key, null);
     stateKeys += 1;
   }
 
@@ -155,10 +158,7 @@ export async function erasePrincipal(
           },
         ];
   const before = counts;
-  counts = add(
-    before,
-    await store.erasePrincipal({ principal, at, audit: (own) => event(add(before, own)) }),
-  );
+  counts = add(before, await main.erasePrincipal({ principal, at, audit: (own) => event(add(before, own)) }));
   return {
     principal,
     at,

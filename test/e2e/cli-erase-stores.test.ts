@@ -103,6 +103,40 @@ describe('countersign erase on both SQL backends', () => {
       expect(dump.includes(Buffer.from('status of order 1045'))).toBe(true);
     });
 
+    it('erase racing approve, in two processes: the call runs only if the approval won, and nothing is left', async () => {
+      for (let round = 0; round < 3; round++) {
+        const schema = freshSchema(`erase_race_${round}`);
+        schemas.push(schema);
+        const env = { COUNTERSIGN_STORE: storeUrl(schema) };
+        const turn = (await ok(
+          ['chat', '--as', 'backend', 's1', 'Please cancel my order 1044.', '--user', 'c-100'],
+          env,
+        )) as {
+          approvals: Array<{ id: string }>;
+        };
+        const id = turn.approvals[0]!.id;
+        const [approve, erase] = await Promise.all([
+          runCli(['approve', id, '--as', 'alice', '--json'], env),
+          runCli(['erase', '--principal', 'c-100', '--as', 'dpo', '--json'], env),
+        ]);
+        expect(erase.code, erase.stderr).toBe(0);
+        const report = erase.json as { expired: string[]; decidedFirst: string[] };
+        // Expired by the erasure (then no approval can win), decided while it ran, or decided
+        // before it began (then it was no longer pending to list).
+        expect([...report.expired, ...report.decidedFirst].filter((other) => other !== id)).toEqual([]);
+        if (report.expired.includes(id)) {
+          expect(approve.code).not.toBe(0);
+          expect((approve.json as { error: { code: string } }).error.code).toMatch(
+            /^(EXPIRED|NOT_FOUND|ALREADY_DECIDED)$/,
+          );
+        }
+        expect((await ok(['audit', '--verify'], env)).ok).toBe(true);
+        // Nothing of theirs left: no session, no request, no ledger row.
+        expect(await ok(['pending'], env)).toEqual([]);
+        expect(await ok(['executions'], env)).toEqual([]);
+      }
+    });
+
     it('encryption on: the data key is destroyed', async () => {
       const env = { COUNTERSIGN_STORE: storeUrl(schemas[1]!), COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') };
       const report = await seedThenErase(env);

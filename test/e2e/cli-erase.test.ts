@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
@@ -62,6 +64,35 @@ describe('countersign erase', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('on a file: store of workflow runs: the waiting request expired first, the run gone', async () => {
+    const env = { COUNTERSIGN_STORE: `file:${mkdtempSync(join(tmpdir(), 'countersign-erase-files-'))}` };
+    const started = await runCli(
+      [
+        'run',
+        'start',
+        'refund',
+        '1040',
+        '--run',
+        'refund-1040',
+        '--user',
+        'c-100',
+        '--as',
+        'backend',
+        '--json',
+      ],
+      env,
+    );
+    expect(started.code, started.stderr).toBe(0);
+    const id = (started.json as { requests: Array<{ id: string }> }).requests[0]!.id;
+    const erased = await runCli(['erase', '--principal', 'c-100', '--as', 'dpo'], env);
+    expect(erased.stdout).toContain(`Expired first: ${id}.`);
+    expect(erased.stdout).toContain('1 run (2 checkpoints)');
+    expect(erased.stdout).toContain('A file: store keeps no audit trail');
+    expect(((await runCli(['runs', '--json'], env)).json as unknown[]).length).toBe(0);
+    const answer = await runCli(['answer', id, '{"approved": true}', '--as', 'mia', '--json'], env);
+    expect((answer.json as { error: { code: string } }).error.code).toBe('NOT_FOUND');
   });
 
   it('refuses a malformed id and requires --principal', async () => {
