@@ -22,17 +22,6 @@ const keys = `k2:${randomBytes(32).toString('base64')},k1:${randomBytes(32).toSt
 const encryption = () => createEncryption(envKeyProvider(keys));
 const pg = await postgresForTests();
 
-// Effect previews are sealed at rest, so SQL cannot match text inside them; text search
-// still matches the customer and the tool (docs/security.md#what-stays-clear).
-const sealedEffects = {
-  reason: 'effect previews are encrypted at rest, so text search cannot look inside them',
-  tests: ['pageRequests > searches the effect preview and customer partly, in any case'],
-};
-const sealedPortEffects = {
-  reason: 'effect previews are encrypted at rest, so text search cannot look inside them',
-  tests: ['port requests (the request book) > finds its port requests by text in their effect preview'],
-};
-
 function sqlite(path: string) {
   const e = encryption();
   return e.wrap(createSqliteStore({ path, codec: e.codec }));
@@ -44,19 +33,18 @@ describeStoreConformance(
     create: async () => sqlite(join(mkdtempSync(join(tmpdir(), 'countersign-enc-')), 'store.db')),
     destroy: async (store) => rmSync(dirname(store.path), { recursive: true, force: true }),
     sibling: async (store) => sqlite(store.path),
+    sealsEffects: true,
   },
-  { suites: ALL_STORE_SUITES, skip: [sealedEffects] },
+  { suites: ALL_STORE_SUITES },
 );
 
-describeCheckpointStoreConformance(
-  {
-    name: 'sqlite, encrypted',
-    create: async () => sqlite(join(mkdtempSync(join(tmpdir(), 'countersign-enc-cp-')), 'store.db')),
-    destroy: async (store) => rmSync(dirname(store.path), { recursive: true, force: true }),
-    audit: (store) => store.listAudit(),
-  },
-  { skip: [sealedPortEffects] },
-);
+describeCheckpointStoreConformance({
+  name: 'sqlite, encrypted',
+  create: async () => sqlite(join(mkdtempSync(join(tmpdir(), 'countersign-enc-cp-')), 'store.db')),
+  destroy: async (store) => rmSync(dirname(store.path), { recursive: true, force: true }),
+  audit: (store) => store.listAudit(),
+  sealsEffects: true,
+});
 
 // The memory store keeps values, not text (nothing reaches a disk); wrapped, it must behave the same.
 describeStoreConformance(
@@ -78,16 +66,27 @@ describe.skipIf(pg === null)('PostgreSQL, encrypted', () => {
       create: () => postgres(freshSchema('enc')),
       destroy: (store) => dropSchema(store.schema),
       sibling: (store) => postgres(store.schema),
+      sealsEffects: true,
     },
-    { suites: ['sessions', 'approvals', 'ledger', 'audit', 'state', 'transfer', 'deliveries', 'dataKeys'] },
-  );
-  describeCheckpointStoreConformance(
     {
-      name: 'postgres, encrypted',
-      create: () => postgres(freshSchema('enc_cp')),
-      destroy: (store) => dropSchema(store.schema),
-      audit: (store) => store.listAudit(),
+      suites: [
+        'sessions',
+        'approvals',
+        'paging',
+        'ledger',
+        'audit',
+        'state',
+        'transfer',
+        'deliveries',
+        'dataKeys',
+      ],
     },
-    { skip: [sealedPortEffects] },
   );
+  describeCheckpointStoreConformance({
+    name: 'postgres, encrypted',
+    create: () => postgres(freshSchema('enc_cp')),
+    destroy: (store) => dropSchema(store.schema),
+    audit: (store) => store.listAudit(),
+    sealsEffects: true,
+  });
 });

@@ -31,6 +31,8 @@ export interface PortContext<P> {
 export interface ConformanceContext extends PortContext<Store> {
   /** Another empty store of the same backend (for export/import); cleaned up by the caller. */
   fresh: StoreFactory;
+  /** The backend encrypts effect previews (StoreInitializer.sealsEffects). */
+  sealsEffects: boolean;
 }
 
 const epoch = Date.UTC(2030, 0, 1);

@@ -39,6 +39,12 @@ export interface StoreInitializer<S extends Store = Store> {
    * racing, a sign-in seen by another server) use it; without it they use `store` itself.
    */
   sibling?(store: S): Promise<Store>;
+  /**
+   * True for a store whose codec encrypts effect previews at rest (`src/crypto/`): SQL cannot
+   * look inside them, so a text search matches the customer only, and the paging case checks
+   * exactly that instead of matching words of the effect.
+   */
+  sealsEffects?: boolean;
 }
 
 /** The core Store ports, one suite each, in the order they run. */
@@ -161,6 +167,7 @@ export function describeStoreConformance<S extends Store>(
         return sibling;
       },
       fresh: open,
+      sealsEffects: initializer.sealsEffects ?? false,
     };
 
     for (const suite of selected) ALL_SUITES[suite](ctx);
