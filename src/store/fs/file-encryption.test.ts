@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keyringOf } from '../../crypto/encrypted-store.ts';
+import { createEncryption } from '../../crypto/encryption.ts';
+import { envKeyProvider } from '../../crypto/env-key-provider.ts';
+import { ERASED_MARKER, ERASED_TEXT } from '../../crypto/erased.ts';
+import { checkpoint } from '../conformance/checkpoint-store-conformance.ts';
+import { answeredBy, portRequest } from '../conformance/fixtures.ts';
+import { createFileCheckpointStore } from './file-checkpoint-store.ts';
+
+const k1 = `k1:${randomBytes(32).toString('base64')}`;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function open(dir: string, keys = k1) {
+  const e = createEncryption(envKeyProvider(keys));
+  return e.wrapRuns(createFileCheckpointStore({ dir, durable: false, codec: e.codec }));
+}
+
+function bytesUnder(dir: string): string {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+    .join('\n');
+}
+
+/** A run of customer c-100 waiting on its port, answered, with app state beside it. */
+async function scenario(dir: string) {
+  const store = open(dir);
+  const body = { note: 'Crème brûlée, damaged cover' };
+  const request = portRequest('r', 'req_1', {
+    effect: 'Refund 35.00 to Jane Roe',
+    args: { why: 'torn page 12' },
+  });
+  const saved = await store.saveCheckpoint(checkpoint('r', 0, { body }), null, { requests: [request] });
+  expect(saved.saved).toBe(true);
+  expect(
+    (await store.decide('req_1', answeredBy('mia', 20, { approved: true, note: 'photo seen' }))).won,
+  ).toBe(true);
+  await store.setState('cart', 'c-100', { items: ['Atlas of Clouds'] });
+  return store;
+}
+
+describe('the file checkpoint store with encryption keys', () => {
+  it('seals bodies, payloads, previews, answers and state; ids, statuses and times stay clear', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-fenc-'));
+    dirs.push(dir);
+    const store = await scenario(dir);
+    const raw = bytesUnder(dir);
+    for (const secret of ['Crème brûlée', 'Jane Roe', 'torn page 12', 'photo seen', 'Atlas of Clouds'])
+      expect(raw).not.toContain(secret);
+    for (const clear of ['"run":"r"', '"status":"running"', '"verdict":"answered"', '"customer":"c-100"'])
+      expect(raw).toContain(clear);
+    // Read back by a second process with the same keys.
+    const other = open(dir);
+    expect((await other.latestCheckpoint('r'))?.body).toEqual({ note: 'Crème brûlée, damaged cover' });
+    expect(await other.getApproval('req_1')).toMatchObject({
+      args: { why: 'torn page 12' },
+      effect: 'Refund 35.00 to Jane Roe',
+      status: 'answered',
+      decision: { response: { approved: true, note: 'photo seen' }, by: 'mia' },
+    });
+    expect(await other.getState('cart', 'c-100')).toEqual({ items: ['Atlas of Clouds'] });
+    await store.close();
+  });
+
+  it('forgetting the customer’s key: their request reads as erased, the run’s own data does not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-fenc-'));
+    dirs.push(dir);
+    const store = await scenario(dir);
+    expect(await keyringOf(store)?.forget('c-100')).toBe(true);
+    for (const reader of [store, open(dir)]) {
+      expect(await reader.getApproval('req_1')).toMatchObject({
+        args: ERASED_MARKER,
+        effect: ERASED_TEXT,
+        status: 'answered',
+        decision: { verdict: 'answered', by: 'mia', reason: null },
+      });
+      expect((await reader.getApproval('req_1'))?.decision).not.toHaveProperty('response');
+      // The checkpoint is the run's (sealed under run:r), removed by erasure with the run.
+      expect((await reader.latestCheckpoint('r'))?.body).toEqual({ note: 'Crème brûlée, damaged cover' });
+    }
+    // No file under keys/ holds the customer's wrapped key any more.
+    const records = readdirSync(join(dir, 'keys'))
+      .filter((name) => name.endsWith('.json'))
+      .map(
+        (name) =>
+          JSON.parse(readFileSync(join(dir, 'keys', name), 'utf8')) as { owner: string; wrapped: unknown },
+      );
+    const theirs = records.filter((record) => record.owner === 'principal:c-100');
+    expect(theirs).toHaveLength(1);
+    expect(theirs[0]?.wrapped).toBeNull();
+    expect(records.some((record) => record.owner === 'run:r' && typeof record.wrapped === 'string')).toBe(
+      true,
+    );
+  });
+
+  it('a wrong key is CONFIG_ERROR naming the key id; no keys at all is CONFIG_ERROR too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-fenc-'));
+    dirs.push(dir);
+    await scenario(dir);
+    await expect(
+      open(dir, `k1:${randomBytes(32).toString('base64')}`).latestCheckpoint('r'),
+    ).rejects.toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringContaining('"k1"'),
+    });
+    await expect(
+      createFileCheckpointStore({ dir, durable: false }).getApproval('req_1'),
+    ).rejects.toMatchObject({
+      code: 'CONFIG_ERROR',
+    });
+  });
+});
