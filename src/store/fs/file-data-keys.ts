@@ -139,8 +139,14 @@ export function createFileDataKeys(dir: string, writer: AtomicWriter, ready: () 
       for (;;) {
         const existing = await liveKey(key.owner);
         if (existing !== null) return existing;
-        // A claim naming a forgotten key (a forget stopped before removing it) is stale.
-        if ((await liveId(key.owner)) !== null) await unlink(livePath(key.owner)).catch(() => undefined);
+        // A claim naming a forgotten key (a forget stopped before removing it) is stale; a claim
+        // naming a live key was published since liveKey read: the loop returns that key.
+        const claimed = await liveId(key.owner);
+        if (claimed !== null) {
+          if ((await current(claimed))?.record.wrapped === null)
+            await unlink(livePath(key.owner)).catch(() => undefined);
+          continue;
+        }
         if (!(await writer.createExclusive(revisionPath(key.id, 0), `${JSON.stringify(key)}\n`))) {
           throw damaged(revisionPath(key.id, 0), 'a data key with this id exists already');
         }

@@ -117,3 +117,30 @@ describe('the file checkpoint store with encryption keys', () => {
     });
   });
 });
+
+describe('file data keys across processes', () => {
+  it('several processes creating one customer’s key at once all use the one that won', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-fkeys-'));
+    dirs.push(dir);
+    const stores = Array.from({ length: 6 }, () => createFileCheckpointStore({ dir, durable: false }));
+    const record = (id: string) => ({
+      id,
+      owner: 'principal:c-1',
+      kekId: 'k1',
+      wrapped: `w-${id}`,
+      createdAt: '2030-01-01T00:00:00.000Z',
+      forgottenAt: null,
+    });
+    const won = await Promise.all(stores.map((store, i) => store.insertDataKey(record(`dk_${i}`))));
+    expect(new Set(won.map((key) => key.id)).size).toBe(1);
+    expect(await stores[0]?.listLiveDataKeys({ limit: 10 })).toEqual([won[0]]);
+    // A forget racing a rewrap: the key ends forgotten either way.
+    const [forgotten] = await Promise.all([
+      stores[1]?.forgetDataKeys('principal:c-1', '2030-01-02T00:00:00.000Z'),
+      stores[2]?.rewrapDataKey(won[0]?.id as string, 'k1', 'k2', 'again'),
+    ]);
+    expect(forgotten).toEqual([won[0]?.id]);
+    expect(await stores[3]?.getDataKey(won[0]?.id as string)).toMatchObject({ wrapped: null, kekId: null });
+    expect(await stores[3]?.liveDataKey('principal:c-1')).toBeNull();
+  });
+});
