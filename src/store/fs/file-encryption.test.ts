@@ -118,6 +118,33 @@ describe('the file checkpoint store with encryption keys', () => {
   });
 });
 
+describe('keys set on a file store written without them', () => {
+  it('reads the plain files as they are and seals what is written from then on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-fenc-'));
+    dirs.push(dir);
+    const plain = createFileCheckpointStore({ dir, durable: false });
+    const request = portRequest('r', 'req_1', { args: { why: 'torn page 12' } });
+    await plain.saveCheckpoint(checkpoint('r', 0), null, { requests: [request] });
+    const store = open(dir);
+    expect(await store.getApproval('req_1')).toMatchObject({
+      args: { why: 'torn page 12' },
+      status: 'pending',
+    });
+    expect((await store.decide('req_1', answeredBy('mia', 20, { note: 'photo seen' }))).won).toBe(true);
+    expect(
+      (await store.saveCheckpoint(checkpoint('r', 1, { body: { n: 'sealed now' } }), 'cp-r-0')).saved,
+    ).toBe(true);
+    expect(await open(dir).getApproval('req_1')).toMatchObject({
+      decision: { response: { note: 'photo seen' } },
+    });
+    expect((await open(dir).latestCheckpoint('r'))?.body).toEqual({ n: 'sealed now' });
+    const raw = bytesUnder(dir);
+    expect(raw).toContain('torn page 12'); // written before the keys: not rewritten
+    expect(raw).not.toContain('photo seen');
+    expect(raw).not.toContain('sealed now');
+  });
+});
+
 describe('file data keys across processes', () => {
   it('several processes creating one customer’s key at once all use the one that won', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'countersign-fkeys-'));
