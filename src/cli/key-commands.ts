@@ -5,8 +5,9 @@ import type { Command } from './command-input.ts';
 
 /** `keys rotate`: every data key wrapped under the newest key; no payload is rewritten. */
 export const rotateKeys: Command = async ({ context, out }) => {
-  const store = await context.store();
-  const keyring = keyringOf(store);
+  // A file: store of workflow runs keeps its data keys in its own directory (DIR/keys/).
+  const checkpoints = await context.checkpoints();
+  const keyring = keyringOf(checkpoints.kind === 'file' ? checkpoints : await context.store());
   if (keyring === null) {
     throw new ConfigError(
       `keys rotate needs ${ENCRYPTION_KEYS_VAR}: this store is opened without encryption keys.`,

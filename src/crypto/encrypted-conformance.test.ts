@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe } from 'vitest';
+import { afterEach, beforeEach, describe } from 'vitest';
 import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../../test/helpers/postgres.ts';
 import { describeCheckpointStoreConformance } from '../store/conformance/checkpoint-store-conformance.ts';
+import { dataKeyCases } from '../store/conformance/data-key-cases.ts';
 import { ALL_STORE_SUITES, describeStoreConformance } from '../store/conformance/store-conformance.ts';
+import { createFileCheckpointStore, type FileCheckpointStore } from '../store/fs/file-checkpoint-store.ts';
 import { createMemoryStore } from '../store/memory/memory-store.ts';
 import { createPostgresStore } from '../store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -44,6 +46,36 @@ describeCheckpointStoreConformance({
   destroy: async (store) => rmSync(dirname(store.path), { recursive: true, force: true }),
   audit: (store) => store.listAudit(),
   sealsEffects: true,
+});
+
+// The file checkpoint store: checkpoint bodies, port payloads, decisions and app state sealed
+// in the files, its data keys in DIR/keys/; a sibling is a second process on the directory.
+function files(dir: string): FileCheckpointStore {
+  const e = encryption();
+  return e.wrapRuns(createFileCheckpointStore({ dir, durable: false, codec: e.codec }));
+}
+
+describeCheckpointStoreConformance(
+  {
+    name: 'file, encrypted',
+    create: async () => files(mkdtempSync(join(tmpdir(), 'countersign-enc-files-'))),
+    destroy: async (store) => rmSync(store.dir, { recursive: true, force: true }),
+  },
+  // No skip: the file store searches rows it has read and opened, so the sealed preview matches.
+);
+
+describe('DataKeys conformance: file', () => {
+  let dir = '';
+  let current: FileCheckpointStore | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-file-keys-'));
+    current = files(dir);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  dataKeyCases({
+    store: () => current as FileCheckpointStore,
+    sibling: async () => files(dir),
+  });
 });
 
 // The memory store keeps values, not text (nothing reaches a disk); wrapped, it must behave the same.

@@ -14,6 +14,12 @@ export interface Encryption {
   readonly codec: PayloadCodec;
   /** Then the backend is wrapped: keys load on first use, and the keyring learns its table. */
   wrap<S extends Store & DataKeys>(store: S): S;
+  /**
+   * The same for a store of workflow runs only (the file checkpoint store): its payloads are
+   * sealed under `run:`, `principal:` and `store` scopes, which name their owner, so no
+   * look-up of an owner is needed.
+   */
+  wrapRuns<S extends DataKeys & object>(store: S): S;
 }
 
 /** Encryption at rest with a KeyProvider (a KMS, or the built-in env provider). */
@@ -25,6 +31,11 @@ export function createEncryption(provider: KeyProvider): Encryption {
     wrap(store) {
       const wrapped = withKeyring(store, keyring);
       keyring.attach(store, scopeOwnerOf(wrapped));
+      return wrapped;
+    },
+    wrapRuns(store) {
+      const wrapped = withKeyring(store, keyring);
+      keyring.attach(store, async (scope) => scope);
       return wrapped;
     },
   };

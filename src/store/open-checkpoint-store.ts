@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors/config-error.ts';
-import { ENCRYPTION_KEYS_VAR } from '../crypto/env-key-provider.ts';
+import { encryptionFromEnv } from '../crypto/encryption.ts';
 import { type CheckpointStore, isCheckpointStore } from './checkpoint-store.ts';
 import { openStore } from './open-store.ts';
 import type { Store } from './store.ts';
@@ -18,15 +18,6 @@ export async function openCheckpointStore(
   const cwd = options.cwd ?? process.cwd();
   const trimmed = spec?.trim() ?? '';
   if (trimmed.startsWith('file:')) {
-    // Refused rather than ignored: the files would hold the customer's data in clear.
-    if ((options.env ?? process.env)[ENCRYPTION_KEYS_VAR]?.trim()) {
-      throw new ConfigError(
-        `COUNTERSIGN_STORE "${trimmed}" is a file checkpoint store, which does not encrypt, and ${ENCRYPTION_KEYS_VAR} is set.`,
-        {
-          hint: `Use COUNTERSIGN_STORE=sqlite:PATH or postgres://… for encrypted workflow runs, or unset ${ENCRYPTION_KEYS_VAR}; nothing was written.`,
-        },
-      );
-    }
     const dir = trimmed.slice('file:'.length);
     if (dir === '' || dir.startsWith('//')) {
       throw new ConfigError(
@@ -34,7 +25,12 @@ export async function openCheckpointStore(
       );
     }
     const { createFileCheckpointStore } = await import('./fs/file-checkpoint-store.ts');
-    return createFileCheckpointStore({ dir: resolve(cwd, dir) });
+    // COUNTERSIGN_ENCRYPTION_KEYS: payloads are sealed, the data keys live in DIR/keys/.
+    const encryption = encryptionFromEnv(options.env ?? process.env);
+    if (encryption === null) return createFileCheckpointStore({ dir: resolve(cwd, dir) });
+    return encryption.wrapRuns(
+      createFileCheckpointStore({ dir: resolve(cwd, dir), codec: encryption.codec }),
+    );
   }
   if (trimmed === 'memory:') {
     const { createMemoryCheckpointStore } = await import('./memory/memory-checkpoint-store.ts');

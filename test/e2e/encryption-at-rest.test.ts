@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -32,6 +32,14 @@ const CUSTOMER_STRINGS = [
 
 function found(bytes: Buffer): string[] {
   return CUSTOMER_STRINGS.filter((text) => bytes.includes(Buffer.from(text, 'utf8')));
+}
+
+/** The bytes of every file under `dir`, end to end. */
+function filesUnder(dir: string): Buffer {
+  const entries = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) =>
+    entry.isFile(),
+  );
+  return Buffer.concat(entries.map((entry) => readFileSync(join(entry.parentPath, entry.name))));
 }
 
 async function ok(args: string[], env: Record<string, string>) {
@@ -204,16 +212,87 @@ describe('encryption at rest, end to end through the CLI', () => {
     expect((refused.json as ErrorOut).error.code).toBe('CONFIG_ERROR');
   });
 
-  it('a file checkpoint store, which does not encrypt, is refused while keys are set', async () => {
+  it('a file: store: no file under DIR holds the workflow’s words; rotate, then read; a wrong key is CONFIG_ERROR; erase forgets the key', async () => {
+    const k1 = newKey('k1');
     const dir = mkdtempSync(join(tmpdir(), 'countersign-files-'));
-    const run = await runCli(['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'r', '--json'], {
-      COUNTERSIGN_STORE: `file:${dir}`,
-      COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1'),
+    const env = { COUNTERSIGN_STORE: `file:${dir}`, COUNTERSIGN_ENCRYPTION_KEYS: k1 };
+    const refund = async (to: Record<string, string>, run: string, user: string) => {
+      const started = (await ok(
+        ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', run, '--user', user],
+        to,
+      )) as { requests: Array<{ id: string }> };
+      expect(started.requests).toHaveLength(1);
+      await ok(
+        [
+          'answer',
+          started.requests[0]!.id,
+          '{"approved": true, "note": "Refund approved, cover photo on file"}',
+          '--as',
+          'mia',
+        ],
+        to,
+      );
+    };
+    await refund(env, 'refund-1040', 'c-100');
+    await refund(env, 'refund-1041', 'c-200');
+    const bytes = filesUnder(dir);
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(found(bytes)).toEqual([]);
+    expect(bytes.includes(Buffer.from('cover photo on file'))).toBe(false); // the person's answer
+    // The same workflow without keys writes the words in clear: the search would find them.
+    const plainDir = mkdtempSync(join(tmpdir(), 'countersign-files-plain-'));
+    await refund({ COUNTERSIGN_STORE: `file:${plainDir}` }, 'refund-1040', 'c-100');
+    expect(found(filesUnder(plainDir))).toContain('Damaged cover reported by customer');
+    expect(filesUnder(plainDir).includes(Buffer.from('cover photo on file'))).toBe(true);
+
+    // `run history` opens every checkpoint file of the run (their bodies are sealed).
+    const history = (await ok(['run', 'history', 'refund-1040'], env)) as unknown[];
+    expect(history).toHaveLength(3);
+    const k2 = newKey('k2');
+    const rotated = (await ok(['keys', 'rotate'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: `${k2},${k1}`,
+    })) as {
+      rewrapped: number;
+      total: number;
+    };
+    expect(rotated.rewrapped).toBeGreaterThanOrEqual(2);
+    expect(rotated.rewrapped).toBe(rotated.total);
+    const onlyK2 = { ...env, COUNTERSIGN_ENCRYPTION_KEYS: k2 };
+    const runs = (await ok(['runs'], onlyK2)) as Array<{ run: string }>;
+    expect(runs.map((run) => run.run).sort()).toEqual(['refund-1040', 'refund-1041']);
+    expect(await ok(['run', 'history', 'refund-1040'], onlyK2)).toEqual(history);
+
+    const wrong = await runCli(['run', 'history', 'refund-1040', '--json'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: newKey('k2'),
     });
-    expect((run.json as ErrorOut).error).toMatchObject({
+    expect(wrong.code).not.toBe(0);
+    expect((wrong.json as ErrorOut).error).toMatchObject({
       code: 'CONFIG_ERROR',
-      message: expect.stringContaining('does not encrypt'),
+      message: expect.stringContaining('"k2"'),
     });
+    const none = await runCli(['run', 'history', 'refund-1040', '--json'], {
+      ...env,
+      COUNTERSIGN_ENCRYPTION_KEYS: '',
+    });
+    expect((none.json as ErrorOut).error.code).toBe('CONFIG_ERROR');
+
+    const erased = (await ok(['erase', '--principal', 'c-100', '--as', 'dpo'], onlyK2)) as {
+      keyForgotten: boolean;
+    };
+    expect(erased.keyForgotten).toBe(true);
+    // No file under keys/ holds c-100's wrapped key any more; c-200's run still reads.
+    const keyFiles = readdirSync(join(dir, 'keys'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map(
+        (entry) =>
+          JSON.parse(readFileSync(join(entry.parentPath, entry.name), 'utf8')) as Record<string, unknown>,
+      )
+      .filter((record) => record.owner === 'principal:c-100');
+    expect(keyFiles.length).toBeGreaterThan(0);
+    expect(keyFiles.every((record) => record.wrapped === null)).toBe(true);
+    expect(await ok(['run', 'history', 'refund-1041'], onlyK2)).toHaveLength(3);
   });
 
   describe.skipIf(pg === null)('PostgreSQL', () => {

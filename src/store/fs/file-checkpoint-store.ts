@@ -18,26 +18,38 @@ import type {
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
+import type { PayloadCodec } from '../codec.ts';
 import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } from '../legacy-requests.ts';
+import type { DataKeys } from '../ports/data-keys.ts';
 import { createRunErasure } from '../run-erasure.ts';
 import { createAtomicWriter } from './atomic-file.ts';
+import { createFileDataKeys } from './file-data-keys.ts';
 import {
+  checkpointFileText,
   type IndexLine,
   parseAnswerFile,
   parseCheckpointFile,
   parseIndex,
   parseStateFile,
+  stateFileText,
 } from './file-records.ts';
 import { createFileRequestBook } from './file-request-book.ts';
+import { fileSealing } from './file-sealing.ts';
 import { checkpointFileName, checkpointFilePattern, safeFileName } from './safe-names.ts';
 
 export interface FileCheckpointStoreOptions {
   dir: string;
   /** fsync every file and its directory before a write counts as done (default true). */
   durable?: boolean;
+  /**
+   * What payloads pass through: checkpoint bodies, port requests' payloads and previews,
+   * decisions and app state (the encrypting codec of src/crypto/ seals them). Default: plain
+   * JSON, as files were always written.
+   */
+  codec?: PayloadCodec;
 }
 
-export interface FileCheckpointStore extends CheckpointStore {
+export interface FileCheckpointStore extends CheckpointStore, DataKeys {
   readonly kind: 'file';
   /** Files hold no audit trail: `options.audit` of a write is ignored (the runner appends it elsewhere, if given a trail). */
   readonly keepsAudit: false;
@@ -60,6 +72,7 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 
  *   runs/<run>/answers/<request>.json answers written before requests were rows (read when
  *                                     the runner adopts the request, see adoptRequests)
  *   state/<namespace>/<key>.json      executors' application state
+ *   keys/                             wrapped data keys, with encryption on (file-data-keys.ts)
  *   tmp/                              files being written
  *
  * The checkpoint files are the truth; the index is the catalogue that maps a checkpoint id
@@ -81,9 +94,11 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
   // The id at each run's latest known position, so a save need not read its parent back.
   const knownLatest = new Map<string, { seq: number; id: string }>();
   const requestsDir = join(dir, 'requests');
+  const sealing = fileSealing(options.codec);
   let ready: Promise<void> | undefined;
   // The runs' port requests, one file each, answered with `decide` like the agents' tool calls.
-  const requests = createFileRequestBook(requestsDir, writer, () => ensureLayout());
+  const requests = createFileRequestBook(requestsDir, writer, () => ensureLayout(), sealing);
+  const dataKeys = createFileDataKeys(join(dir, 'keys'), writer, () => ensureLayout());
 
   function ensureLayout(): Promise<void> {
     ready ??= Promise.all([
@@ -126,7 +141,8 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       if (isMissing(error)) return null;
       throw error;
     }
-    return parseCheckpointFile(text, path);
+    await sealing.prepare(text);
+    return parseCheckpointFile(text, path, sealing);
   }
 
   /** Positions of the run's checkpoints, ascending. */
@@ -203,7 +219,9 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
 
   async function readState(path: string): Promise<JsonValue | undefined> {
     try {
-      return parseStateFile(await readFile(path, 'utf8'), path);
+      const text = await readFile(path, 'utf8');
+      await sealing.prepare(text);
+      return parseStateFile(text, path, sealing);
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
@@ -214,6 +232,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     kind: 'file',
     keepsAudit: false,
     dir,
+    ...dataKeys,
     ...createRunErasure({
       requests,
       listRuns: () => store.listRuns(),
@@ -259,6 +278,8 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
           return { saved: false, latest: current };
         }
       }
+      // Sealed before any file is written: a key not loaded yet stops the call here.
+      const text = checkpointFileText(checkpoint, sealing);
       await mkdir(folder, { recursive: true });
       const file = join(folder, checkpointFileName(checkpoint.seq));
       // The requests first, so a published checkpoint never waits on a request without a
@@ -267,7 +288,7 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       if (!(await requests.insert(raised))) {
         throw new InvalidInputError(`A request raised by checkpoint ${checkpoint.id} already exists.`);
       }
-      if (!(await writer.createExclusive(file, `${JSON.stringify(checkpoint)}\n`))) {
+      if (!(await writer.createExclusive(file, text))) {
         await requests.remove(raised);
         return conflict();
       }
@@ -358,14 +379,14 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       await ensureLayout();
       const path = statePath(namespace, key);
       await mkdir(join(path, '..'), { recursive: true });
-      await writer.replace(path, `${JSON.stringify({ namespace, key, value })}\n`);
+      await writer.replace(path, stateFileText(namespace, key, value, sealing));
     },
 
     async claimState(namespace, key, value) {
       await ensureLayout();
       const path = statePath(namespace, key);
       await mkdir(join(path, '..'), { recursive: true });
-      if (await writer.createExclusive(path, `${JSON.stringify({ namespace, key, value })}\n`)) {
+      if (await writer.createExclusive(path, stateFileText(namespace, key, value, sealing))) {
         return { won: true, value: structuredClone(value) };
       }
       const existing = await readState(path);

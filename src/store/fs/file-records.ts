@@ -2,8 +2,11 @@ import type { ApprovalRequest, Decision, RequestKind } from '../../core/approval
 import { canonicalJson } from '../../core/canonical-json.ts';
 import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import type { JsonValue } from '../../core/json.ts';
+import { isErased } from '../../crypto/erased.ts';
+import { requestScope, runScope, STORE_SCOPE } from '../../crypto/scopes.ts';
 import { RUN_STATUSES, type RunStatus, type StoredCheckpoint } from '../checkpoint-store.ts';
 import type { LegacyAnswer } from '../legacy-requests.ts';
+import type { FileSealing } from './file-sealing.ts';
 
 /** One line of index.jsonl. */
 export interface IndexLine {
@@ -56,8 +59,9 @@ const isString = (value: unknown) => typeof value === 'string';
 const isStringOrNull = (value: unknown) => value === null || typeof value === 'string';
 const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
-export function parseCheckpointFile(text: string, path: string): StoredCheckpoint {
+export function parseCheckpointFile(text: string, path: string, sealing: FileSealing): StoredCheckpoint {
   const record = parseObject(text, path);
+  if ('bodySealed' in record) record.body = sealing.open(field(record, 'bodySealed', path, isString), path);
   if (!('body' in record)) throw damaged(path, 'field "body" is missing');
   return {
     id: field(record, 'id', path, isString),
@@ -71,6 +75,13 @@ export function parseCheckpointFile(text: string, path: string): StoredCheckpoin
     status: field<RunStatus>(record, 'status', path, (value) => runStatuses.includes(value as string)),
     body: record.body as JsonValue,
   };
+}
+
+/** A checkpoint file's text: its body sealed under the run's key when the store encrypts. */
+export function checkpointFileText(checkpoint: StoredCheckpoint, sealing: FileSealing): string {
+  if (!sealing.sealed) return `${JSON.stringify(checkpoint)}\n`;
+  const { body, ...clear } = checkpoint;
+  return `${JSON.stringify({ ...clear, bodySealed: sealing.seal(body, runScope(checkpoint.run)) })}\n`;
 }
 
 /** An answer file written before port requests were rows (runs/<run>/answers/<request>.json). */
@@ -98,8 +109,11 @@ const requestKinds: readonly string[] = ['tool-call', 'port'] satisfies RequestK
  * A request file (requests/<id>.json) as raised: always pending, never rewritten. Its
  * canonical text is rebuilt from `args`, so an edited payload no longer matches `argsHash`.
  */
-export function parseRequestFile(text: string, path: string): ApprovalRequest {
+export function parseRequestFile(text: string, path: string, sealing: FileSealing): ApprovalRequest {
   const record = parseObject(text, path);
+  if ('argsSealed' in record) record.args = sealing.open(field(record, 'argsSealed', path, isString), path);
+  if ('effectSealed' in record)
+    record.effect = sealing.openText(field(record, 'effectSealed', path, isString), path);
   if (!('args' in record)) throw damaged(path, 'field "args" is missing');
   const args = record.args as JsonValue;
   let argsJson: string;
@@ -148,7 +162,7 @@ export function parseRequestFile(text: string, path: string): ApprovalRequest {
  * The text of a request file: the row as raised, without its status or what partial
  * approvals change (see parseRequestFile and parseApprovalFile).
  */
-export function requestFileText(request: ApprovalRequest): string {
+export function requestFileText(request: ApprovalRequest, sealing: FileSealing): string {
   const {
     status: _status,
     decision: _decision,
@@ -161,7 +175,10 @@ export function requestFileText(request: ApprovalRequest): string {
     revision: _revision,
     ...raised
   } = request;
-  return `${JSON.stringify(raised)}\n`;
+  if (!sealing.sealed) return `${JSON.stringify(raised)}\n`;
+  const { args, effect, ...clear } = raised;
+  const scope = requestScope(request);
+  return `${JSON.stringify({ ...clear, argsSealed: sealing.seal(args, scope), effectSealed: sealing.sealText(effect, scope) })}\n`;
 }
 
 /**
@@ -171,8 +188,14 @@ export function requestFileText(request: ApprovalRequest): string {
 export function parseApprovalFile(
   text: string,
   path: string,
+  sealing: FileSealing,
 ): Pick<ApprovalRequest, 'approvals' | 'edit' | 'requiredRole' | 'approvalsNeeded'> {
   const record = parseObject(text, path);
+  if ('sealed' in record) {
+    const opened = sealing.open(field(record, 'sealed', path, isString), path);
+    // Erased (the customer's key destroyed): who approved and what they edited are gone.
+    Object.assign(record, isErased(opened) ? { approvals: [], edit: null } : opened);
+  }
   return {
     approvals: field(record, 'approvals', path, Array.isArray) as ApprovalRequest['approvals'],
     edit: (record.edit ?? null) as ApprovalRequest['edit'],
@@ -181,11 +204,35 @@ export function parseApprovalFile(
   };
 }
 
+type ApprovalState = Pick<ApprovalRequest, 'approvals' | 'edit' | 'requiredRole' | 'approvalsNeeded'>;
+
+/** A partial approval file's text: who approved and the edit sealed under the request's key. */
+export function approvalFileText(state: ApprovalState, scope: string, sealing: FileSealing): string {
+  const { approvals, edit, requiredRole, approvalsNeeded } = state;
+  if (!sealing.sealed) return `${JSON.stringify({ approvals, edit, requiredRole, approvalsNeeded })}\n`;
+  return `${JSON.stringify({ requiredRole, approvalsNeeded, sealed: sealing.seal({ approvals, edit }, scope) })}\n`;
+}
+
+/**
+ * A decision file's text: the verdict, who and when stay clear (the status is read from
+ * them); the reason, the answer, the edit and the approvals are sealed under the request's key.
+ */
+export function decisionFileText(decision: Decision, scope: string, sealing: FileSealing): string {
+  if (!sealing.sealed) return `${JSON.stringify(decision)}\n`;
+  const { verdict, by, at, kind, ...payload } = decision;
+  return `${JSON.stringify({ verdict, by, at, kind, sealed: sealing.seal(payload, scope) })}\n`;
+}
+
 const verdicts: readonly string[] = ['approved', 'rejected', 'answered', 'expired'];
 
 /** A decision file (requests/<id>.decision.json): created once, the request's compare-and-set. */
-export function parseDecisionFile(text: string, path: string): Decision {
+export function parseDecisionFile(text: string, path: string, sealing: FileSealing): Decision {
   const record = parseObject(text, path);
+  if ('sealed' in record) {
+    const opened = sealing.open(field(record, 'sealed', path, isString), path);
+    delete record.sealed;
+    Object.assign(record, isErased(opened) ? { reason: null } : opened);
+  }
   return {
     verdict: field(record, 'verdict', path, (value) => verdicts.includes(value as string)),
     by: field(record, 'by', path, isString),
@@ -200,10 +247,23 @@ export function parseDecisionFile(text: string, path: string): Decision {
   };
 }
 
-export function parseStateFile(text: string, path: string): JsonValue {
+export function parseStateFile(text: string, path: string, sealing: FileSealing): JsonValue {
   const record = parseObject(text, path);
+  if ('valueSealed' in record)
+    record.value = sealing.open(field(record, 'valueSealed', path, isString), path);
   if (!('value' in record)) throw damaged(path, 'field "value" is missing');
   return record.value as JsonValue;
+}
+
+/** An application-state file's text: the value sealed under the store's key (no one customer's). */
+export function stateFileText(
+  namespace: string,
+  key: string,
+  value: JsonValue,
+  sealing: FileSealing,
+): string {
+  if (!sealing.sealed) return `${JSON.stringify({ namespace, key, value })}\n`;
+  return `${JSON.stringify({ namespace, key, valueSealed: sealing.seal(value, STORE_SCOPE) })}\n`;
 }
 
 /**

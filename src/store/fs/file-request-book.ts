@@ -1,13 +1,22 @@
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApprovalRequest, Decision } from '../../core/approval.ts';
+import { requestScope } from '../../crypto/scopes.ts';
 import { approvalUpdateApplies, decisionApplies, dueRequests, matchesFilter } from '../approval-rules.ts';
 import { assertStoreId } from '../checkpoint-rules.ts';
 import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import type { RequestBook } from '../ports/request-book.ts';
 import { pageInMemory, planPage } from '../request-page.ts';
 import type { AtomicWriter } from './atomic-file.ts';
-import { parseApprovalFile, parseDecisionFile, parseRequestFile, requestFileText } from './file-records.ts';
+import {
+  approvalFileText,
+  decisionFileText,
+  parseApprovalFile,
+  parseDecisionFile,
+  parseRequestFile,
+  requestFileText,
+} from './file-records.ts';
+import type { FileSealing } from './file-sealing.ts';
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 const DECISION_SUFFIX = '.decision.json';
@@ -44,6 +53,7 @@ export function createFileRequestBook(
   dir: string,
   writer: AtomicWriter,
   ready: () => Promise<void>,
+  sealing: FileSealing,
 ): FileRequestBook {
   const rowPath = (id: string) => {
     assertStoreId('request', id);
@@ -54,7 +64,10 @@ export function createFileRequestBook(
 
   async function readText(path: string): Promise<string | null> {
     try {
-      return await readFile(path, 'utf8');
+      const text = await readFile(path, 'utf8');
+      // The data keys it names are loaded before any of it is opened.
+      await sealing.prepare(text);
+      return text;
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
@@ -65,16 +78,20 @@ export function createFileRequestBook(
     const path = rowPath(id);
     const text = await readText(path);
     if (text === null) return null;
-    let request = parseRequestFile(text, path);
+    let request = parseRequestFile(text, path, sealing);
     // Partial approvals: each revision is its own file; the last one present is the state.
     for (let revision = 1; ; revision++) {
       const revisionText = await readText(revisionPath(id, revision));
       if (revisionText === null) break;
-      request = { ...request, ...parseApprovalFile(revisionText, revisionPath(id, revision)), revision };
+      request = {
+        ...request,
+        ...parseApprovalFile(revisionText, revisionPath(id, revision), sealing),
+        revision,
+      };
     }
     const decisionText = await readText(decisionPath(id));
     if (decisionText === null) return request;
-    const decision = parseDecisionFile(decisionText, decisionPath(id));
+    const decision = parseDecisionFile(decisionText, decisionPath(id), sealing);
     return { ...request, status: decision.verdict, decision };
   }
 
@@ -95,8 +112,10 @@ export function createFileRequestBook(
     return rows;
   }
 
-  async function publishDecision(id: string, decision: Decision): Promise<boolean> {
-    return writer.createExclusive(decisionPath(id), `${JSON.stringify(decision)}\n`);
+  async function publishDecision(request: ApprovalRequest, decision: Decision): Promise<boolean> {
+    // Sealed before anything is published, under the key of the request's customer (or run).
+    const text = decisionFileText(decision, requestScope(request), sealing);
+    return writer.createExclusive(decisionPath(request.id), text);
   }
 
   return {
@@ -104,9 +123,11 @@ export function createFileRequestBook(
       if (requests.length === 0) return true;
       await ready();
       await mkdir(dir, { recursive: true });
+      // Every text sealed first: a key not loaded yet stops the call before any file is written.
+      const texts = requests.map((request) => requestFileText(request, sealing));
       const published: ApprovalRequest[] = [];
-      for (const request of requests) {
-        if (!(await writer.createExclusive(rowPath(request.id), requestFileText(request)))) {
+      for (const [index, request] of requests.entries()) {
+        if (!(await writer.createExclusive(rowPath(request.id), texts[index] as string))) {
           await this.remove(published);
           return false;
         }
@@ -140,9 +161,11 @@ export function createFileRequestBook(
 
     // Called while `ready` is still settling (it is how old runs are adopted): no await of it here.
     async adopt(request) {
+      const text = requestFileText(request, sealing);
+      if (request.decision !== null) decisionFileText(request.decision, requestScope(request), sealing);
       await mkdir(dir, { recursive: true });
-      await writer.createExclusive(rowPath(request.id), requestFileText(request));
-      if (request.decision !== null) await publishDecision(request.id, request.decision);
+      await writer.createExclusive(rowPath(request.id), text);
+      if (request.decision !== null) await publishDecision(request, request.decision);
     },
 
     async getApproval(id) {
@@ -176,7 +199,7 @@ export function createFileRequestBook(
       await ready();
       const request = await read(id);
       if (request === null || !decisionApplies(request, decision)) return { won: false, request };
-      if (!(await publishDecision(id, decision))) return { won: false, request: await read(id) };
+      if (!(await publishDecision(request, decision))) return { won: false, request: await read(id) };
       return { won: true, request: { ...request, status: decision.verdict, decision }, leased: false };
     },
 
@@ -186,7 +209,11 @@ export function createFileRequestBook(
       if (request === null || !approvalUpdateApplies(request, update)) return { won: false, request };
       const next = request.revision + 1;
       const { approvals, edit, requiredRole, approvalsNeeded } = update;
-      const text = `${JSON.stringify({ approvals, edit, requiredRole, approvalsNeeded })}\n`;
+      const text = approvalFileText(
+        { approvals, edit, requiredRole, approvalsNeeded },
+        requestScope(request),
+        sealing,
+      );
       if (!(await writer.createExclusive(revisionPath(id, next), text))) {
         return { won: false, request: await read(id) };
       }

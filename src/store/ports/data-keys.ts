@@ -17,7 +17,8 @@ export interface DataKeyRecord {
 
 /**
  * The wrapped data keys of a store: not part of `Store` (only an encrypting codec needs it),
- * implemented by the memory, SQLite and PostgreSQL stores (their conformance: data-key-cases.ts).
+ * implemented by the memory, SQLite and PostgreSQL stores and the file checkpoint store
+ * (src/store/fs/file-data-keys.ts; their conformance: data-key-cases.ts).
  */
 export interface DataKeys {
   getDataKey(id: string): Promise<DataKeyRecord | null>;
