@@ -9,33 +9,13 @@ import {
   assertStoreId,
   toCheckpointSummary,
 } from '../checkpoint-rules.ts';
-import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
+import type { SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
-import type { AppState } from '../ports/app-state.ts';
-import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
+import type { SqlCheckpointMethods } from '../sql/checkpoint-methods.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
 import { quoteIdentifier } from './schema-name.ts';
-
-/** The AppState part (`state` table) is the store's own: postgres-app-state.ts. */
-export type PostgresCheckpointMethods = Omit<
-  CheckpointStore,
-  | 'kind'
-  | 'keepsAudit'
-  | 'close'
-  | keyof AppState
-  | 'getApproval'
-  | 'listApprovals'
-  | 'pageRequests'
-  | 'decisionStats'
-  | 'listDue'
-  | 'decide'
-  | 'recordApproval'
-  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
-  | keyof PrincipalErasure
-  | keyof Retention
->;
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
 type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>;
@@ -57,7 +37,7 @@ export function createPostgresCheckpoints(
   codec: PayloadCodec,
   appendAudit: AppendAudit,
   insertApproval: (query: Query, request: ApprovalRequest) => Promise<void>,
-): PostgresCheckpointMethods {
+): SqlCheckpointMethods {
   const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
   const runs = q('workflow_runs');
   const checkpoints = q('workflow_checkpoints');

@@ -9,31 +9,11 @@ import {
   assertStoreId,
   toCheckpointSummary,
 } from '../checkpoint-rules.ts';
-import type { CheckpointStore, SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
+import type { SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
-import type { AppState } from '../ports/app-state.ts';
-import type { PrincipalErasure, Retention } from '../ports/erasure.ts';
+import type { SqlCheckpointMethods } from '../sql/checkpoint-methods.ts';
 import { text } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
-
-/** The AppState part (`state` table) is the store's own: sqlite-app-state.ts; the request book is too. */
-type CheckpointMethods = Omit<
-  CheckpointStore,
-  | 'kind'
-  | 'keepsAudit'
-  | 'close'
-  | keyof AppState
-  | 'getApproval'
-  | 'listApprovals'
-  | 'pageRequests'
-  | 'decisionStats'
-  | 'listDue'
-  | 'decide'
-  | 'recordApproval'
-  // Erasure and retention cover the whole file or schema: the store's own (sqlite-erasure.ts).
-  | keyof PrincipalErasure
-  | keyof Retention
->;
 
 /**
  * The CheckpointStore half of the SQLite store. `workflow_runs` keeps each run's latest
@@ -48,7 +28,7 @@ export function createSqliteCheckpoints(
   codec: PayloadCodec,
   appendAudit: (events: readonly AuditEvent[] | undefined, at: string) => void,
   insertApproval: (request: ApprovalRequest) => void,
-): CheckpointMethods {
+): SqlCheckpointMethods {
   const { sql, run, write } = connection;
 
   function checkpointById(runId: string, id: string): StoredCheckpoint | null {
