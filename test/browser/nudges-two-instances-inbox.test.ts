@@ -98,6 +98,23 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       const ann = await signedIn(a.base, 'ann-token-123456');
       const max = await signedIn(b.base, 'max-token-123456');
 
+      // Each page also counts what its own instance's live stream delivers: a nudge sent twice
+      // would be hidden by a redraw that looks the same, so the deliveries are counted too.
+      // (A script as text: this project's types have no DOM.)
+      const countDeliveries = `new Promise((opened) => {
+        const seen = (window.nudgesSeen = []);
+        const source = new EventSource('/v1/events');
+        for (const type of ['approval.requested', 'request.reminder', 'request.escalated', 'approval.decided']) {
+          source.addEventListener(type, (message) => {
+            const data = JSON.parse(message.data);
+            seen.push([type, data.requestId ?? data.approval?.id ?? '']);
+          });
+        }
+        source.addEventListener('open', () => opened(), { once: true });
+      })`;
+      for (const page of [ann, max]) await page.evaluate(countDeliveries);
+      const delivered = (page: Page) => page.evaluate<Array<[string, string]>>('window.nudgesSeen');
+
       const posted = await fetch(`${a.base}/v1/sessions/refund-1/messages`, {
         method: 'POST',
         headers: { authorization: 'Bearer svc-token-123456', 'content-type': 'application/json' },
@@ -174,6 +191,18 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       expect((await trail()).find((entry) => entry.kind === 'request.decided')).toMatchObject({
         actor: 'max',
       });
+      // Each instance's stream delivered each nudge once, in order, up to the decision.
+      for (const page of [ann, max]) {
+        await expect
+          .poll(async () => (await delivered(page)).map(([type]) => type).at(-1), { timeout: 10_000 })
+          .toBe('approval.decided');
+        expect(await delivered(page)).toEqual([
+          ['approval.requested', id],
+          ['request.reminder', id],
+          ['request.escalated', id],
+          ['approval.decided', id],
+        ]);
+      }
       expect(a.stderr() + b.stderr()).not.toContain('could not send reminders');
     }, 40_000);
   },
