@@ -94,26 +94,27 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       return page;
     }
 
+    // (A script as text: this project's types have no DOM.)
+    const countDeliveries = `new Promise((opened) => {
+      const seen = (window.nudgesSeen = []);
+      const source = new EventSource('/v1/events');
+      for (const type of ['approval.requested', 'request.reminder', 'request.escalated', 'approval.decided']) {
+        source.addEventListener(type, (message) => {
+          const data = JSON.parse(message.data);
+          seen.push([type, data.requestId ?? data.approval?.id ?? '']);
+        });
+      }
+      source.addEventListener('open', () => opened(), { once: true });
+    })`;
+    const delivered = (page: Page) => page.evaluate<Array<[string, string]>>('window.nudgesSeen');
+
     it('each inbox marks the row overdue, then escalated, once; a manager decides it from the other instance', async () => {
       const ann = await signedIn(a.base, 'ann-token-123456');
       const max = await signedIn(b.base, 'max-token-123456');
 
       // Each page also counts what its own instance's live stream delivers: a nudge sent twice
       // would be hidden by a redraw that looks the same, so the deliveries are counted too.
-      // (A script as text: this project's types have no DOM.)
-      const countDeliveries = `new Promise((opened) => {
-        const seen = (window.nudgesSeen = []);
-        const source = new EventSource('/v1/events');
-        for (const type of ['approval.requested', 'request.reminder', 'request.escalated', 'approval.decided']) {
-          source.addEventListener(type, (message) => {
-            const data = JSON.parse(message.data);
-            seen.push([type, data.requestId ?? data.approval?.id ?? '']);
-          });
-        }
-        source.addEventListener('open', () => opened(), { once: true });
-      })`;
       for (const page of [ann, max]) await page.evaluate(countDeliveries);
-      const delivered = (page: Page) => page.evaluate<Array<[string, string]>>('window.nudgesSeen');
 
       const posted = await fetch(`${a.base}/v1/sessions/refund-1/messages`, {
         method: 'POST',
@@ -205,5 +206,63 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       }
       expect(a.stderr() + b.stderr()).not.toContain('could not send reminders');
     }, 40_000);
+
+    it('a row fetched while its request waited is not drawn once the stream says it was decided', async () => {
+      const ann = await signedIn(a.base, 'ann-token-123456');
+      await ann.evaluate(countDeliveries);
+      const pending = ann.locator('#pending-count');
+      const before = await pending.textContent();
+      // The first arrival's row is held after the server answered (the request still waited)
+      // until the page has heard of its decision; the rest pass.
+      let fetched: () => void = () => undefined;
+      const rowFetched = new Promise<void>((resolve) => {
+        fetched = resolve;
+      });
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let held = false;
+      await ann.route('**/inbox/rows/**', async (route) => {
+        if (held) return route.continue();
+        held = true;
+        const response = await route.fetch();
+        fetched();
+        await released;
+        await route.fulfill({ response });
+      });
+
+      const raise = async (session: string, order: number) => {
+        const posted = await fetch(`${b.base}/v1/sessions/${session}/messages`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer svc-token-123456', 'content-type': 'application/json' },
+          body: JSON.stringify({ text: `use refund_order with order ${order} cents 900`, user: 'c-200' }),
+        });
+        expect(posted.status).toBe(200);
+        return ((await posted.json()) as { approvals: Array<{ id: string }> }).approvals[0]!.id;
+      };
+      // Raised on the other instance; ann's page on the first learns of it from the store.
+      const stale = await raise('refund-2', 2001);
+      await rowFetched;
+      const decided = await fetch(`${b.base}/v1/requests/${stale}/decision`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer ann-token-123456', 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: false, reason: 'Duplicate refund.' }),
+      });
+      expect(decided.status).toBe(200);
+      await expect
+        .poll(async () =>
+          (await delivered(ann)).some(([type, id]) => type === 'approval.decided' && id === stale),
+        )
+        .toBe(true);
+      release();
+
+      // A later arrival is drawn after the held row was handled: then the list holds it alone.
+      const next = await raise('refund-3', 2002);
+      await ann.locator(`[id="${next}"]`).waitFor();
+      expect(await ann.locator(`[id="${stale}"]`).count()).toBe(0);
+      expect(await pending.textContent()).toBe(String(Number(before) + 1));
+      expect(await ann.locator('#pending-list tr.row').count()).toBe(Number(before) + 1);
+    }, 30_000);
   },
 );
