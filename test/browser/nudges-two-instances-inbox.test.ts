@@ -263,6 +263,72 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       expect(await ann.locator(`[id="${stale}"]`).count()).toBe(0);
       expect(await pending.textContent()).toBe(String(Number(before) + 1));
       expect(await ann.locator('#pending-list tr.row').count()).toBe(Number(before) + 1);
+      // Leave nothing waiting for the next test's list.
+      const cleared = await fetch(`${b.base}/v1/requests/${next}/decision`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer ann-token-123456', 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: false, reason: 'Test over.' }),
+      });
+      expect(cleared.status).toBe(200);
+    }, 30_000);
+
+    it('a pane answer that comes back after the decision does not cover the decided pane', async () => {
+      const ann = await signedIn(a.base, 'ann-token-123456');
+      const raise = async (session: string, order: number) => {
+        const posted = await fetch(`${a.base}/v1/sessions/${session}/messages`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer svc-token-123456', 'content-type': 'application/json' },
+          body: JSON.stringify({ text: `use refund_order with order ${order} cents 700`, user: 'c-300' }),
+        });
+        expect(posted.status).toBe(200);
+        return ((await posted.json()) as { approvals: Array<{ id: string }> }).approvals[0]!.id;
+      };
+      const id = await raise('refund-4', 4001);
+      await ann.locator(`[id="${id}"] a.open`).click();
+      const pane = ann.locator(`#pane [data-request="${id}"]`);
+      await pane.getByRole('button', { name: 'Approve' }).waitFor();
+      // The reminder has redrawn the pane: the next answer it asks for is the escalation's.
+      await pane.locator('.overdue-note').waitFor({ timeout: 10_000 });
+
+      // That answer is held once the server gave it (the request still waited).
+      let fetched: () => void = () => undefined;
+      const paneFetched = new Promise<void>((resolve) => {
+        fetched = resolve;
+      });
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let held = false;
+      await ann.route('**/inbox/pane/**', async (route) => {
+        if (held) return route.continue();
+        held = true;
+        const response = await route.fetch();
+        fetched();
+        await released;
+        await route.fulfill({ response });
+      });
+      const api = (path: string, body: unknown) =>
+        fetch(`${b.base}${path}`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer ann-token-123456', 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      // Escalated by whichever watcher gets there, then rejected on the other instance by API.
+      await paneFetched;
+      expect(
+        (await api(`/v1/requests/${id}/decision`, { approved: false, reason: 'Wrong order.' })).status,
+      ).toBe(200);
+      await ann.locator('#pane .live-notice', { hasText: 'It left the list.' }).waitFor();
+      const answered = ann.waitForEvent('requestfinished', (request) =>
+        request.url().includes('/inbox/pane/'),
+      );
+      release();
+      await answered;
+      // Whatever the page does with the late answer runs as it arrives, before this round trip.
+      await ann.evaluate('new Promise((done) => setTimeout(done))');
+      expect(await pane.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+      expect(await ann.locator('#pane .live-notice').textContent()).toContain('It left the list.');
     }, 30_000);
   },
 );

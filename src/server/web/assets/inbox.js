@@ -453,7 +453,10 @@
         { credentials: 'same-origin' },
       );
       const body = response.ok ? await response.text() : '';
-      if (response.ok && main.dataset.request === id && asked === paneAsks) {
+      // A newer answer was asked for: it draws the pane and says what happened; this one's
+      // words ("ann claimed it.") would be as stale as its pane.
+      if (asked !== paneAsks) return;
+      if (response.ok && main.dataset.request === id) {
         const template = document.createElement('template');
         template.innerHTML = body;
         pane.replaceChildren(template.content);
