@@ -327,10 +327,15 @@
     act();
   });
 
+  // Requests decided since the page loaded, and arrivals whose row is being fetched. The live
+  // stream can tell of a decision while a row for it is still on its way (fetched while it
+  // waited): that row is stale and must not be drawn, and the count it added taken back.
+  const leftTheList = new Set();
+  const arriving = new Set();
   // Arrivals join the list when this view would show them at the end (unfiltered, oldest
   // first, last page); otherwise the page says new requests arrived, with a link.
   const insertRow = async (id) => {
-    if (!list || document.getElementById(id)) return false;
+    if (!list || document.getElementById(id) || arriving.has(id) || leftTheList.has(id)) return false;
     const fits =
       table?.dataset.filtered === 'no' && table.dataset.sort === 'oldest' && table.dataset.last === 'yes';
     setCount(1);
@@ -343,12 +348,26 @@
       arrivals.append(link);
       return false;
     }
-    const response = await fetch(`/inbox/rows/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
-    if (response.status !== 200 || document.getElementById(id)) return false;
-    const template = document.createElement('template');
-    template.innerHTML = `<table><tbody>${await response.text()}</tbody></table>`;
-    const row = template.content.querySelector('tr');
-    if (!row) return false;
+    arriving.add(id);
+    let row = null;
+    try {
+      const response = await fetch(`/inbox/rows/${encodeURIComponent(id)}`, { credentials: 'same-origin' });
+      if (response.status === 200) {
+        const template = document.createElement('template');
+        template.innerHTML = `<table><tbody>${await response.text()}</tbody></table>`;
+        row = template.content.querySelector('tr');
+      }
+    } finally {
+      arriving.delete(id);
+    }
+    if (!row || leftTheList.has(id) || document.getElementById(id)) {
+      // Not drawn (decided meanwhile, or already there): it is not waiting on this page.
+      if (!document.getElementById(id)) {
+        setCount(-1);
+        showEmpty();
+      }
+      return false;
+    }
     list.append(row);
     showEmpty();
     tick();
@@ -357,6 +376,7 @@
   };
 
   const markDecided = (id, text) => {
+    leftTheList.add(id);
     if (inFlight.has(id)) return;
     if (
       pageKind === 'pending' &&
@@ -397,6 +417,7 @@
   // A request that changed but still waits (an approval of a quorum, a claim, a reminder, an
   // escalation, an expiry warning): its row is drawn again, and so is the pane when it shows
   // it and nobody is typing there.
+  let paneAsks = 0;
   const refresh = async (id, text) => {
     const row = document.getElementById(id);
     if (pageKind === 'pending' && row && list?.contains(row)) {
@@ -405,7 +426,7 @@
         const template = document.createElement('template');
         template.innerHTML = `<table><tbody>${await response.text()}</tbody></table>`;
         const fresh = template.content.querySelector('tr');
-        if (fresh) {
+        if (fresh && !leftTheList.has(id) && list.contains(row)) {
           const wasCurrent = row.classList.contains('current');
           const box = row.querySelector('input[type="checkbox"]');
           const freshBox = fresh.querySelector('input[type="checkbox"]');
@@ -424,13 +445,20 @@
     if (main.dataset.request !== id || inFlight.has(id)) return;
     const busy = pane?.contains(document.activeElement) && typing(document.activeElement);
     if (pageKind === 'pending' && pane && !busy) {
+      // Answers can come back out of order (an escalation's, then the decision's): only the
+      // last one asked for is drawn, so an older, still-waiting pane never covers a newer one.
+      const asked = ++paneAsks;
       const response = await fetch(
         `/inbox/pane/${encodeURIComponent(id)}?return=${encodeURIComponent(listAddress())}`,
         { credentials: 'same-origin' },
       );
+      const body = response.ok ? await response.text() : '';
+      // A newer answer was asked for: it draws the pane and says what happened; this one's
+      // words ("ann claimed it.") would be as stale as its pane.
+      if (asked !== paneAsks) return;
       if (response.ok && main.dataset.request === id) {
         const template = document.createElement('template');
-        template.innerHTML = await response.text();
+        template.innerHTML = body;
         pane.replaceChildren(template.content);
         tick();
       }
