@@ -1,11 +1,35 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/postgres.ts';
 import { type ServeProcess, startServe } from '../helpers/serve-process.ts';
+import { writeTempApp } from '../helpers/temp-app.ts';
 import { browserMissing, launchChromium } from './browser-env.ts';
+
+/**
+ * Holds the first answer to `pattern` once the server has given it, until `release()`:
+ * `answered` settles when the server has answered, so a test can change the world in between
+ * (decide the request) and then let the page see the now stale answer. Later ones pass.
+ */
+async function holdFirstAnswer(page: Page, pattern: string) {
+  let answeredNow: () => void = () => undefined;
+  const answered = new Promise<void>((resolve) => {
+    answeredNow = resolve;
+  });
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held = false;
+  await page.route(pattern, async (route) => {
+    if (held) return route.continue();
+    held = true;
+    const response = await route.fetch();
+    answeredNow();
+    await released;
+    await route.fulfill({ response });
+  });
+  return { answered, release };
+}
 
 const pg = await postgresForTests();
 
@@ -30,14 +54,9 @@ describe.skipIf(browserMissing || pg === null)(
     let b: ServeProcess;
 
     beforeAll(async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'countersign-nudge-inbox-app-'));
-      const index = resolve(import.meta.dirname, '../../src/index.ts');
-      const app = join(dir, 'refunds-app.ts');
-      writeFileSync(
-        app,
-        // A plain JSON Schema: the temp dir has no node_modules to find zod in.
-        `import { createAgent, defineTool } from ${JSON.stringify(index)};
-
+      const app = writeTempApp(
+        'refunds-app',
+        `
 const refund = defineTool({
   name: 'refund_order',
   description: 'Refund an order.',
@@ -214,23 +233,7 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       const before = await pending.textContent();
       // The first arrival's row is held after the server answered (the request still waited)
       // until the page has heard of its decision; the rest pass.
-      let fetched: () => void = () => undefined;
-      const rowFetched = new Promise<void>((resolve) => {
-        fetched = resolve;
-      });
-      let release: () => void = () => undefined;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let held = false;
-      await ann.route('**/inbox/rows/**', async (route) => {
-        if (held) return route.continue();
-        held = true;
-        const response = await route.fetch();
-        fetched();
-        await released;
-        await route.fulfill({ response });
-      });
+      const { answered: rowFetched, release } = await holdFirstAnswer(ann, '**/inbox/rows/**');
 
       const raise = async (session: string, order: number) => {
         const posted = await fetch(`${b.base}/v1/sessions/${session}/messages`, {
@@ -291,23 +294,7 @@ export const agents = [createAgent({ name: 'refunds', instructions: 'You refund 
       await pane.locator('.overdue-note').waitFor({ timeout: 10_000 });
 
       // That answer is held once the server gave it (the request still waited).
-      let fetched: () => void = () => undefined;
-      const paneFetched = new Promise<void>((resolve) => {
-        fetched = resolve;
-      });
-      let release: () => void = () => undefined;
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let held = false;
-      await ann.route('**/inbox/pane/**', async (route) => {
-        if (held) return route.continue();
-        held = true;
-        const response = await route.fetch();
-        fetched();
-        await released;
-        await route.fulfill({ response });
-      });
+      const { answered: paneFetched, release } = await holdFirstAnswer(ann, '**/inbox/pane/**');
       const api = (path: string, body: unknown) =>
         fetch(`${b.base}${path}`, {
           method: 'POST',

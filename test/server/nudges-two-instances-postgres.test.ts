@@ -1,10 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { dropSchema, freshSchema, postgresForTests, storeUrl, TEST_PG_URL } from '../helpers/postgres.ts';
 import { type ServeProcess, startServe } from '../helpers/serve-process.ts';
+import { writeTempApp } from '../helpers/temp-app.ts';
 import { receiver, verifyStandard } from './webhook-receiver.ts';
 
 const pg = await postgresForTests();
@@ -29,14 +27,9 @@ describe.skipIf(pg === null)('reminders and escalation across two serve instance
   });
 
   it('fire exactly once: one audit entry and one verified webhook delivery of each', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'countersign-nudges-app-'));
-    const index = resolve(import.meta.dirname, '../../src/index.ts');
-    const app = join(dir, 'payments-app.ts');
-    writeFileSync(
-      app,
-      // A plain JSON Schema: the temp dir has no node_modules to find zod in.
-      `import { createAgent, defineTool } from ${JSON.stringify(index)};
-
+    const app = writeTempApp(
+      'payments-app',
+      `
 const pay = defineTool({
   name: 'send_payment',
   description: 'Send a payment.',
