@@ -59,6 +59,28 @@ describe('the inbox list, history and bulk decisions over HTTP (no browser)', ()
     expect(none.html).toContain('No waiting request matches these filters.');
   });
 
+  it('bulk as the customer the requests act for: each is refused by the one rule, nothing is decided', async () => {
+    const server = testServer();
+    const ids = [await raiseCancel(server, 'c-1'), await raiseCancel(server, 'c-2')];
+    // c-100 holds approver roles, but these cancels act for c-100 (decision-rights.ts).
+    const customer = await signIn(server, tokens.customer);
+    const csrf = csrfOf((await page(server, '/', customer)).html);
+    const bulk = await server.app.request('/requests/bulk', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        cookie: customer,
+      },
+      body: form({ csrf, id: ids, verdict: 'approve', reason: 'Fine by me.' }),
+    });
+    const result = (await bulk.json()) as { ok: boolean; results: Array<{ ok: boolean; text: string }> };
+    expect(result.ok).toBe(false);
+    expect(result.results.map((r) => r.ok)).toEqual([false, false]);
+    for (const id of ids) expect((await server.store.getApproval(id))?.status).toBe('pending');
+    expect((await server.store.listAudit({})).filter((e) => e.kind === 'request.decided')).toEqual([]);
+  });
+
   it('bulk: each selected request is decided on its own; a refusal is reported and stops none of the others', async () => {
     const server = testServer();
     const ids = [
