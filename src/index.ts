@@ -163,6 +163,7 @@ export { createSqliteStore } from './store/sqlite/sqlite-store.ts';
 // Every type a backend implements (test/backend-types.test.ts walks Store and CheckpointStore).
 export type {
   ApprovalFilter,
+  ApprovalWithSession,
   ApproverCount,
   AppState,
   AuditLog,
@@ -199,6 +200,7 @@ export type {
   RequestSort,
   Retention,
   RetentionCutoffs,
+  RunStart,
   SessionLog,
   SessionSnapshot,
   SessionTransfer,

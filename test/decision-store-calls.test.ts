@@ -33,15 +33,15 @@ async function waitingRequest() {
 /**
  * Before rows were passed down (commit 60fa909), the same decision made 14 calls: getApproval 3
  * (decide-request, agent.decide, the run's expiry pass), getSession 2 (separation of duties,
- * the run) and the 9 below that remain. The ledger lookup stays: a row found there for a
+ * the run) and the 9 below that remain. Since the decision that takes the lease also reads
+ * what the run reads first (DecideOptions.loadRun), loadMessages and getExecution are part of
+ * `decide` (one statement on PostgreSQL). The ledger row is still looked at: one found for a
  * request just decided (test/agent-rules.test.ts) must still stop the batch.
  */
 const oneDecision = {
-  getApproval: 1,
-  getSession: 1,
+  // The request and its session in one read (getApproval and getSession until then).
+  getApprovalWithSession: 1,
   decide: 1,
-  loadMessages: 1,
-  getExecution: 1,
   startExecution: 1,
   commitStep: 2,
   // The bookstore tool's own state: its approval policy reads the order (routing by amount is
@@ -91,8 +91,12 @@ describe('store calls of one decision', () => {
     expect(result.status).toBe('completed');
     expect(await orderStatus(store, 1044)).toBe('Cancelled');
     const counts = calls();
-    expect(counts.getSession).toBe(2);
-    expect(counts.getApproval).toBe(2);
+    // The decision's read, then the run's own (it did not hold the lease the decision saw).
+    expect(counts.getApprovalWithSession).toBe(1);
+    expect(counts.getSession).toBe(1);
+    expect(counts.getApproval).toBe(1);
+    // Without the lease the decision read nothing for the run: the run reads them itself.
+    expect(counts.loadMessages).toBe(1);
     expect(counts.getExecution).toBe(1);
     await store.close();
   });
@@ -110,8 +114,8 @@ describe('store calls of one decision', () => {
     const first = await agent.decide(id, { approved: true, by: 'meg', roles: ['manager'] });
     expect(first.status).toBe('awaiting_approval');
     console.log('store calls of a partial approval:', counted.calls());
-    // The row, the session (separation of duties), the policy's order read, the compare-and-set.
-    expect(counted.calls()).toEqual({ getApproval: 1, getSession: 1, getState: 1, recordApproval: 1 });
+    // The row with its session (separation of duties), the policy's order read, the compare-and-set.
+    expect(counted.calls()).toEqual({ getApprovalWithSession: 1, getState: 1, recordApproval: 1 });
     counted.reset();
     const last = await agent.decide(id, { approved: true, by: 'max', roles: ['manager'] });
     expect(last.status).toBe('completed');

@@ -27,7 +27,7 @@ import { type RetryOptions, retryPolicy } from '../model/retry-policy.ts';
 import { toModelTools } from '../model/to-model-tools.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { AppState } from '../store/ports/app-state.ts';
-import type { ApprovalUpdateResult, StandingRule, Store } from '../store/store.ts';
+import type { ApprovalUpdateResult, RunStart, StandingRule, Store } from '../store/store.ts';
 import type { OnNewMessage, Tool, ToolContext, ToolState } from '../tools/define-tool.ts';
 import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
@@ -167,7 +167,15 @@ export interface Agent {
    * server does, to find the agent), so it is not read again; the decision itself is still
    * the store's compare-and-set on the stored row, and what runs is the stored row.
    */
-  decide(requestId: string, input: DecideInput, read?: { request?: ApprovalRequest }): Promise<TurnResult>;
+  /**
+   * `read`: the request (and its session) as the caller just read them, so they are not read
+   * again; a session that is not the request's is ignored.
+   */
+  decide(
+    requestId: string,
+    input: DecideInput,
+    read?: { request?: ApprovalRequest; session?: SessionRecord },
+  ): Promise<TurnResult>;
   approve(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
   reject(requestId: string, options?: { by?: string; reason?: string }): Promise<TurnResult>;
   /** Continue a session after a failed or interrupted run, without a new message. */
@@ -252,9 +260,10 @@ export function createAgent(options: AgentOptions): Agent {
     try {
       const session = known?.session ?? (await rt.store.getSession(sessionId));
       if (!session) throw new NotFoundError(`Session ${sessionId} does not exist.`);
-      const messages = (await rt.store.loadMessages(sessionId)).map((stored) => stored.message);
+      const stored = known?.run?.messages ?? (await rt.store.loadMessages(sessionId));
+      const messages = stored.map((entry) => entry.message);
       const runtime = hooks ? { ...rt, modelCall: { ...rt.modelCall, hooks } } : rt;
-      run = new SessionRun(runtime, owner, session, messages, known?.decided);
+      run = new SessionRun(runtime, owner, session, messages, known?.decided, known?.run?.execution);
       const result = await run.run(text, by);
       emit(rt.events, {
         type: 'turn.finished',
@@ -399,10 +408,21 @@ export function createAgent(options: AgentOptions): Agent {
   async function decideOnce(
     requestId: string,
     input: DecideInput,
-    read: { request?: ApprovalRequest },
+    read: { request?: ApprovalRequest; session?: SessionRecord },
     attempt: number,
   ): Promise<TurnResult> {
     const rt = getRuntime();
+    if (read.request?.id !== requestId && rt.store.getApprovalWithSession !== undefined) {
+      // The row and its session in one read (separation of duties needs the session).
+      const found = await rt.store.getApprovalWithSession(requestId);
+      if (found)
+        return decideOnce(
+          requestId,
+          input,
+          { request: found.request, ...(found.session ? { session: found.session } : {}) },
+          attempt,
+        );
+    }
     const request = read.request?.id === requestId ? read.request : await rt.store.getApproval(requestId);
     if (!request)
       throw new NotFoundError(`No approval request ${requestId}.`, {
@@ -415,7 +435,8 @@ export function createAgent(options: AgentOptions): Agent {
       [ATTR.tool]: request.tool,
       [ATTR.run]: request.run,
     });
-    const session = await assertMayAct(rt, request, input, 'decide');
+    const known = read.session?.id === request.session && read.request === request ? read.session : undefined;
+    const session = await assertMayAct(rt, request, input, 'decide', known);
     await auditIgnoredFields(rt, request, input);
     const unbound = bindingProblem(toolCallBinding(request));
     if (unbound !== null) {
@@ -507,7 +528,7 @@ export function createAgent(options: AgentOptions): Agent {
           },
         },
       ],
-      { ...(rule ? { rule } : {}), ...(lease ? { lease } : {}) },
+      { ...(rule ? { rule } : {}), ...(lease ? { lease, loadRun: session !== null } : {}) },
     );
     if (!outcome.won) throw lostDecision(requestId, outcome.request ?? request, at);
     signalDecision(request, decision);
@@ -526,7 +547,7 @@ export function createAgent(options: AgentOptions): Agent {
       request.session,
       'decided',
       owner,
-      session ? knownAfterDecision(session, outcome.request) : undefined,
+      session ? knownAfterDecision(session, outcome.request, outcome.run) : undefined,
     );
   }
   /**
@@ -661,8 +682,9 @@ export function createAgent(options: AgentOptions): Agent {
     request: ApprovalRequest,
     input: { by?: string; roles?: readonly string[] },
     action: 'decide' | 'reconcile',
+    known?: SessionRecord,
   ): Promise<SessionRecord | null> {
-    const session = await rt.store.getSession(request.session);
+    const session = known ?? (await rt.store.getSession(request.session));
     assertMayDecide(partiesOf(rt, request, session), deciderOf(input), action);
     return session;
   }
@@ -706,6 +728,8 @@ interface KnownRows {
   session: SessionRecord;
   /** The request just decided, as the compare-and-set wrote it: a decided request never changes. */
   decided: ApprovalRequest;
+  /** The history and the decided request's ledger row, read by the decision under the lease. */
+  run?: RunStart;
 }
 
 /**
@@ -716,11 +740,17 @@ interface KnownRows {
  * on instead of read again. A session whose open batch does not hold the request, which
  * that rule says cannot happen, is read again rather than trusted.
  */
-function knownAfterDecision(session: SessionRecord, decided: ApprovalRequest): KnownRows | undefined {
+function knownAfterDecision(
+  session: SessionRecord,
+  decided: ApprovalRequest,
+  run: RunStart | undefined,
+): KnownRows | undefined {
   const held = session.batch?.calls.some(
     (call) => call.disposition.kind === 'approval' && call.disposition.approvalId === decided.id,
   );
-  return held ? { session, decided } : undefined;
+  // The history must be the one the session's count says (it is, under the lease; checked anyway).
+  const current = run !== undefined && run.messages.length === session.messageCount ? run : undefined;
+  return held ? { session, decided, ...(current ? { run: current } : {}) } : undefined;
 }
 
 const decisionFields = new Set(['approved', 'reason', 'by', 'remember', 'roles', 'edit']);

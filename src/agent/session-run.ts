@@ -11,6 +11,7 @@ import { IntegrityViolationError } from '../core/errors/integrity-violation-erro
 import { ModelCallError } from '../core/errors/model-call-error.ts';
 import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
 import { StepLimitError } from '../core/errors/step-limit-error.ts';
+import type { ExecutionRecord } from '../core/execution.ts';
 import { newId } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
@@ -93,6 +94,11 @@ export class SessionRun {
    * holds the lease it took): final, so not read again. Its ledger row is still looked up.
    */
   private readonly decided: ApprovalRequest | undefined;
+  /**
+   * The decided request's ledger row as the decision read it under the lease (null: none yet);
+   * undefined when not read, then it is read when needed.
+   */
+  private readonly decidedExecution: ExecutionRecord | null | undefined;
 
   constructor(
     runtime: AgentRuntime,
@@ -100,9 +106,11 @@ export class SessionRun {
     session: SessionRecord,
     messages: Message[],
     decided?: ApprovalRequest,
+    decidedExecution?: ExecutionRecord | null,
   ) {
     this.runtime = runtime;
     this.decided = decided;
+    this.decidedExecution = decidedExecution;
     this.store = runtime.store;
     this.owner = owner;
     this.session = session;
@@ -542,7 +550,10 @@ export class SessionRun {
     let unknown = false;
     for (const request of requests.values()) {
       if (request.status !== 'approved') continue;
-      const record = await this.store.getExecution(request.id);
+      const record =
+        request.id === this.decided?.id && this.decidedExecution !== undefined
+          ? this.decidedExecution
+          : await this.store.getExecution(request.id);
       if (record?.status === 'unknown') unknown = true;
       if (record?.status === 'started' && !this.runtime.toolsByName.get(request.tool)?.idempotent) {
         await this.store.finishExecution(request.id, {

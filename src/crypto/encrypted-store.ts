@@ -28,7 +28,13 @@ export function withKeyring<S extends object>(store: S, keyring: Keyring): S {
       if (fn === undefined) {
         fn = retrying(value as (...args: unknown[]) => unknown, target, keyring);
         if (property === 'ensureSession' || property === 'getSession')
-          fn = notingSession(fn as Method, keyring);
+          fn = notingSession(fn as Method, keyring, (result) => result);
+        if (property === 'getApprovalWithSession')
+          fn = notingSession(
+            fn as Method,
+            keyring,
+            (result) => (result as { session: unknown } | null)?.session,
+          );
         wrapped.set(property, fn);
       }
       return fn;
@@ -39,11 +45,12 @@ export function withKeyring<S extends object>(store: S, keyring: Keyring): S {
 type Method = (...args: unknown[]) => unknown;
 
 /** A session's principal seen on the way by: its first step needs no look-up of its owner. */
-function notingSession(method: Method, keyring: Keyring): Method {
+function notingSession(method: Method, keyring: Keyring, sessionOf: (result: unknown) => unknown): Method {
   return async (...args: unknown[]) => {
-    const session = (await method(...args)) as { id: string; principal: string | null } | null;
+    const result = await method(...args);
+    const session = sessionOf(result) as { id: string; principal: string | null } | null | undefined;
     if (session !== null && typeof session === 'object') keyring.noteSession(session.id, session.principal);
-    return session;
+    return result;
   };
 }
 

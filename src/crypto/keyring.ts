@@ -28,28 +28,39 @@ export const REVALIDATE_MS = 30_000;
 const OPENED_BUDGET = 8_000_000;
 const OPENED_MAX_TEXT = 16_384;
 
-/** A bounded map, oldest out first, bounded by the characters it holds. */
+/**
+ * A bounded cache in two generations: new texts go into the young map; when it holds half
+ * the budget it becomes the old one and the previous old one is dropped whole. A hit in the
+ * old map moves the text back to the young one. Each set is one Map write, with no per-entry
+ * eviction: this runs once per sealed value, on the hot path of every step.
+ */
 class OpenedTexts {
-  private readonly map = new Map<string, string>();
+  private young = new Map<string, string>();
+  private old = new Map<string, string>();
   private size = 0;
 
   get(sealed: string): string | undefined {
-    return this.map.get(sealed);
+    const hit = this.young.get(sealed);
+    if (hit !== undefined) return hit;
+    const aged = this.old.get(sealed);
+    if (aged !== undefined) this.set(sealed, aged);
+    return aged;
   }
 
   set(sealed: string, json: string): void {
-    if (sealed.length > OPENED_MAX_TEXT || this.map.has(sealed)) return;
-    this.map.set(sealed, json);
-    this.size += sealed.length + json.length;
-    while (this.size > OPENED_BUDGET) {
-      const [oldest, text] = this.map.entries().next().value as [string, string];
-      this.map.delete(oldest);
-      this.size -= oldest.length + text.length;
+    if (sealed.length > OPENED_MAX_TEXT) return;
+    if (this.size >= OPENED_BUDGET / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.size = 0;
     }
+    this.young.set(sealed, json);
+    this.size += sealed.length + json.length;
   }
 
   clear(): void {
-    this.map.clear();
+    this.young.clear();
+    this.old.clear();
     this.size = 0;
   }
 }

@@ -4,7 +4,10 @@ import { encodeCursor, PAGE_COUNT_CAP, pageOrder, planPage } from '../store/requ
 import type { ApprovalFilter, RequestPage, RequestPageQuery, StatsQuery, Store } from '../store/store.ts';
 
 /** What the surfaces read requests through: a store's request rows. */
-export type RequestReader = Pick<Store, 'getApproval' | 'listApprovals' | 'pageRequests' | 'decisionStats'>;
+export type RequestReader = Pick<
+  Store,
+  'getApproval' | 'getApprovalWithSession' | 'listApprovals' | 'pageRequests' | 'decisionStats'
+>;
 
 /**
  * Requests kept in more than one place read as one book. With SQLite or PostgreSQL the
@@ -20,6 +23,19 @@ export function requestBooks(books: ReadonlyArray<RequestReader | null | undefin
     async getApproval(id) {
       for (const book of distinct) {
         const found = await book.getApproval(id);
+        if (found) return found;
+      }
+      return null;
+    },
+    async getApprovalWithSession(id) {
+      for (const book of distinct) {
+        if (book.getApprovalWithSession === undefined) {
+          const request = await book.getApproval(id);
+          // A book that keeps no sessions (a checkpoint store's port requests).
+          if (request) return { request, session: null };
+          continue;
+        }
+        const found = await book.getApprovalWithSession(id);
         if (found) return found;
       }
       return null;

@@ -8,6 +8,7 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import { escalationInForce } from '../core/nudges.ts';
+import type { SessionRecord } from '../core/session.ts';
 import { ATTR, SPAN, withSpan } from '../core/tracing.ts';
 import type { RequestTimers } from '../store/ports/request-timers.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
@@ -59,7 +60,7 @@ export interface RequestOutcome {
 }
 
 export interface RequestDeskOptions {
-  store: Pick<RequestReader, 'getApproval'>;
+  store: Pick<RequestReader, 'getApproval' | 'getApprovalWithSession'>;
   /** Where claims are kept (the server's or CLI's Store); without it, claiming is refused. */
   timers?: Pick<RequestTimers, 'changeClaim'>;
   now?: () => Date;
@@ -114,13 +115,25 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
   const workflows = new Map((options.workflows ?? []).map((workflow) => [workflow.name, workflow]));
   const schemas = new Map<string, ResponseSchema | null>();
 
+  const notFound = (id: string) =>
+    new NotFoundError(`There is no request ${id}.`, {
+      hint: 'List the waiting ones with `countersign pending` (or GET /v1/requests).',
+    });
   const get = async (id: string) => {
     const request = await options.store.getApproval(id);
-    if (!request)
-      throw new NotFoundError(`There is no request ${id}.`, {
-        hint: 'List the waiting ones with `countersign pending` (or GET /v1/requests).',
-      });
+    if (!request) throw notFound(id);
     return request;
+  };
+  /** The row and its session in one read where the store can (deciding a tool call needs both). */
+  const getWithSession = async (
+    id: string,
+  ): Promise<{ request: ApprovalRequest; session?: SessionRecord }> => {
+    if (options.store.getApprovalWithSession === undefined) return { request: await get(id) };
+    const found = await options.store.getApprovalWithSession(id);
+    if (!found) throw notFound(id);
+    return found.session === null
+      ? { request: found.request }
+      : { request: found.request, session: found.session };
   };
 
   const responseSchema = (
@@ -250,7 +263,7 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
       return releaseRequest(timers(), await get(id), deciderOf(decider), { now: now() });
     },
     async decide(id, decision, decider, decideOptions = {}) {
-      const request = await get(id);
+      const { request, session } = await getWithSession(id);
       if (decideOptions.run !== undefined && request.run !== decideOptions.run) {
         throw new NotFoundError(`Run ${decideOptions.run} has no request ${id}.`, {
           hint: `Read the run with GET /v1/runs/${decideOptions.run}; answer with POST /v1/requests/{id}/decision.`,
@@ -305,8 +318,8 @@ export function createRequestDesk(options: RequestDeskOptions): RequestDesk {
         ...(decision.remember !== undefined ? { remember: decision.remember } : {}),
         ...(decision.edit !== undefined ? { edit: decision.edit } : {}),
       } as DecideInput;
-      // The row read here is handed on, so the agent does not read it again.
-      const turn = await agent.decide(id, input, { request });
+      // The row and its session read here are handed on, so the agent reads neither again.
+      const turn = await agent.decide(id, input, { request, ...(session ? { session } : {}) });
       const run = request.run === null ? null : await continueRun(request.run);
       return { request: () => get(id), turn, run };
     },

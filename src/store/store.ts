@@ -44,6 +44,7 @@ export type {
   ApprovalFilter,
   ApprovalUpdate,
   ApprovalUpdateResult,
+  ApprovalWithSession,
   DecideOptions,
   DecideResult,
   DueQuery,
@@ -53,6 +54,7 @@ export type {
   RequestPageQuery,
   RequestSort,
   RuleBook,
+  RunStart,
 } from './ports/request-book.ts';
 export type {
   ClaimChange,

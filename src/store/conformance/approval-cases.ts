@@ -58,6 +58,44 @@ export function approvalCases(ctx: ConformanceContext): void {
       expect(await store.getLease('s1')).toEqual({ owner: 'decider', untilMs: atMs(60) });
     });
 
+    it('getApprovalWithSession, where a backend has it, reads what getApproval and getSession do', async () => {
+      const { store } = await pending();
+      if (store.getApprovalWithSession === undefined) return;
+      expect(await store.getApprovalWithSession('r1')).toEqual({
+        request: await store.getApproval('r1'),
+        session: await store.getSession('s1'),
+      });
+      expect(await store.getApprovalWithSession('missing')).toBeNull();
+    });
+
+    it('with loadRun, a decision that takes the lease hands back what the run reads first', async () => {
+      const { store } = await pending();
+      await store.releaseLease('s1', 'run-1');
+      const lease = { owner: 'decider', untilMs: atMs(60), nowMs: atMs(20) };
+      const result = await store.decide('r1', byPerson('approved', 20), [], { lease, loadRun: true });
+      expect(result).toMatchObject({ won: true, leased: true });
+      // Optional for a backend; when given it is exactly what the reads would return.
+      if (result.won && result.run !== undefined) {
+        expect(result.run.messages).toEqual(await store.loadMessages('s1'));
+        expect(result.run.messages.length).toBeGreaterThan(0);
+        expect(result.run.execution).toBeNull();
+      }
+    });
+
+    it('with loadRun, nothing is handed back without the lease or with a lost decision', async () => {
+      const { store } = await pending();
+      const lease = { owner: 'decider', untilMs: atMs(60), nowMs: atMs(20) };
+      const busy = await store.decide('r1', byPerson('approved', 20), [], { lease, loadRun: true });
+      expect(busy).toMatchObject({ won: true, leased: false });
+      expect('run' in busy ? busy.run : undefined).toBeUndefined();
+      await store.releaseLease('s1', 'run-1');
+      const lost = await store.decide('r1', byPerson('rejected', 21), [], { lease, loadRun: true });
+      expect(lost).toEqual({
+        won: false,
+        request: expect.objectContaining({ id: 'r1', status: 'approved' }),
+      });
+    });
+
     it('a busy lease does not stop the decision; a lost decision takes no lease', async () => {
       const { store } = await pending();
       const lease = { owner: 'decider', untilMs: atMs(60), nowMs: atMs(20) };

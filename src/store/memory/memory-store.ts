@@ -288,6 +288,13 @@ export function createMemoryStore(): MemoryStore {
       return request === undefined ? null : copy(request);
     },
 
+    async getApprovalWithSession(id) {
+      const request = approvals.get(id);
+      if (request === undefined) return null;
+      const entry = sessions.get(request.session);
+      return { request: copy(request), session: entry === undefined ? null : copy(entry.record) };
+    },
+
     async listApprovals(filter = {}) {
       return [...approvals.values()]
         .filter((request) => matchesFilter(request, filter))
@@ -359,7 +366,17 @@ export function createMemoryStore(): MemoryStore {
       if (rule !== undefined) rules.set(rule.id, copy(rule));
       appendAuditEntries(events, decision.at);
       const leased = options.lease !== undefined && takeLease({ ...options.lease, session: request.session });
-      return { won: true, request: copy(decided), leased };
+      if (!leased || options.loadRun !== true) return { won: true, request: copy(decided), leased };
+      const execution = executions.get(id);
+      return {
+        won: true,
+        request: copy(decided),
+        leased,
+        run: {
+          messages: copy(sessions.get(request.session)?.messages ?? []),
+          execution: execution === undefined ? null : copy(execution),
+        },
+      };
     },
 
     async recordApproval(id, update, events) {

@@ -7,6 +7,9 @@ import type {
   RequestKind,
 } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
+import type { ExecutionRecord } from '../../core/execution.ts';
+import type { StoredMessage } from '../../core/messages.ts';
+import type { SessionRecord } from '../../core/session.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
 import type { DecisionStatsPort } from './decision-stats.ts';
 import type { LeaseRequest } from './leases.ts';
@@ -25,8 +28,22 @@ export interface ApprovalFilter {
  * says whether the session's lease was taken with the decision (see DecideOptions.lease).
  */
 export type DecideResult =
-  | { won: true; request: ApprovalRequest; leased: boolean }
+  | { won: true; request: ApprovalRequest; leased: boolean; run?: RunStart }
   | { won: false; request: ApprovalRequest | null };
+
+/** A request and its session, as `getApprovalWithSession` reads them. */
+export interface ApprovalWithSession {
+  request: ApprovalRequest;
+  session: SessionRecord | null;
+}
+
+/** What the run that continues a session reads first, read by the decision that leased it. */
+export interface RunStart {
+  /** The session's messages, in order, as `loadMessages` returns them. */
+  messages: StoredMessage[];
+  /** The decided request's ledger row (null: the call has not started). */
+  execution: ExecutionRecord | null;
+}
 
 export interface DecideOptions {
   /** Created in the same transaction as the decision, and only if the decision won. */
@@ -37,6 +54,14 @@ export interface DecideOptions {
    * write. A busy lease does not stop the decision: `leased` is false and the caller waits.
    */
   lease?: Pick<LeaseRequest, 'owner' | 'untilMs' | 'nowMs'>;
+  /**
+   * With `lease`: when the lease was taken, also hand back `run`, what the run that follows
+   * reads first (the session's messages, the request's ledger row), read in the decision's own
+   * statement or transaction, so that run starts without another round trip. The lease makes
+   * them current: no other run can commit to the session while it is held. A store may leave
+   * `run` out; the caller then reads them.
+   */
+  loadRun?: boolean;
 }
 
 /**
@@ -133,6 +158,13 @@ export interface RequestPage {
  */
 export interface RequestBook extends DecisionStatsPort {
   getApproval(id: string): Promise<ApprovalRequest | null>;
+  /**
+   * The request and the session it was raised in, read together (one statement on
+   * PostgreSQL): what deciding a tool call looks at first, the row and the session whose
+   * principal may not decide it. `session` is null when the session is gone or this book
+   * keeps none. Optional: without it, the two are read apart.
+   */
+  getApprovalWithSession?(id: string): Promise<ApprovalWithSession | null>;
   /** Oldest first (then by id). Every row that matches: for whole exports and tests; surfaces page. */
   listApprovals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
   /**

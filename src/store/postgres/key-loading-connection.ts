@@ -28,10 +28,26 @@ export function keyLoadingConnection(connection: Connection, codec: PayloadCodec
 
 function sealedTexts(rows: readonly Row[]): string[] {
   const texts: string[] = [];
-  for (const row of rows) {
-    for (const value of Object.values(row)) {
-      if (typeof value === 'string' && value.startsWith('cs1')) texts.push(value);
-    }
-  }
+  for (const row of rows) for (const value of Object.values(row)) collect(value, texts, 1);
   return texts;
+}
+
+/**
+ * Columns, and one or two levels inside them: a statement may hand back rows of another
+ * table as an array or as JSON (a decision's messages and ledger row, postgres-store.ts).
+ */
+function collect(value: unknown, texts: string[], depth: number): void {
+  if (typeof value === 'string') {
+    if (value.startsWith('cs1')) texts.push(value);
+  } else if (depth < 3 && Array.isArray(value)) {
+    for (const inner of value) collect(inner, texts, depth + 1);
+  } else if (
+    depth < 3 &&
+    typeof value === 'object' &&
+    value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype
+  ) {
+    // Rows and JSON objects; not Buffers (bytea hashes) or Dates.
+    for (const inner of Object.values(value)) collect(inner, texts, depth + 1);
+  }
 }

@@ -5,7 +5,7 @@ import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
-import { jsonCodec, type PayloadCodec } from '../codec.ts';
+import { encodeGroup, jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
@@ -14,12 +14,12 @@ import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { pageOf, planPage } from '../request-page.ts';
-import { decidedValues } from '../row-values.ts';
+import { decidedValues, messageBind } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
 import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
 import { executionPageSql } from '../sql/execution-page-sql.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
-import { toApproval, toExecution, toFence, toLease, toRule, toSession } from '../sql/rows.ts';
+import { toApproval, toExecution, toFence, toLease, toRule, toRunStart, toSession } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import { sessionValues } from '../sql/values.ts';
 import type {
@@ -48,7 +48,7 @@ import {
   staleStep,
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
-import { createConnection, openPool, type Query } from './connection.ts';
+import { createConnection, openPool, type Query, type Row } from './connection.ts';
 import { type AuditSink, createGroupCommit, type Write } from './group-commit.ts';
 import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
@@ -168,8 +168,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // is the one the step was computed against, and the messages are inserted only from its
   // RETURNING row. A concurrent commit makes this one wait on the row lock and then re-check
   // the condition against the committed row, so of two racing steps exactly one matches.
+  //
+  // A step that finishes a ledger row ($9: the last approved call's result, written with the
+  // tool message) does that in the same statement: the session is updated only if the finish
+  // matched, and `finished` says whether it did (else nothing was written; the caller reads the
+  // ledger row to say why).
   const commitSql = `
-    WITH s AS (
+    WITH f AS (
+      UPDATE ${t.executions} SET status = $10::text, result = $11::text, finished_at = $12::text
+      WHERE $9::boolean AND request_id = $13::text AND status IN ('started', 'unknown')
+      RETURNING 1
+    ), s AS (
       UPDATE ${t.sessions}
       SET message_count = $3::integer + cardinality($5::text[]),
           updated_at = $4::text,
@@ -177,16 +186,19 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
           lease_until = CASE WHEN $8::boolean THEN 0 ELSE lease_until END
       WHERE id = $1::text AND lease_owner = $2::text AND message_count = $3::integer
+        AND (NOT $9::boolean OR EXISTS (SELECT 1 FROM f))
       RETURNING ${SESSION_COLUMNS}
     ), added AS (
       INSERT INTO ${t.messages} (session, seq, at, body)
       SELECT s.id, $3::integer + o.n - 1, $4::text, o.body
       FROM s CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS o(body, n)
     )
-    SELECT ${SESSION_COLUMNS} FROM s`;
+    SELECT EXISTS (SELECT 1 FROM f) AS finished, s.* FROM (VALUES (1)) AS one (x) LEFT JOIN s ON true`;
 
   // The decision's compare-and-set and the session's lease in one statement: the lease is
   // taken only on the session of a request this statement decided (same rule as takeLease).
+  // With $12 (loadRun) and the lease taken, the same statement also hands back what the run
+  // that follows reads first: the session's messages and the request's ledger row.
   const decideText = (unexpired: boolean) => `
     WITH d AS (
       UPDATE ${t.approvals} SET status = $2::text, decision = $3::text,
@@ -197,11 +209,28 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       UPDATE ${t.sessions} SET lease_owner = $6::text, lease_until = $7::bigint
       WHERE $5::boolean AND id = (SELECT session FROM d)
         AND (lease_owner IS NULL OR lease_until < $8::bigint OR lease_owner = $6::text)
-      RETURNING 1
+      RETURNING id
     )
-    SELECT d.*, EXISTS (SELECT 1 FROM l) AS leased FROM d`;
+    SELECT d.*, l.id IS NOT NULL AS leased, h.run_seqs, h.run_ats, h.run_bodies, x.run_execution
+    FROM d LEFT JOIN l ON true
+    LEFT JOIN LATERAL (
+      SELECT array_agg(m.seq ORDER BY m.seq) AS run_seqs, array_agg(m.at ORDER BY m.seq) AS run_ats,
+        array_agg(m.body ORDER BY m.seq) AS run_bodies
+      FROM ${t.messages} m WHERE $12::boolean AND m.session = l.id
+    ) h ON true
+    LEFT JOIN LATERAL (
+      SELECT row_to_json(e) AS run_execution FROM ${t.executions} e
+      WHERE $12::boolean AND l.id IS NOT NULL AND e.request_id = d.id
+    ) x ON true`;
   const decideSql = decideText(false);
   const decideUnexpiredSql = decideText(true);
+
+  // The request and its session in one statement (the session as JSON beside the request's
+  // columns, whose names it shares).
+  const approvalWithSessionSql = `
+    SELECT a.*, (SELECT row_to_json(s) FROM (SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id = a.session) s)
+      AS session_row
+    FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1) a`;
 
   /** Why a fenced step matched nothing, for the error; read after the fact, so only a diagnosis. */
   async function refusal(q: Query, step: StepCommit): Promise<Error> {
@@ -303,24 +332,35 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       const approvals = step.approvals ?? [];
       const finishes = step.finishes ?? [];
       const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
+      const scope = sessionScope(step.session);
+      // The last finish rides in the step's statement; any before it (rare) go first.
+      const last = finishes.at(-1);
       return write(single, async (q, audit) => {
-        for (const finish of finishes)
-          await finishIn(q, audit, finish.requestId, finish, sessionScope(step.session));
+        for (const finish of finishes.slice(0, -1)) await finishIn(q, audit, finish.requestId, finish, scope);
         const row = first(
           await q(commitSql, [
             step.session,
             step.leaseOwner,
             step.expectedMessageCount,
             step.at,
-            step.append.map((message) => codec.encode(message, sessionScope(step.session))),
+            encodeGroup(codec, step.append, scope, messageBind(step.session, step.expectedMessageCount)),
             step.batch !== undefined,
-            step.batch === undefined || step.batch === null
-              ? null
-              : codec.encode(step.batch, sessionScope(step.session)),
+            step.batch === undefined || step.batch === null ? null : codec.encode(step.batch, scope),
             step.releaseLease === true,
+            last !== undefined,
+            last?.status ?? null,
+            last === undefined || last.result === null ? null : codec.encode(last.result, scope),
+            last?.at ?? null,
+            last?.requestId ?? null,
           ]),
         );
-        if (row === undefined) throw await refusal(q, step);
+        if (last !== undefined && row?.finished !== true) {
+          const existing = await executionById(q, last.requestId);
+          if (existing === null) throw executionNotFound(last.requestId);
+          throw executionAlreadyFinished(last.requestId, existing.status);
+        }
+        if (row === undefined || row.id === null) throw await refusal(q, step);
+        if (last !== undefined) audit(last.audit, last.at);
         for (const request of approvals) await insertApproval(q, request);
         audit(step.audit, step.at);
         return toSession(codec, row);
@@ -356,6 +396,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async getApproval(id) {
       return approvalById(query, id);
+    },
+
+    async getApprovalWithSession(id) {
+      const row = first(await query(approvalWithSessionSql, [id]));
+      if (row === undefined) return null;
+      const request = toApproval(codec, row);
+      return { request, session: row.session_row === null ? null : toSession(codec, row.session_row as Row) };
     },
 
     async listApprovals(filter: ApprovalFilter = {}) {
@@ -427,6 +474,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         lease?.untilMs ?? 0,
         lease?.nowMs ?? 0,
         ...decidedValues({ decision }),
+        lease !== undefined && options.loadRun === true,
       ];
       const single = rule === undefined && (audit ?? []).length === 0 && lease === undefined;
       const won = await write(single, async (q, link) => {
@@ -442,12 +490,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           await insertRule(q, rule);
         }
         link(audit, decision.at);
-        return { request, leased: row.leased === true };
+        const leased = row.leased === true;
+        return {
+          request,
+          leased,
+          run: leased && options.loadRun === true ? toRunStart(codec, row, request) : undefined,
+        };
       });
       // A lost compare-and-set reads the row afterwards: a decided request never changes again.
-      return won === null
-        ? { won: false, request: await approvalById(query, id) }
-        : { won: true, request: won.request, leased: won.leased };
+      if (won === null) return { won: false, request: await approvalById(query, id) };
+      return { won: true, request: won.request, leased: won.leased, ...(won.run ? { run: won.run } : {}) };
     },
 
     async recordApproval(id, update, audit): Promise<ApprovalUpdateResult> {

@@ -12,7 +12,7 @@ import {
   RULE_COLUMNS,
   SESSION_COLUMNS,
 } from '../sql/columns.ts';
-import { toApproval, toAuditEntry, toExecution, toMessage, toRule, toSession } from '../sql/rows.ts';
+import { toApproval, toAuditEntry, toExecution, toMessages, toRule, toSession } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
 import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
@@ -70,7 +70,7 @@ export function createRowQueries(tables: Tables, codec: PayloadCodec) {
     const rows = await q(`SELECT seq, at, body FROM ${tables.messages} WHERE session = $1 ORDER BY seq`, [
       session,
     ]);
-    return rows.map((row) => toMessage(codec, row, session));
+    return toMessages(codec, rows, session);
   }
 
   async function approvalById(q: Query, id: string): Promise<ApprovalRequest | null> {

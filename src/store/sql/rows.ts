@@ -1,12 +1,40 @@
+import type { ApprovalRequest } from '../../core/approval.ts';
 import type { LeaseInfo } from '../../core/lease.ts';
 import type { PayloadCodec } from '../codec.ts';
+import type { RunStart } from '../ports/request-book.ts';
 import type { Delivery, DeliveryStatus } from '../ports/server/outbox.ts';
 import type { WebSessionRecord } from '../ports/server/web-session-store.ts';
-import { hex, int, oneOf, payload, type Row, text, textOrNull } from '../row-readers.ts';
+import {
+  hex,
+  int,
+  oneOf,
+  payload,
+  type Row,
+  text,
+  textOrNull,
+  toExecution,
+  toMessages,
+} from '../row-readers.ts';
 
 // The row mappers both SQL backends use, on the validated readers of ../row-readers.ts: a
 // value of the wrong type or an unknown status is CORRUPT_DATA naming the row.
 export * from '../row-readers.ts';
+
+/**
+ * What a decision that took the lease read for the run (PostgreSQL's decide: the messages as
+ * three aggregated arrays, the ledger row as JSON; null arrays when the session has none).
+ */
+export function toRunStart(codec: PayloadCodec, row: Row, request: ApprovalRequest): RunStart {
+  const seqs = (row.run_seqs ?? []) as unknown[];
+  const ats = (row.run_ats ?? []) as unknown[];
+  const bodies = (row.run_bodies ?? []) as unknown[];
+  const rows = seqs.map((seq, i) => ({ seq, at: ats[i], body: bodies[i] }));
+  const execution = row.run_execution;
+  return {
+    messages: toMessages(codec, rows, request.session),
+    execution: execution === null || execution === undefined ? null : toExecution(codec, execution as Row),
+  };
+}
 
 const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
 

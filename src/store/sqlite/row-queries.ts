@@ -5,7 +5,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
-import { type Row, toApproval, toExecution, toMessage, toRule, toSession } from '../sql/rows.ts';
+import { type Row, toApproval, toExecution, toMessages, toRule, toSession } from '../sql/rows.ts';
 import { DEFAULT_STALLED_LIMIT, stalledSessionsSql, toStalledSession } from '../stalled-sessions.ts';
 import type { StalledSession, StalledSessionQuery, StandingRule } from '../store.ts';
 import { sessionNotFound } from '../store-errors.ts';
@@ -68,9 +68,11 @@ export function createRowQueries(sql: Sql, codec: PayloadCodec) {
   }
 
   function messagesOf(session: string): StoredMessage[] {
-    return sql('SELECT session, seq, at, body FROM messages WHERE session = ? ORDER BY seq')
-      .all(session)
-      .map((row) => toMessage(codec, row));
+    return toMessages(
+      codec,
+      sql('SELECT seq, at, body FROM messages WHERE session = ? ORDER BY seq').all(session),
+      session,
+    );
   }
 
   /** Equality filters on optional values; each combination is its own cached statement. */

@@ -163,7 +163,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     stalledSessions,
   } = createRowQueries(sql, codec);
   const {
-    insertMessage,
+    insertMessages,
     insertApproval,
     insertExecution,
     insertRule,
@@ -278,11 +278,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           throw staleStep(step.session, messageCount, step.expectedMessageCount);
         }
         for (const finish of step.finishes ?? []) finishRow(finish.requestId, finish);
-        let seq = step.expectedMessageCount;
-        for (const message of step.append) {
-          insertMessage(step.session, { seq, at: step.at, message });
-          seq += 1;
-        }
+        const seq = step.expectedMessageCount + step.append.length;
+        insertMessages(
+          step.session,
+          step.append.map((message, i) => ({ seq: step.expectedMessageCount + i, at: step.at, message })),
+          true,
+        );
         for (const request of step.approvals ?? []) insertApproval(request);
         // `batch` ends up as the text now stored, new or kept, so the returned record decodes
         // exactly what a later read would.
@@ -336,6 +337,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async getApproval(id) {
       return run(() => approvalById(id));
+    },
+
+    async getApprovalWithSession(id) {
+      return run(() => {
+        const request = approvalById(id);
+        return request === null ? null : { request, session: sessionById(request.session) };
+      });
     },
 
     async listApprovals(filter: ApprovalFilter = {}) {
@@ -428,7 +436,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         }
         appendAuditRows(audit, decision.at);
         const leased = lease !== undefined && takeLease({ ...lease, session: request.session });
-        return { won: true, request, leased };
+        if (!leased || options.loadRun !== true) return { won: true, request, leased };
+        // Read in the decision's transaction: the run that follows starts without another call.
+        return {
+          won: true,
+          request,
+          leased,
+          run: { messages: messagesOf(request.session), execution: executionById(id) },
+        };
       });
     },
 
@@ -569,7 +584,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
           ...sessionValues(codec, session),
         );
-        for (const message of snapshot.messages) insertMessage(session.id, message);
+        insertMessages(session.id, snapshot.messages, false);
         for (const request of snapshot.approvals) insertApproval(request);
         for (const record of snapshot.executions) {
           if (executionById(record.requestId) !== null) throw executionExists(record.requestId);
