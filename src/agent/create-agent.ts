@@ -244,7 +244,7 @@ export function createAgent(options: AgentOptions): Agent {
     known?: KnownRows,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
-    const owner = leasedAs ?? newLeaseOwner();
+    const owner = leasedAs ?? (await newLeaseOwner(rt.store));
     if (leasedAs === undefined)
       await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
     const stopRenewing = keepLease(rt.store, sessionId, owner, rt.leaseMs);
@@ -481,7 +481,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
     // Continuing inline: the session's lease is taken in the decision's own transaction.
-    const owner = options.continuations ? undefined : newLeaseOwner();
+    const owner = options.continuations ? undefined : await newLeaseOwner(rt.store);
     // Leases run on the wall clock, as acquireSessionLease's do.
     const nowMs = Date.now();
     const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
