@@ -10,6 +10,7 @@ import {
   postgresForTests,
   TEST_PG_URL,
   withAdmin,
+  withApplicationName,
 } from '../../../test/helpers/postgres.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import { createPostgresStore } from '../../store/postgres/postgres-store.ts';
@@ -203,6 +204,31 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
       expect(changes).toEqual([{ held: true, token }]);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('a store that never mints a lease owner opens no liveness connection; the first owner opens one', async () => {
+    const schema = freshSchema('liveness_lazy');
+    const app = `cs_test_lazy_${process.pid}_${Date.now()}`;
+    const store = await createPostgresStore({ connectionString: withApplicationName(server, app), schema });
+    const lockHolders = () =>
+      withAdmin(async (client) => {
+        const { rows } = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+            WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted`,
+          [app],
+        );
+        return rows[0]?.n ?? 0;
+      });
+    try {
+      await store.getSession('nobody');
+      await store.liveness.released(['pg1']);
+      expect(await lockHolders()).toBe(0);
+      expect(await store.liveness.token()).toMatch(/^pg[0-9a-f]+$/);
+      expect(await lockHolders()).toBe(1);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
     }
   });
 

@@ -62,7 +62,8 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 /**
  * Liveness on PostgreSQL: this process holds a session advisory lock on a key of its own
- * (random, 62 bits) on one dedicated connection for as long as it lives. A process that dies
+ * (random, 62 bits) on one dedicated connection for as long as it lives, from the first time
+ * it mints a lease owner (the first `token()`). A process that dies
  * (SIGKILL, OOM, a crash) has its socket closed by the kernel; PostgreSQL ends the session and
  * drops the lock at once. Another process judges a token released when no backend of the
  * database holds its key (`released`, reading pg_locks).
@@ -239,17 +240,25 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
     }
   }
 
-  const first = hold().then((ok) => {
-    if (!ok) scheduleRetry();
-  });
-  const pinger = setInterval(() => void check(), checkMs);
-  pinger.unref();
+  let first: Promise<void> | undefined;
+  let pinger: NodeJS.Timeout | undefined;
+
+  /** Started by the first token(): a process that never takes a lease (a CLI read) opens nothing. */
+  function start(): Promise<void> {
+    if (first !== undefined || closed) return first ?? Promise.resolve();
+    first = hold().then((ok) => {
+      if (!ok) scheduleRetry();
+    });
+    pinger = setInterval(() => void check(), checkMs);
+    pinger.unref();
+    return first;
+  }
 
   return {
     kind: 'postgres',
 
     async token() {
-      await first;
+      await start();
       return held === null ? null : tokenOfKey(key);
     },
 
@@ -280,7 +289,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(pinger);
+      if (pinger !== undefined) clearInterval(pinger);
       if (retryTimer !== undefined) clearTimeout(retryTimer);
       retryTimer = undefined;
       listeners.clear();
