@@ -79,7 +79,8 @@ export interface AgentOptions {
   warnBefore?: string | number;
   /**
    * The session lease's term (default 20s). A running process renews it every third of a
-   * term; one that died lets go within a term (at once on the same host).
+   * term; one that died lets go within a term, or at once when its death is known (on the
+   * same host by its pid; on PostgreSQL from any host, by its liveness lock).
    */
   leaseMs?: number;
   /** How long a second run waits for a busy session before SESSION_BUSY (default 15s). */

@@ -50,15 +50,19 @@ export function keepLease(store: Store, session: string, owner: string, leaseMs:
   return () => clearInterval(timer);
 }
 
-/** Between two looks at whether the same holder is dead, while waiting for its session. */
-const RECHECK_MS = 1000;
+/**
+ * Between two looks at whether the same holder is dead, while waiting for its session: a
+ * holder killed just after a look is found at the next one, and a wait of 15 s costs 30
+ * liveness questions, not one per 100 ms poll.
+ */
+const RECHECK_MS = 500;
 
 /**
  * One run per session at a time. Waits for a busy session (a decision arriving while the
  * model is still answering) up to `waitMs`, then gives up with SESSION_BUSY. A lease whose
  * holder is dead (holderIsDead: on this host by its PID, on another through the store's
  * liveness) is taken over at once instead of after its term; the same holder is looked at
- * again at most once a second, so a long wait costs no query per poll.
+ * again at most every RECHECK_MS, so a long wait costs no query per poll.
  */
 export async function acquireSessionLease(
   store: Store,

@@ -83,6 +83,12 @@ describe('judgeLocally: what this process tells without asking', () => {
     expect(judgeLocally(formatOwner(rebooted, 13, 'n', 'pgbb'), here, gone)).toEqual({ ask: 'pgbb' });
   });
 
+  it('an edited row naming a pid no process can have is not a death: the real PID probe says alive', () => {
+    const me = thisProcess();
+    expect(judgeLocally(formatOwner(me.space, 2 ** 40, 'n', null), me)).toBe('alive');
+    expect(judgeLocally(formatOwner(me.space, 2 ** 31, 'n', 'pgaa'), me)).toBe('alive');
+  });
+
   it('a holder elsewhere without a token, or an owner that does not parse, is alive (its term decides)', () => {
     expect(judgeLocally('elsewhere/1.0123456789abcdef:13:n', here, gone)).toBe('alive');
     expect(judgeLocally('run-1', here, gone)).toBe('alive');
