@@ -14,7 +14,7 @@ export interface PostgresLivenessOptions {
   checkMs?: number;
   /** Connecting, and a ping's answer, time out after this (default 5000 ms). */
   timeoutMs?: number;
-  /** The longest pause between attempts to hold the lock again after losing it (default 250 ms). */
+  /** The longest pause between attempts to hold the lock again after losing it (default 1000 ms). */
   maxBackoffMs?: number;
 }
 
@@ -72,8 +72,10 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * leases over (their commits then fail with SESSION_BUSY, and a call cut off mid-run would be
  * marked unknown):
  * - **The connection drops** (a terminated backend, an idle-connection killer, a restart): it
- *   is opened again at once and the same key locked, then at most `maxBackoffMs` apart while
- *   that fails. A token must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts.
+ *   is opened again at once and the same key locked; while that fails, again after 50 ms,
+ *   doubling to at most `maxBackoffMs` (four attempts within the first half second, then one
+ *   a second: a server that refuses for good, a wrong password say, is not flooded). A token
+ *   must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
  * - **No answer** (the server failed over, a dropped NAT entry: the socket still looks open
  *   here): a ping every `checkMs`; one unanswered for `timeoutMs` makes it lock the key on a
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
@@ -92,7 +94,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export function createPostgresLiveness(options: PostgresLivenessOptions): Liveness {
   const checkMs = options.checkMs ?? 2000;
   const timeoutMs = options.timeoutMs ?? 5000;
-  const maxBackoffMs = options.maxBackoffMs ?? 250;
+  const maxBackoffMs = options.maxBackoffMs ?? 1000;
   const listeners = new Set<(change: LivenessChange) => void>();
   let key = newKey();
   let everHeld = false;
