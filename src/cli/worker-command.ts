@@ -107,7 +107,8 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
       continuationHandler(agents, async (session) => (await store.getSession(session))?.agent ?? null, log),
       { concurrency },
     );
-    // While it holds no liveness token, workers on other hosts may take its sessions over.
+    // Logged when the liveness lock is lost and held again: while it is lost, workers on other
+    // hosts may take over the sessions this one runs.
     const liveness = livenessOf(store);
     // After the first attempt to hold it: what the ready line says, so the log shows changes only.
     const token = await liveness.token();
