@@ -27,17 +27,26 @@ function bucket(name: string) {
   return counts.byMethod[name];
 }
 
+/** The store's liveness connection (src/liveness/postgres/): its lock and pings are per process, not per call. */
+function isLiveness(client: object): boolean {
+  const parameters = (client as { connectionParameters?: { fallback_application_name?: unknown } })
+    .connectionParameters;
+  return parameters?.fallback_application_name === 'countersign-liveness';
+}
+
 /**
  * Wraps pg's Client.query once per process, so every client of every pool (the store's, the
  * server's outbox, pg-boss's) is counted; the Store method in flight is found through
  * AsyncLocalStorage, set by `countedStore`. Statements outside any Store call are filed
- * under `(outside the store)`.
+ * under `(outside the store)`. The liveness connection's statements (one lock when the store
+ * opens, a ping every 2 s) are not counted: they are the process's, whatever it does.
  */
 export function installPgCounter(): void {
   if (installed) return;
   installed = true;
   const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   pg.Client.prototype.query = function counted(this: object, ...args: unknown[]) {
+    if (isLiveness(this)) return original.apply(this, args);
     // Only the first word matters; upper-casing a whole CTE per statement cost the server
     // process measurable CPU that the figures then charged to countersign.
     const text = textOf(args[0]).trimStart().slice(0, 8).toUpperCase();

@@ -88,6 +88,8 @@ export {
   type PostgresEventBus,
   type PostgresEventBusOptions,
 } from './events/postgres/postgres-event-bus.ts';
+// Whether a lease holder is alive across hosts (Store.liveness; src/liveness/).
+export type { Liveness, LivenessChange } from './liveness/liveness.ts';
 export type { ModelCallHooks, RetryNotice } from './model/call-model.ts';
 export { createDemoModel } from './model/demo-model.ts';
 export type { AnyLanguageModel } from './model/language-model.ts';

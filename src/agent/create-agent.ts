@@ -79,7 +79,8 @@ export interface AgentOptions {
   warnBefore?: string | number;
   /**
    * The session lease's term (default 20s). A running process renews it every third of a
-   * term; one that died lets go within a term (at once on the same host).
+   * term; one that died lets go within a term, or at once when its death is known (on the
+   * same host by its pid; on PostgreSQL from any host, by its liveness lock).
    */
   leaseMs?: number;
   /** How long a second run waits for a busy session before SESSION_BUSY (default 15s). */
@@ -252,7 +253,7 @@ export function createAgent(options: AgentOptions): Agent {
     known?: KnownRows,
   ): Promise<TurnResult> => {
     const rt = getRuntime();
-    const owner = leasedAs ?? newLeaseOwner();
+    const owner = leasedAs ?? (await newLeaseOwner(rt.store));
     if (leasedAs === undefined)
       await acquireSessionLease(rt.store, sessionId, owner, { leaseMs: rt.leaseMs, waitMs: rt.busyWaitMs });
     const stopRenewing = keepLease(rt.store, sessionId, owner, rt.leaseMs);
@@ -502,7 +503,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
     // Continuing inline: the session's lease is taken in the decision's own transaction.
-    const owner = options.continuations ? undefined : newLeaseOwner();
+    const owner = options.continuations ? undefined : await newLeaseOwner(rt.store);
     // Leases run on the wall clock, as acquireSessionLease's do.
     const nowMs = Date.now();
     const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };

@@ -1,6 +1,10 @@
-import { hostname } from 'node:os';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import { secureRandomBytes } from '../core/random-bytes.ts';
+import { deadOwners } from '../liveness/dead-owners.ts';
+import { formatOwner } from '../liveness/lease-owner.ts';
+import type { Liveness } from '../liveness/liveness.ts';
+import { localLiveness } from '../liveness/local/local-liveness.ts';
+import { thisProcess } from '../liveness/process-space.ts';
 import type { Store } from '../store/store.ts';
 
 export interface LeaseOptions {
@@ -8,24 +12,24 @@ export interface LeaseOptions {
   waitMs: number;
 }
 
-const host = hostname();
-
-export function newLeaseOwner(): string {
-  return `${host}:${process.pid}:${secureRandomBytes(6).toString('hex')}`;
+/** The store's liveness backend, or the local one (SQLite, memory, a store without one). */
+export function livenessOf(store: Pick<Store, 'liveness'>): Liveness {
+  return store.liveness ?? localLiveness;
 }
 
-/** A lease held by a process on this host that no longer exists can be taken over at once. */
-export function ownerIsDeadHere(owner: string): boolean {
-  const [ownerHost, pidText] = owner.split(':');
-  if (ownerHost !== host) return false;
-  const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+/**
+ * A lease owner for one run: where this process runs, its PID, and the token it holds on
+ * `store`'s liveness backend right now, if any (src/liveness/lease-owner.ts).
+ */
+export async function newLeaseOwner(store: Pick<Store, 'liveness'>): Promise<string> {
+  const here = thisProcess();
+  const token = await livenessOf(store).token();
+  return formatOwner(here.space, here.pid, secureRandomBytes(6).toString('hex'), token);
+}
+
+/** Whether the process holding `owner`'s lease is gone: the one rule, src/liveness/dead-owners.ts. */
+export async function holderIsDead(store: Pick<Store, 'liveness'>, owner: string): Promise<boolean> {
+  return (await deadOwners([owner], livenessOf(store))).has(owner);
 }
 
 /**
@@ -47,8 +51,18 @@ export function keepLease(store: Store, session: string, owner: string, leaseMs:
 }
 
 /**
+ * Between two looks at whether the same holder is dead, while waiting for its session: a
+ * holder killed just after a look is found at the next one, and a wait of 15 s costs 30
+ * liveness questions, not one per 100 ms poll.
+ */
+const RECHECK_MS = 500;
+
+/**
  * One run per session at a time. Waits for a busy session (a decision arriving while the
- * model is still answering) up to `waitMs`, then gives up with SESSION_BUSY.
+ * model is still answering) up to `waitMs`, then gives up with SESSION_BUSY. A lease whose
+ * holder is dead (holderIsDead: on this host by its PID, on another through the store's
+ * liveness) is taken over at once instead of after its term; the same holder is looked at
+ * again at most every RECHECK_MS, so a long wait costs no query per poll.
  */
 export async function acquireSessionLease(
   store: Store,
@@ -58,23 +72,30 @@ export async function acquireSessionLease(
 ): Promise<void> {
   const deadline = Date.now() + options.waitMs;
   let delay = 5;
+  let looked: { owner: string; at: number } | null = null;
   for (;;) {
-    const now = Date.now();
+    let now = Date.now();
     if (await store.acquireLease({ session, owner, untilMs: now + options.leaseMs, nowMs: now })) return;
     const lease = await store.getLease(session);
-    if (lease?.owner && ownerIsDeadHere(lease.owner)) {
+    const holder = lease?.owner ?? null;
+    const due =
+      holder !== null && (looked === null || looked.owner !== holder || Date.now() - looked.at >= RECHECK_MS);
+    if (holder !== null && due && (await holderIsDead(store, holder))) {
+      // The judgement may have waited (CONFIRM_MS): the new term counts from now.
+      now = Date.now();
       const takeOver = {
         session,
         owner,
         untilMs: now + options.leaseMs,
         nowMs: now,
-        takeOverFrom: lease.owner,
+        takeOverFrom: holder,
       };
       if (await store.acquireLease(takeOver)) return;
     }
+    if (holder !== null && due) looked = { owner: holder, at: Date.now() };
     if (Date.now() >= deadline) {
       throw new SessionBusyError(
-        `Session ${session} is being run by another process (${lease?.owner ?? 'unknown'}).`,
+        `Session ${session} is being run by another process (${holder ?? 'unknown'}).`,
         {
           hint: 'Try again in a moment; nothing was lost.',
         },

@@ -1,6 +1,8 @@
 import type { Agent } from '../agent/create-agent.ts';
+import { livenessOf } from '../agent/lease.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { thisProcess } from '../liveness/process-space.ts';
 import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { CommandInput } from './command-input.ts';
 import { workerLogLine } from './worker-log-line.ts';
@@ -105,7 +107,21 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
       continuationHandler(agents, async (session) => (await store.getSession(session))?.agent ?? null, log),
       { concurrency },
     );
-    log({ event: 'ready', pid: process.pid, agents: [...agents.keys()], concurrency });
+    // Logged when the liveness lock is lost and held again: while it is lost, workers on other
+    // hosts may take over the sessions this one runs.
+    const liveness = livenessOf(store);
+    // After the first attempt to hold it: what the ready line says, so the log shows changes only.
+    const token = await liveness.token();
+    const unwatch = liveness.onChange((change) => log({ event: 'liveness', ...change }));
+    log({
+      event: 'ready',
+      pid: process.pid,
+      space: thisProcess().space,
+      liveness: liveness.kind,
+      token,
+      agents: [...agents.keys()],
+      concurrency,
+    });
     // Decisions whose continuation was never enqueued (the decider died in between) would
     // otherwise wait for someone to run `resume`.
     const sweepMs = msSetting(process.env.COUNTERSIGN_WORKER_SWEEP_MS, 30_000, 'COUNTERSIGN_WORKER_SWEEP_MS');
@@ -113,8 +129,8 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
       sweepMs === 0
         ? null
         : startWorkerSweep({ store, queue, agents: [...agents.keys()], log, intervalMs: sweepMs });
-    // A worker of this host killed mid-job: its job is handed on within about a second,
-    // instead of after pg-boss's heartbeat timeout (10 s at least).
+    // A worker killed mid-job, on this host or (PostgreSQL liveness) another: its job is handed
+    // on within a second or two, instead of after pg-boss's heartbeat timeout (10 s at least).
     const takeoverMs = msSetting(
       process.env.COUNTERSIGN_WORKER_TAKEOVER_MS,
       1000,
@@ -126,6 +142,7 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
     log({ event: 'stopping', signal });
     await takeover?.stop();
     await sweep?.stop();
+    unwatch();
   } finally {
     await queue.close();
   }

@@ -12,6 +12,12 @@ export function workerLogLine(line: Record<string, unknown>): string {
       return `Skipped session ${line.session}: ${line.reason}.`;
     case 'stalled':
       return `Queued stalled sessions: ${list(line.sessions)}.`;
+    case 'taken-over':
+      return `Took over sessions whose holder died: ${list(line.sessions)} (from ${list(line.holders)}).`;
+    case 'liveness':
+      return line.held
+        ? 'Holding the liveness lock again: other hosts see this worker alive.'
+        : `Lost the liveness lock (${line.reason}); holding it again. Meanwhile workers on other hosts may take over the sessions this one runs.`;
     case 'sweep-failed':
       return `The sweep for stalled sessions failed: ${line.message} It runs again in a moment; check the store if this repeats.`;
     case 'stopping':

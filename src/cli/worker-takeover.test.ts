@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { formatOwner } from '../liveness/lease-owner.ts';
+import type { Liveness } from '../liveness/liveness.ts';
+import { localLiveness } from '../liveness/local/local-liveness.ts';
 import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { LeaseInfo } from '../store/store.ts';
 import { takeOverDeadHolders } from './worker-takeover.ts';
@@ -11,7 +14,7 @@ function deadPid(): number {
   return Number(child.stdout.toString());
 }
 
-function fakes(inHand: string[], leases: Record<string, string | null>) {
+function fakes(inHand: string[], leases: Record<string, string | null>, liveness?: Liveness) {
   const enqueued: ContinuationJob[] = [];
   const queue: ContinuationQueue = {
     async enqueue(job) {
@@ -22,6 +25,7 @@ function fakes(inHand: string[], leases: Record<string, string | null>) {
     inHand: async () => [...inHand],
   };
   const store = {
+    liveness,
     async getLease(session: string): Promise<LeaseInfo | null> {
       const owner = leases[session];
       return owner === undefined ? null : { owner, untilMs: Date.now() + 20_000 };
@@ -43,11 +47,44 @@ describe('takeOverDeadHolders (unit, fake queue and store)', () => {
       's-remote': elsewhere,
     });
     const seen = new Map<string, string>();
-    expect(await takeOverDeadHolders({ store, queue }, seen)).toEqual(['s-dead']);
+    expect(await takeOverDeadHolders({ store, queue }, seen)).toEqual([{ session: 's-dead', holder: dead }]);
     expect(enqueued).toEqual([{ session: 's-dead', reason: 'taken-over' }]);
     // The old job is still in hand until pg-boss times it out: not enqueued again.
     expect(await takeOverDeadHolders({ store, queue }, seen)).toEqual([]);
     expect(enqueued).toHaveLength(1);
+  });
+
+  it('hands on a job whose holder elsewhere has a released token, asking once for all of them', async () => {
+    const remote = (token: string) => formatOwner('another-host/1.0123456789abcdef', 7, 'n', token);
+    const asked: string[][] = [];
+    // pgdead stays released at both looks; pgblip is held again at the second (a reconnect).
+    const answers = [new Set(['pgdead', 'pgblip']), new Set(['pgdead'])];
+    const liveness: Liveness = {
+      ...localLiveness,
+      async released(tokens) {
+        asked.push([...tokens]);
+        const answer = answers.shift() ?? new Set();
+        return new Set(tokens.filter((token) => answer.has(token)));
+      },
+    };
+    const { queue, store, enqueued } = fakes(
+      ['s-gone', 's-blip', 's-live', 's-old'],
+      {
+        's-gone': remote('pgdead'),
+        's-blip': remote('pgblip'),
+        's-live': remote('pglive'),
+        's-old': elsewhere,
+      },
+      liveness,
+    );
+    expect(await takeOverDeadHolders({ store, queue }, new Map())).toEqual([
+      { session: 's-gone', holder: remote('pgdead') },
+    ]);
+    expect(enqueued).toEqual([{ session: 's-gone', reason: 'taken-over' }]);
+    expect(asked).toEqual([
+      ['pgdead', 'pgblip', 'pglive'],
+      ['pgdead', 'pgblip'],
+    ]);
   });
 
   it('forgets sessions no longer in hand, and does nothing for a queue that cannot list them', async () => {

@@ -1,9 +1,10 @@
-import { ownerIsDeadHere } from '../agent/lease.ts';
+import { livenessOf } from '../agent/lease.ts';
+import { deadOwners } from '../liveness/dead-owners.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { Store } from '../store/store.ts';
 
 export interface TakeoverWatchOptions {
-  store: Pick<Store, 'getLease'>;
+  store: Pick<Store, 'getLease' | 'liveness'>;
   queue: ContinuationQueue;
   /** Between looks (default 1 s). */
   intervalMs?: number;
@@ -13,29 +14,37 @@ export interface TakeoverWatchOptions {
 }
 
 /**
- * One look: a new continuation for each job in hand whose session's lease belongs to a process
- * on this host that no longer exists. pg-boss would give such a job to another worker only
- * after its heartbeat lapses (10 s, its minimum) and its supervisor notices; the new job is
- * taken at the next poll, and `resume` takes the dead holder's lease at once (the same rule,
- * acquireSessionLease). `seen` remembers what was handed over, so a dead holder's session is
- * enqueued once, not once per pass until the old job times out; that old job, retried later,
- * finds nothing to do. The cost is flat: one indexed read of the jobs in hand (at most
- * workers × concurrency) and one lease read each, whatever the backlog.
+ * One look: a new continuation for each job in hand whose session's lease belongs to a dead
+ * process: on this host, one that no longer exists; on another, one whose liveness token no
+ * live process holds (src/liveness/dead-owners.ts, the rule `resume` applies too). pg-boss
+ * would give such a job to another worker only after its heartbeat lapses (10 s, its
+ * minimum) and its supervisor notices; the new job is taken at the next poll, and `resume`
+ * takes the dead holder's lease at once (acquireSessionLease). `seen` remembers what was
+ * handed over, so a dead holder's session is enqueued once, not once per pass until the old
+ * job times out; that old job, retried later, finds nothing to do. The cost is flat: one
+ * indexed read of the jobs in hand (at most workers × concurrency), one lease read each, and
+ * one liveness question for all the holders on other hosts (on PostgreSQL one read of
+ * pg_locks), whatever the backlog.
  */
 export async function takeOverDeadHolders(
   options: Pick<TakeoverWatchOptions, 'store' | 'queue' | 'limit'>,
   seen: Map<string, string>,
-): Promise<string[]> {
+): Promise<Array<{ session: string; holder: string }>> {
   if (options.queue.inHand === undefined) return [];
-  const taken: string[] = [];
   const sessions = await options.queue.inHand(options.limit ?? 100);
+  const held: Array<{ session: string; holder: string }> = [];
   for (const session of new Set(sessions)) {
-    const lease = await options.store.getLease(session);
-    const owner = lease?.owner ?? null;
-    if (owner === null || seen.get(session) === owner || !ownerIsDeadHere(owner)) continue;
+    const holder = (await options.store.getLease(session))?.owner ?? null;
+    if (holder !== null && seen.get(session) !== holder) held.push({ session, holder });
+  }
+  const dead = await deadOwners(
+    held.map(({ holder }) => holder),
+    livenessOf(options.store),
+  );
+  const taken = held.filter(({ holder }) => dead.has(holder));
+  for (const { session, holder } of taken) {
     await options.queue.enqueue({ session, reason: 'taken-over' });
-    seen.set(session, owner);
-    taken.push(session);
+    seen.set(session, holder);
   }
   // Forget sessions no longer in hand: the map stays as small as the jobs in hand.
   const inHand = new Set(sessions);
@@ -49,8 +58,13 @@ export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Pro
   let running: Promise<void> | null = null;
   const look = () => {
     running ??= takeOverDeadHolders(options, seen)
-      .then((sessions) => {
-        if (sessions.length > 0) options.log({ event: 'taken-over', sessions });
+      .then((taken) => {
+        if (taken.length > 0)
+          options.log({
+            event: 'taken-over',
+            sessions: taken.map(({ session }) => session),
+            holders: taken.map(({ holder }) => holder),
+          });
       })
       .catch((error: unknown) => {
         options.log({

@@ -1,3 +1,4 @@
+import type { Liveness } from '../liveness/liveness.ts';
 import type { AppState } from './ports/app-state.ts';
 import type { AuditLog } from './ports/audit-log.ts';
 import type { PrincipalErasure, Retention } from './ports/erasure.ts';
@@ -94,6 +95,12 @@ export interface Store
     PrincipalErasure,
     Retention {
   readonly kind: string;
+  /**
+   * Whether the process holding a lease is alive, seen from every process sharing the store
+   * (src/liveness/). Only stores shared across hosts have one (PostgreSQL); without it, a
+   * holder is judged on this host only (by its PID), and elsewhere its lease lapses after its term.
+   */
+  readonly liveness?: Liveness;
 
   close(): Promise<void>;
 }

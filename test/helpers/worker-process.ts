@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { binPath } from './cli.ts';
+import { type Elsewhere, elsewhere } from './other-host.ts';
 
 export interface WorkerLine {
   at: string;
@@ -20,8 +21,15 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export function startWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
-  const child = spawn(process.execPath, [binPath, 'worker', '--json', ...args], {
+/** `where`: run it as on another host (other-host.ts); it then exits 137, not by signal, when killed. */
+export function startWorker(
+  env: Record<string, string>,
+  args: string[] = [],
+  where?: Elsewhere,
+): WorkerProcess {
+  const argv = [process.execPath, binPath, 'worker', '--json', ...args];
+  const [command, commandArgs] = where === undefined ? [argv[0]!, argv.slice(1)] : elsewhere(where, argv);
+  const child = spawn(command, commandArgs, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,7 +93,9 @@ export function startWorker(env: Record<string, string>, args: string[] = []): W
       });
     },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      // unshare ignores SIGTERM while it waits for the namespace's shell: killing it takes the
+      // namespace down (--kill-child), the worker in it included.
+      if (child.exitCode === null && child.signalCode === null) child.kill(where ? 'SIGKILL' : 'SIGTERM');
       await exited;
     },
   };

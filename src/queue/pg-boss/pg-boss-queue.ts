@@ -33,8 +33,19 @@ export interface PgBossQueueOptions {
 /**
  * Timing, so that pg-boss itself gives a SIGKILLed worker's job to another within ~15 s: a
  * missed heartbeat (10 s) + the next supervisor pass (2 s) + the retry delay (1 s) + a poll
- * (0.5 s). That is the fallback: a worker on the same host hands the job on within about a
- * second (src/cli/worker-takeover.ts, through inHand below).
+ * (0.5 s). That is the fallback. The fast path is the workers' takeover watch
+ * (src/cli/worker-takeover.ts, through inHand below): about 0.5–1.4 s on the same host and 1.4–2.2 s
+ * from another (the PostgreSQL liveness lock, src/liveness/postgres/). The fallback remains
+ * for what liveness cannot see: a host that vanished without closing its connections (the
+ * server keeps the lock until TCP keepalive gives up), a holder with no token.
+ *
+ * Why pg-boss's own settings are not tightened further: `heartbeatSeconds` below 10 is refused
+ * by pg-boss 12 itself (attorney.js: "heartbeatSeconds must be an integer >= 10"), and a
+ * worker refreshes its heartbeat every half of it, so a dead worker's job is failed 5–10 s
+ * after the death plus a supervisor pass. The supervisor could run every second (its minimum)
+ * instead of every 2 s: that saves at most one second on the fallback, for a claim on the
+ * queue row by every worker every second and the monitor's stats aggregate twice as often.
+ * Not worth it while the watch hands jobs on in seconds.
  */
 const JOB_DEFAULTS = {
   // A busy session (SESSION_BUSY) or a passing store outage is retried; 30 tries span minutes.

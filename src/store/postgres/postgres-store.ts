@@ -2,6 +2,9 @@ import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes.ts';
+import type { Liveness } from '../../liveness/liveness.ts';
+import { localLiveness } from '../../liveness/local/local-liveness.ts';
+import { createPostgresLiveness } from '../../liveness/postgres/postgres-liveness.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -73,6 +76,15 @@ export interface PostgresStoreOptions {
   schema?: string;
   pool?: PoolOptions;
   codec?: PayloadCodec;
+  /**
+   * Cross-host liveness (default on): the process holds a session advisory lock on one
+   * connection of its own for as long as it lives, so a process on another host can take the
+   * leases of one that died over at once instead of after their term
+   * (src/liveness/postgres/postgres-liveness.ts). `{ connectionString }` holds it through
+   * another URL (a direct one, when the store's goes through a transaction-pooling proxy);
+   * `false` turns it off: leases of dead processes elsewhere then lapse after their term.
+   */
+  liveness?: boolean | { connectionString: string };
 }
 
 /**
@@ -91,6 +103,8 @@ export interface PostgresStore
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
   readonly schema: string;
+  /** Whether the holder of a lease is alive, across the hosts sharing this database. */
+  readonly liveness: Liveness;
 }
 
 /** Exported so a test can ask PostgreSQL for the plans: ranges of the index of decided rows. */
@@ -140,6 +154,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     createRowWriters(t, codec);
   const { query } = connection;
   const group = createGroupCommit(connection, linkAudit);
+  const liveness =
+    options.liveness === false
+      ? localLiveness
+      : createPostgresLiveness({
+          connectionString:
+            typeof options.liveness === 'object'
+              ? options.liveness.connectionString
+              : options.connectionString,
+          query,
+        });
 
   /**
    * Every write goes through the group commit: alone it is one transaction (or, `single`, one
@@ -647,7 +671,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       });
     },
 
+    liveness,
+
     async close() {
+      // The lock first: a store closed is a process done with its leases.
+      await liveness.close();
       await connection.close();
     },
   };

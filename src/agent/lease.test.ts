@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { SessionBusyError } from '../core/errors/session-busy-error.ts';
+import { StoreUnavailableError } from '../core/errors/store-unavailable-error.ts';
+import { formatOwner, parseOwner } from '../liveness/lease-owner.ts';
+import type { Liveness } from '../liveness/liveness.ts';
+import { localLiveness } from '../liveness/local/local-liveness.ts';
+import { thisProcess } from '../liveness/process-space.ts';
+import { createMemoryStore } from '../store/memory/memory-store.ts';
+import type { Store } from '../store/store.ts';
+import { acquireSessionLease, newLeaseOwner } from './lease.ts';
+
+/** A liveness backend (unit-test fake) whose answers the test sets; it counts the questions. */
+function fakeLiveness(options: { token?: string | null; released?: () => Set<string> }) {
+  let asked = 0;
+  const liveness: Liveness = {
+    ...localLiveness,
+    kind: 'fake',
+    token: async () => options.token ?? null,
+    async released(tokens) {
+      asked += 1;
+      const answer = options.released?.() ?? new Set<string>();
+      return new Set(tokens.filter((token) => answer.has(token)));
+    },
+  };
+  return { liveness, asked: () => asked };
+}
+
+/** The memory store with a liveness backend, as a PostgreSQL store carries its own. */
+async function storeWith(liveness: Liveness): Promise<Store> {
+  const inner = createMemoryStore();
+  await inner.ensureSession({ id: 's', agent: 'a', principal: null, at: new Date(0).toISOString() });
+  return new Proxy(inner, {
+    get: (target, property, receiver) =>
+      property === 'liveness' ? liveness : Reflect.get(target, property, receiver),
+  });
+}
+
+const elsewhere = (token: string) => formatOwner('other/1.0123456789abcdef', 7, 'n', token);
+const hold = (store: Store, owner: string) =>
+  store.acquireLease({ session: 's', owner, untilMs: Date.now() + 20_000, nowMs: Date.now() });
+
+describe('session leases and liveness (unit, memory store and a fake liveness)', () => {
+  it('an owner carries the token its process holds, and none while it holds none', async () => {
+    const withToken = parseOwner(
+      await newLeaseOwner(await storeWith(fakeLiveness({ token: 'pgab' }).liveness)),
+    );
+    expect(withToken).toEqual({ space: thisProcess().space, pid: process.pid, token: 'pgab' });
+    expect(parseOwner(await newLeaseOwner(createMemoryStore()))?.token).toBeNull();
+  });
+
+  it('takes over a lease whose holder elsewhere has released its token, after the confirming look', async () => {
+    const { liveness, asked } = fakeLiveness({ released: () => new Set(['pgdead']) });
+    const store = await storeWith(liveness);
+    await hold(store, elsewhere('pgdead'));
+    const started = Date.now();
+    await acquireSessionLease(store, 's', 'me', { leaseMs: 20_000, waitMs: 5000 });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect((await store.getLease('s'))?.owner).toBe('me');
+    expect(asked()).toBe(2);
+  });
+
+  it('waits for a live holder elsewhere, asking about it twice a second, not at every 100 ms poll', async () => {
+    const { liveness, asked } = fakeLiveness({});
+    const store = await storeWith(liveness);
+    await hold(store, elsewhere('pglive'));
+    await expect(
+      acquireSessionLease(store, 's', 'me', { leaseMs: 20_000, waitMs: 2500 }),
+    ).rejects.toBeInstanceOf(SessionBusyError);
+    expect(asked()).toBeGreaterThanOrEqual(4);
+    expect(asked()).toBeLessThanOrEqual(6);
+    expect((await store.getLease('s'))?.owner).toBe(elsewhere('pglive'));
+  });
+
+  it('a liveness question that fails is STORE_UNAVAILABLE, and the lease is left as it was', async () => {
+    const { liveness } = fakeLiveness({
+      released: () => {
+        throw new StoreUnavailableError('The store at memory: cannot be reached.');
+      },
+    });
+    const store = await storeWith(liveness);
+    await hold(store, elsewhere('pgaa'));
+    const before = await store.getLease('s');
+    await expect(
+      acquireSessionLease(store, 's', 'me', { leaseMs: 20_000, waitMs: 1000 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await store.getLease('s')).toEqual(before);
+  });
+});

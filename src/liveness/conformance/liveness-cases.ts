@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { deadOwners } from '../dead-owners.ts';
+import { formatOwner } from '../lease-owner.ts';
+import type { Liveness } from '../liveness.ts';
+import type { ProcessSpace } from '../process-space.ts';
+
+export interface LivenessSubject {
+  /** A new instance, standing for one process. */
+  open(): Promise<Liveness>;
+  /**
+   * Whether a process that let go (close) is judged dead from another host: true for a
+   * backend shared across hosts (postgres); false for the local one, where the term decides.
+   */
+  crossHost: boolean;
+}
+
+/** An observer in another space: nothing it judges can be settled by a PID. */
+const observer: ProcessSpace = { hostname: 'observer', space: 'observer/2.00000000000000aa', pid: 2 };
+
+/** An owner minted by `process` as if it ran elsewhere (the space is not the observer's). */
+async function ownerOf(process: Liveness): Promise<string> {
+  return formatOwner('holder/1.00000000000000bb', 1, 'n0nce', await process.token());
+}
+
+/**
+ * What every Liveness backend does, judged through the one rule (dead-owners.ts) from
+ * another space, so only the backend can decide. Each case closes what it opens.
+ */
+export function livenessCases(name: string, subject: LivenessSubject): void {
+  describe(`Liveness conformance: ${name}`, () => {
+    it('a live process is never judged dead, and its token is the same every time it is asked', async () => {
+      const holder = await subject.open();
+      const other = await subject.open();
+      try {
+        const owner = await ownerOf(holder);
+        expect(await holder.token()).toBe(await holder.token());
+        expect(await deadOwners([owner], other, { here: observer })).toEqual(new Set());
+        expect(await deadOwners([owner], holder, { here: observer })).toEqual(new Set());
+      } finally {
+        await holder.close();
+        await other.close();
+      }
+    });
+
+    it('two processes hold different tokens (or none)', async () => {
+      const a = await subject.open();
+      const b = await subject.open();
+      try {
+        const [ta, tb] = [await a.token(), await b.token()];
+        if (ta !== null || tb !== null) expect(ta).not.toBe(tb);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('a token it cannot read is never released: no holder is judged dead on a guess', async () => {
+      const other = await subject.open();
+      try {
+        const tokens = ['x', 'pg', 'pgzz', 'pg0', `pg${'f'.repeat(17)}`, 'pg4000000000000000', 'lk1f'];
+        expect(await other.released(tokens)).toEqual(new Set());
+        expect(await other.released([])).toEqual(new Set());
+      } finally {
+        await other.close();
+      }
+    });
+
+    it(
+      subject.crossHost
+        ? 'a process that let go is judged dead from another host'
+        : 'a process that let go is not judged dead from another host: its lease lapses after its term',
+      async () => {
+        const holder = await subject.open();
+        const owner = await ownerOf(holder);
+        await holder.close();
+        const other = await subject.open();
+        try {
+          const dead = await deadOwners([owner], other, { here: observer, confirmMs: 10 });
+          expect(dead).toEqual(subject.crossHost ? new Set([owner]) : new Set());
+        } finally {
+          await other.close();
+        }
+      },
+    );
+  });
+}

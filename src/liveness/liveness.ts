@@ -1,0 +1,43 @@
+/**
+ * Whether the process behind a lease owner is still alive, seen from any host that shares
+ * the store: the port. A process holds a *token* for as long as it lives and writes it into
+ * the lease owners it mints (lease-owner.ts); another process asks the backend whether anyone
+ * still holds that token. The one rule that decides "is this holder dead" (dead-owners.ts)
+ * asks this port only about holders it cannot judge itself (a process in another PID space).
+ *
+ * Backends, in sibling folders: `local/` (no tokens: a holder elsewhere is never judged
+ * dead, its lease lapses after its term; what the SQLite and memory stores use) and
+ * `postgres/` (a session advisory lock held on a connection of its own, which PostgreSQL
+ * drops the moment the process's socket closes). Conformance cases: `conformance/`.
+ */
+export interface Liveness {
+  /** `local` or `postgres`: for logs. */
+  readonly kind: string;
+  /**
+   * The token to write into a lease owner minted now, or null while this process holds none
+   * (still connecting, or its connection was lost and is being re-established): an owner
+   * without a token is judged as owners written before tokens existed were.
+   */
+  token(): Promise<string | null>;
+  /**
+   * Of `tokens`, those that no live process holds at this moment. A token this backend cannot
+   * read is never in the answer: a holder is judged dead on evidence, never on a guess.
+   * Throws STORE_UNAVAILABLE when the backend cannot be asked.
+   */
+  released(tokens: readonly string[]): Promise<ReadonlySet<string>>;
+  /**
+   * Calls `listener` when this process starts or stops holding its token: while it holds none
+   * other processes may judge the owners it minted dead. Returns the unsubscribe.
+   */
+  onChange(listener: (change: LivenessChange) => void): () => void;
+  /** Lets the token go: owners minted with it are released from then on. */
+  close(): Promise<void>;
+}
+
+export interface LivenessChange {
+  held: boolean;
+  /** The token held or lost. */
+  token: string;
+  /** Why it was lost (the connection's error), when it was. */
+  reason?: string;
+}

@@ -1,0 +1,264 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { type AddressInfo, createServer, type Server, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cutProxy } from '../../../test/helpers/cut-proxy.ts';
+import {
+  dropSchema,
+  freshSchema,
+  postgresForTests,
+  TEST_PG_URL,
+  withAdmin,
+  withApplicationName,
+} from '../../../test/helpers/postgres.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { createPostgresStore } from '../../store/postgres/postgres-store.ts';
+import { livenessCases } from '../conformance/liveness-cases.ts';
+import { CONFIRM_MS, deadOwners } from '../dead-owners.ts';
+import { formatOwner } from '../lease-owner.ts';
+import type { Liveness, LivenessChange } from '../liveness.ts';
+import type { ProcessSpace } from '../process-space.ts';
+import { createPostgresLiveness, keyOfToken, type PostgresLivenessOptions } from './postgres-liveness.ts';
+
+const url = await postgresForTests();
+const server = url ?? TEST_PG_URL;
+const pool = new pg.Pool({ connectionString: server, max: 2 });
+pool.on('error', () => undefined);
+const query: PostgresLivenessOptions['query'] = async (text, values = []) =>
+  (await pool.query(text, [...values])).rows as Array<Record<string, unknown>>;
+
+const observer: ProcessSpace = { hostname: 'observer', space: 'observer/2.00000000000000aa', pid: 2 };
+const ownerWith = (token: string | null) => formatOwner('holder/1.00000000000000bb', 1, 'n', token);
+
+/** The backend pid holding `token`'s lock right now, or null. */
+async function holderPid(token: string): Promise<number | null> {
+  const key = keyOfToken(token);
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+         AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+      [String(key)],
+    );
+    return rows[0]?.pid ?? null;
+  });
+}
+
+async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null && value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * A TCP proxy whose open connections can be frozen: bytes stop in both directions and a close
+ * from either side is not passed on, as when a server vanished or a NAT entry was dropped
+ * and this side's socket still looks open. New connections pass as usual.
+ */
+async function freezableProxy(port: number) {
+  const pairs = new Set<{ client: Socket; upstream: Socket; frozen: boolean }>();
+  const proxy: Server = createServer((client) => {
+    const upstream = new Socket();
+    const pair = { client, upstream, frozen: false };
+    pairs.add(pair);
+    upstream.connect(port, '127.0.0.1');
+    client.on('data', (data) => !pair.frozen && upstream.write(data));
+    upstream.on('data', (data) => !pair.frozen && client.write(data));
+    const end = () => {
+      if (pair.frozen) return;
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) socket.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: server.replace(/@[^/]+\//, `@127.0.0.1:${(proxy.address() as AddressInfo).port}/`),
+    freeze() {
+      for (const pair of pairs) pair.frozen = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const { client, upstream } of pairs) {
+          client.destroy();
+          upstream.destroy();
+        }
+        proxy.close(() => resolve());
+      }),
+  };
+}
+
+describe.skipIf(url === null)('PostgreSQL liveness', () => {
+  const opened: Liveness[] = [];
+  const children: ChildProcess[] = [];
+  const open = (options: Partial<PostgresLivenessOptions> = {}) => {
+    const liveness = createPostgresLiveness({ connectionString: server, query, ...options });
+    opened.push(liveness);
+    return liveness;
+  };
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(opened.map((liveness) => liveness.close()));
+    await pool.end();
+  });
+
+  livenessCases('postgres', { open: async () => open(), crossHost: true });
+
+  it('a SIGKILLed process’s token is released as soon as its socket closes', async () => {
+    const fixture = fileURLToPath(new URL('holder.fixture.ts', import.meta.url));
+    const child = spawn(process.execPath, [fixture, server], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    const line = await new Promise<string>((resolve) =>
+      child.stdout?.once('data', (data) => resolve(String(data))),
+    );
+    const { token } = JSON.parse(line) as { token: string };
+    const other = open();
+    expect(await other.released([token])).toEqual(new Set());
+    const killed = Date.now();
+    child.kill('SIGKILL');
+    await until(async () => (await other.released([token])).has(token));
+    const releasedMs = Date.now() - killed;
+    console.info(`token released ${releasedMs} ms after the SIGKILL`);
+    expect(releasedMs).toBeLessThan(1000);
+    expect(await deadOwners([ownerWith(token)], other, { here: observer })).toEqual(
+      new Set([ownerWith(token)]),
+    );
+  });
+
+  it('its connection terminated: lost, held again with the same token before anyone may judge it dead', async () => {
+    const holder = open();
+    const token = await holder.token();
+    expect(token).toMatch(/^pg[0-9a-f]+$/);
+    const changes: Array<LivenessChange & { at: number }> = [];
+    holder.onChange((change) => changes.push({ ...change, at: Date.now() }));
+    const before = await holderPid(token!);
+    const other = open();
+    const terminated = Date.now();
+    await withAdmin((client) => client.query('SELECT pg_terminate_backend($1)', [before]));
+    // Asked at once, as a takeover watch might be: the token may be released for a moment,
+    // but not at both looks CONFIRM_MS apart.
+    expect(await deadOwners([ownerWith(token)], other, { here: observer })).toEqual(new Set());
+    const after = await until(async () => {
+      const pid = await holderPid(token!);
+      return pid !== null && pid !== before ? pid : null;
+    });
+    expect(after).not.toBe(before);
+    expect(await holder.token()).toBe(token);
+    expect(changes.map(({ held, token: t }) => ({ held, token: t }))).toEqual([
+      { held: false, token },
+      { held: true, token },
+    ]);
+    const gapMs = changes[1]!.at - changes[0]!.at;
+    console.info(
+      `liveness lock held again ${gapMs} ms after it was lost (${changes[1]!.at - terminated} ms after the terminate)`,
+    );
+    expect(gapMs).toBeLessThan(CONFIRM_MS);
+  });
+
+  it('no answer: the lock is held on a new connection before the old one is let go', async () => {
+    const port = Number(new URL(server).port || 5432);
+    const proxy = await freezableProxy(port);
+    try {
+      const holder = open({ connectionString: proxy.url, checkMs: 100, timeoutMs: 300 });
+      const token = (await holder.token())!;
+      const changes: LivenessChange[] = [];
+      holder.onChange((change) => changes.push(change));
+      const first = await holderPid(token);
+      proxy.freeze();
+      // Pings go unanswered; each attempt on a new connection finds the key held by the old
+      // backend, which the server still has: it is kept, and others see the process alive.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect(await holderPid(token)).toBe(first);
+      expect(await open().released([token])).toEqual(new Set());
+      expect(await holder.token()).toBe(token);
+      // The server ends the old backend, but this side never hears of it (frozen): the next
+      // unanswered ping's new connection gets the lock.
+      await withAdmin((client) => client.query('SELECT pg_terminate_backend($1)', [first]));
+      const second = await until(async () => {
+        const pid = await holderPid(token);
+        return pid !== null && pid !== first ? pid : null;
+      });
+      expect(second).not.toBe(first);
+      expect(changes).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('while it cannot hold a lock its token is null, and it takes it as soon as it can', async () => {
+    const proxy = await cutProxy({ host: '127.0.0.1', port: Number(new URL(server).port || 5432) });
+    try {
+      proxy.cut();
+      const proxied = server.replace(/@[^/]+\//, `@${new URL(proxy.url).host}/`);
+      const holder = open({ connectionString: proxied, timeoutMs: 200 });
+      expect(await holder.token()).toBeNull();
+      const changes: LivenessChange[] = [];
+      holder.onChange((change) => changes.push(change));
+      proxy.release();
+      const token = await until(() => holder.token(), 3000);
+      expect(await holderPid(token)).not.toBeNull();
+      expect(changes).toEqual([{ held: true, token }]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a store that never mints a lease owner opens no liveness connection; the first owner opens one', async () => {
+    const schema = freshSchema('liveness_lazy');
+    const app = `cs_test_lazy_${process.pid}_${Date.now()}`;
+    const store = await createPostgresStore({ connectionString: withApplicationName(server, app), schema });
+    const lockHolders = () =>
+      withAdmin(async (client) => {
+        const { rows } = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+            WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted`,
+          [app],
+        );
+        return rows[0]?.n ?? 0;
+      });
+    try {
+      await store.getSession('nobody');
+      await store.liveness.released(['pg1']);
+      expect(await lockHolders()).toBe(0);
+      expect(await store.liveness.token()).toMatch(/^pg[0-9a-f]+$/);
+      expect(await lockHolders()).toBe(1);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
+  });
+
+  it('released() fails with STORE_UNAVAILABLE when the store cannot be asked, and the store owns its liveness', async () => {
+    const schema = freshSchema('liveness');
+    const proxy = await cutProxy({ host: '127.0.0.1', port: Number(new URL(server).port || 5432) });
+    const proxied = server.replace(/@[^/]+\//, `@${new URL(proxy.url).host}/`);
+    const store = await createPostgresStore({
+      connectionString: proxied,
+      schema,
+      pool: { connectionTimeoutMillis: 300 },
+      liveness: { connectionString: server },
+    });
+    try {
+      const token = (await store.liveness.token())!;
+      expect(await store.liveness.released([token])).toEqual(new Set());
+      proxy.cut();
+      await expect(store.liveness.released([token])).rejects.toBeInstanceOf(StoreUnavailableError);
+      // The lock is on its own (direct) connection: still held.
+      expect(await holderPid(token)).not.toBeNull();
+      proxy.release();
+      await store.close();
+      await until(async () => (await holderPid(token)) === null);
+      const plain = await createPostgresStore({ connectionString: server, schema, liveness: false });
+      expect(plain.liveness.kind).toBe('local');
+      expect(await plain.liveness.token()).toBeNull();
+      await plain.close();
+    } finally {
+      await proxy.close();
+      await dropSchema(schema);
+    }
+  });
+});
