@@ -446,11 +446,12 @@ export const commands: readonly CommandSpec[] = [
     summary:
       'wrap every data key under the newest COUNTERSIGN_ENCRYPTION_KEYS key (payloads are not rewritten)',
     args: [],
-    options: [],
+    options: ['as'],
     details: [
       'Put the new key first in COUNTERSIGN_ENCRYPTION_KEYS and keep the old ones after it; new data keys are wrapped under the first key at once, this re-wraps the older ones. Each key is its own compare-and-set: an interrupted rotation is finished by running it again.',
+      'Audited as keys.rotated: who (--as), when, how many keys were re-wrapped, the new key id and the old ones; never key material. A file: store keeps no audit trail.',
     ],
-    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate'],
+    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate --as dana'],
     load: async () => (await import('./key-commands.ts')).rotateKeys,
   },
   {

@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -288,7 +289,7 @@ describe('file checkpoint store', () => {
     writeFileSync(join(theirs, 'r'), '');
     expect(await store.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 0 });
     expect(await store.latestCheckpoint('r')).not.toBeNull();
-    expect(readdirSync(theirs)).toEqual([]);
+    expect(existsSync(theirs)).toBe(false);
     expect((await store.pageRuns({ limit: 5, customer: 'c-100' })).items).toEqual([]);
     expect((await store.pageRuns({ limit: 5, customer: 'c-200' })).items.map((run) => run.run)).toEqual([
       'r',

@@ -1,4 +1,4 @@
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AtomicWriter } from './atomic-file.ts';
 import { safeFileName } from './safe-names.ts';
@@ -62,8 +62,16 @@ export function createFileRunIndex(dir: string, writer: AtomicWriter): FileRunIn
   let built: Promise<void> | undefined;
 
   const mark = async (folder: string, name: string) => {
-    await mkdir(folder, { recursive: true });
-    await writer.createExclusive(join(folder, name), '');
+    // A customer's folder goes with their last run (dropCustomer): made again if it just went.
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(folder, { recursive: true });
+      try {
+        await writer.createExclusive(join(folder, name), '');
+        return;
+      } catch (error) {
+        if (!isMissing(error) || attempt >= 3) throw error;
+      }
+    }
   };
 
   return {
@@ -89,7 +97,13 @@ export function createFileRunIndex(dir: string, writer: AtomicWriter): FileRunIn
     },
 
     async dropCustomer(customer, run) {
-      await remove(join(customers, safeFileName(customer), run));
+      const folder = join(customers, safeFileName(customer));
+      await remove(join(folder, run));
+      // Their last run gone, their id goes from the index too (an erased customer leaves no name).
+      await rmdir(folder).catch((error: unknown) => {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+      });
     },
 
     async dropEnded(name) {
