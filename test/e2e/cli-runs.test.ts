@@ -36,7 +36,12 @@ describe('countersign runs pages with filters, --limit and --after', () => {
     const more = /More: (countersign runs .*)$/m.exec(first.stdout)?.[1] ?? '';
     expect(more).toMatch(/^countersign runs --status awaiting_input --limit 2 --after \S+$/);
     const second = await runCli(more.split(' ').slice(1), env);
-    expect(second.stdout.trim().split('\n').map((line) => line.split(' ')[0])).toEqual(['r-2', 'r-1']);
+    expect(
+      second.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[0]),
+    ).toEqual(['r-2', 'r-1']);
     expect(second.stdout).not.toMatch(/More:/);
   });
 
