@@ -83,6 +83,10 @@ describe('GET /v1/runs pages with a cursor', () => {
     expect(await code('after=garbage!')).toBe('INVALID_CURSOR');
     const requests = await server.call('GET', '/v1/requests?limit=1', { as: 'alice' });
     expect(await code(`after=${requests.headers.get('x-next-cursor')}`)).toBe('INVALID_CURSOR');
+    // Nor does the request list take a cursor of the runs.
+    const crossed = await server.call('GET', `/v1/requests?sort=newest&after=${next}`, { as: 'alice' });
+    expect(crossed.status).toBe(400);
+    expect(crossed.json.error.code).toBe('INVALID_CURSOR');
     expect(await code('status=done')).toBe('INVALID_INPUT');
     expect(await code('sort=updated')).toBe('INVALID_INPUT');
     expect(await code('limit=0')).toBe('INVALID_INPUT');

@@ -296,6 +296,17 @@ describe('file checkpoint store', () => {
     ]);
   });
 
+  it('a customer id that is no file name stays inside the run index, and is found and erased by it', async () => {
+    const odd = '../../../etc/c 100';
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: odd, status: 'completed' }), null);
+    expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([
+      '%2E%2E%2F%2E%2E%2F%2E%2E%2Fetc%2Fc%20100',
+    ]);
+    expect((await store.pageRuns({ limit: 5, customer: odd })).items.map((run) => run.run)).toEqual(['r']);
+    expect(await store.erasePrincipal({ principal: odd, at: at(50) })).toMatchObject({ runs: 1 });
+    expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([]);
+  });
+
   it("writes the run's customer in clear in its checkpoint file, and the run index beside the run", async () => {
     await store.saveCheckpoint(checkpoint('r', 0, { customer: 'c-100', status: 'completed' }), null);
     expect(JSON.parse(readFileSync(store.checkpointPath('r', 0), 'utf8'))).toMatchObject({
