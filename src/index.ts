@@ -69,7 +69,8 @@ export { createEncryption, type Encryption, encryptionFromEnv } from './crypto/e
 export { ENCRYPTION_KEYS_VAR, envKeyProvider, parseEncryptionKeys } from './crypto/env-key-provider.ts';
 export { ERASED_MARKER, ERASED_TEXT, type ErasedValue, isErased } from './crypto/erased.ts';
 export type { KeyProvider, WrappedKey } from './crypto/key-provider.ts';
-export { Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
+export { type KeyRotation, Keyring, type LoadedKey, type ScopeOwner } from './crypto/keyring.ts';
+export { type KeyRotationReport, rotateDataKeys } from './crypto/rotate-keys.ts';
 // Erasure and retention (docs/security.md#erasure): the same functions the CLI and the API call.
 export {
   type DataKeyForgetter,
@@ -123,6 +124,9 @@ export {
   type CheckpointWriteOptions,
   type ClaimResult,
   isCheckpointStore,
+  type RunPage,
+  type RunPageQuery,
+  type RunSort,
   type RunStatus,
   type RunSummary,
   type SaveCheckpointResult,

@@ -82,7 +82,7 @@ const docs: Doc[] = [
         ],
       },
       // Rotation: a store written under k1, rotated with k2 first (both fixed test keys).
-      'countersign keys rotate': {
+      'countersign keys rotate --as dana': {
         fresh: true,
         env: {
           COUNTERSIGN_ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 2).toString('base64')},k1:${Buffer.alloc(32, 1).toString('base64')}`,

@@ -64,6 +64,8 @@ export const options = {
     value: 'STATUS',
     help: 'only this status: started, succeeded, failed or unknown',
   },
+  workflow: { type: 'string', value: 'W', help: 'only runs of workflow W (its name, exactly)' },
+  sort: { type: 'string', value: 'ORDER', help: 'newest (the default: latest started first) or oldest' },
   succeeded: { type: 'boolean', help: 'the call did happen' },
   failed: { type: 'boolean', help: 'the call did not happen' },
   result: { type: 'string', value: 'TEXT', help: 'the tool result the model reads' },
@@ -119,6 +121,8 @@ export interface CommandSpec {
   options: readonly OptionName[];
   /** Options that must be given (shown without brackets). */
   required?: readonly OptionName[];
+  /** What an option means for this command, where that differs from its usual help. */
+  optionHelp?: Partial<Record<OptionName, string>>;
   /** Groups of options of which exactly one must be given: shown as (--a | --b). */
   oneOf?: readonly (readonly OptionName[])[];
   /** Groups of which at most one may be given: shown as [--a | --b]. */
@@ -419,10 +423,21 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'runs',
     group: 'Workflows',
-    summary: 'workflow runs with their status',
+    summary: 'workflow runs with their status, newest first, a page at a time',
     args: [],
-    options: [],
-    examples: ['countersign runs'],
+    options: ['status', 'workflow', 'customer', 'sort', 'limit', 'after'],
+    optionHelp: {
+      status: 'only runs with this status: running, awaiting_input, completed, failed or expired',
+      customer: 'only runs started for customer C (run start --user C), exactly',
+    },
+    details: [
+      'Paged like pending: --limit (default 50), then --after the cursor the page printed (with --json, on stderr as {"next": CURSOR}). The filters are exact and combine.',
+    ],
+    examples: [
+      'countersign runs',
+      'countersign runs --status awaiting_input --workflow refund',
+      'countersign runs --customer c-100 --json',
+    ],
     load: async () => (await import('./workflow-commands.ts')).runs,
   },
   {
@@ -431,11 +446,12 @@ export const commands: readonly CommandSpec[] = [
     summary:
       'wrap every data key under the newest COUNTERSIGN_ENCRYPTION_KEYS key (payloads are not rewritten)',
     args: [],
-    options: [],
+    options: ['as'],
     details: [
       'Put the new key first in COUNTERSIGN_ENCRYPTION_KEYS and keep the old ones after it; new data keys are wrapped under the first key at once, this re-wraps the older ones. Each key is its own compare-and-set: an interrupted rotation is finished by running it again.',
+      'Audited as keys.rotated: who (--as), when, how many keys were re-wrapped, the new key id and the old ones; never key material. A file: store keeps no audit trail.',
     ],
-    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate'],
+    examples: ['COUNTERSIGN_ENCRYPTION_KEYS="k2:…,k1:…" countersign keys rotate --as dana'],
     load: async () => (await import('./key-commands.ts')).rotateKeys,
   },
   {

@@ -39,7 +39,7 @@ export function commandHelp(command: CommandSpec): string {
   const width = Math.max(...words.map((word) => word.length)) + 2;
   lines.push('', 'Options:');
   listed.forEach((name, i) => {
-    lines.push(`  ${words[i]!.padEnd(width)}${options[name].help}`);
+    lines.push(`  ${words[i]!.padEnd(width)}${command.optionHelp?.[name] ?? options[name].help}`);
   });
   const related = commands.filter(
     (other) => other !== command && other.name.split(' ')[0] === command.name.split(' ')[0],

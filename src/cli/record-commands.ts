@@ -13,12 +13,12 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
 import { type ApprovalQuery, toPageQuery } from '../requests/request-list.ts';
 import { decodeExecutionCursor, encodeExecutionCursor } from '../store/execution-page.ts';
-import { MAX_PAGE_LIMIT } from '../store/request-page.ts';
 import type { Command } from './command-input.ts';
 import type { CliValues } from './command-table.ts';
 import { decider } from './decider.ts';
 import { formatApproval, formatAudit, formatExecution } from './format.ts';
 import { type Output, printList } from './output.ts';
+import { CLI_PAGE, printNext, wholeOption } from './paging.ts';
 
 function wholeAfterSeq(text: string): number {
   if (!/^\d{1,15}$/.test(text))
@@ -27,9 +27,6 @@ function wholeAfterSeq(text: string): number {
 }
 
 /** The commands that read (or sweep) the store: they load neither the app nor a model. */
-
-/** The page size of `pending` and `history` without --limit: a screenful. */
-const CLI_PAGE = 50;
 
 function requestPageQuery(values: CliValues, command: string): ApprovalQuery {
   return {
@@ -40,16 +37,6 @@ function requestPageQuery(values: CliValues, command: string): ApprovalQuery {
     ...(values.after ? { after: values.after } : {}),
     limit: wholeOption(values.limit, '--limit', CLI_PAGE, command),
   };
-}
-
-function wholeOption(text: string | undefined, name: string, fallback: number, command: string): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1 || value > MAX_PAGE_LIMIT)
-    throw new InvalidInputError(`${name} must be a whole number from 1 to ${MAX_PAGE_LIMIT}, not ${text}.`, {
-      hint: `Page with \`countersign ${command} --after CURSOR\` instead of a larger page.`,
-    });
-  return value;
 }
 
 /**
@@ -65,12 +52,6 @@ function printRequestPage(
   printList(out, page.items, formatApproval, empty, '\n\n');
   if (page.next !== null) printNext(out, command, page.next);
   return 0;
-}
-
-/** How to get the next page: a last line for people; `{"next": …}` on stderr with --json. */
-function printNext(out: Output, command: string, next: string): void {
-  if (out.json) process.stderr.write(`${JSON.stringify({ next })}\n`);
-  else out.print(`\nMore: countersign ${command} --after ${next}`);
 }
 
 export const pending: Command = async ({ values, context, out }) => {

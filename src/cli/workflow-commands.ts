@@ -5,7 +5,14 @@ import type { JsonValue } from '../core/json.ts';
 import { parseJsonText } from '../core/parse-json.ts';
 import type { RequestDecision } from '../requests/request-desk.ts';
 import { assertStoreId } from '../store/checkpoint-rules.ts';
-import type { CheckpointStore } from '../store/checkpoint-store.ts';
+import {
+  type CheckpointStore,
+  RUN_STATUSES,
+  type RunPageQuery,
+  type RunSort,
+  type RunStatus,
+} from '../store/checkpoint-store.ts';
+import { RUN_SORTS } from '../store/run-page.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import {
   createWorkflowRunner,
@@ -18,6 +25,7 @@ import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
 import { type Output, printList } from './output.ts';
+import { CLI_PAGE, printNext, shellWord, wholeOption } from './paging.ts';
 
 function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
   return context.runner(withWorkflows);
@@ -146,12 +154,42 @@ export const runHistory: Command = async ({ args, context, out }) => {
   return 0;
 };
 
-export const runs: Command = async ({ context, out }) => {
-  const list = await (await runnerFor(context, false)).runs();
-  return printList(
+const runSorts: readonly string[] = RUN_SORTS;
+const runStatuses: readonly string[] = RUN_STATUSES;
+
+/** `runs`: one page of runs, newest first, with the filters as given (all exact). */
+export const runs: Command = async ({ values, context, out }) => {
+  if (values.status !== undefined && !runStatuses.includes(values.status))
+    throw new InvalidInputError(`--status must be ${RUN_STATUSES.join(', ')}, not ${values.status}.`, {
+      hint: 'For the runs that wait for a person: --status awaiting_input.',
+    });
+  if (values.sort !== undefined && !runSorts.includes(values.sort))
+    throw new InvalidInputError(`--sort must be ${RUN_SORTS.join(' or ')}, not ${values.sort}.`);
+  const filters: Array<[string, string | undefined]> = [
+    ['status', values.status],
+    ['workflow', values.workflow],
+    ['customer', values.customer],
+    ['sort', values.sort],
+    ['limit', values.limit],
+  ];
+  const query: RunPageQuery = {
+    ...(values.status ? { status: values.status as RunStatus } : {}),
+    ...(values.workflow ? { workflow: values.workflow } : {}),
+    ...(values.customer ? { customer: values.customer } : {}),
+    ...(values.sort ? { sort: values.sort as RunSort } : {}),
+    ...(values.after ? { after: values.after } : {}),
+    limit: wholeOption(values.limit, '--limit', CLI_PAGE, 'runs'),
+  };
+  const page = await (await runnerFor(context, false)).pageRuns(query);
+  printList(
     out,
-    list,
-    (run) => `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}`,
-    'No workflow runs yet.',
+    page.items,
+    (run) =>
+      `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}${run.customer === null ? '' : `  for ${run.customer}`}`,
+    values.status || values.workflow || values.customer ? 'No runs match.' : 'No workflow runs yet.',
   );
+  // The next page is the same listing: its filters, sort and size go with the cursor.
+  const again = filters.flatMap(([name, value]) => (value ? [`--${name}`, shellWord(value)] : []));
+  if (page.next !== null) printNext(out, ['runs', ...again].join(' '), page.next);
+  return 0;
 };

@@ -200,6 +200,12 @@ export type AuditEventMap = {
   };
   /** Retention removed what was past its period (`countersign purge`, or serve's schedule). */
   'retention.purged': { sessions: number; runs: number; requests: number; auditEntries: number };
+  /**
+   * `countersign keys rotate` re-wrapped data keys under the newest key-encryption key: who
+   * (the actor), when, how many of how many, under which KEK and from which. Key ids only,
+   * never key material.
+   */
+  'keys.rotated': { kekId: string; rewrapped: number; total: number; from: string[] };
 };
 
 export type AuditKind = keyof AuditEventMap;
@@ -231,6 +237,7 @@ export const AUDIT_KINDS = [
   'workflow.expired',
   'principal.erased',
   'retention.purged',
+  'keys.rotated',
 ] as const satisfies readonly AuditKind[];
 
 // Compile-time: AUDIT_KINDS lists every kind of the map, and every data shape is JSON.

@@ -113,8 +113,8 @@ describe('encryption at rest (SQLite through openStore)', () => {
     const k2 = `k2:${key()}`;
     const both = (await sqlite(`${k2},${k1}`, path)).store;
     const result = await keyringOf(both)?.rotate();
-    expect(result).toEqual({ rewrapped: 1, total: 1, kekId: 'k2' });
-    expect(await keyringOf(both)?.rotate()).toEqual({ rewrapped: 0, total: 1, kekId: 'k2' });
+    expect(result).toEqual({ rewrapped: 1, total: 1, kekId: 'k2', from: ['k1'] });
+    expect(await keyringOf(both)?.rotate()).toEqual({ rewrapped: 0, total: 1, kekId: 'k2', from: [] });
     await both.close();
     const onlyNew = (await sqlite(k2, path)).store;
     expect((await onlyNew.loadMessages('s1'))[0]?.message).toEqual({

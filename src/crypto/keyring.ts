@@ -22,6 +22,18 @@ export interface LoadedKey {
 }
 
 const ROTATE_PAGE = 200;
+
+/** What one rotation did: key ids only, never key material. */
+export interface KeyRotation {
+  /** Data keys re-wrapped by this run (an interrupted earlier run's are not counted again). */
+  rewrapped: number;
+  /** Live data keys seen. */
+  total: number;
+  /** The key-encryption key they are wrapped under now (the first of the provider's keys). */
+  kekId: string;
+  /** The key-encryption keys they were re-wrapped from, sorted. */
+  from: string[];
+}
 export const REVALIDATE_MS = 30_000;
 // About 8 million characters of sealed and opened text (some 16-24 MB): the recent data of a
 // server's active sessions. Texts over 16 KB are not kept.
@@ -197,10 +209,11 @@ export class Keyring {
    * touched (they name the data key, which does not change). Each key is its own
    * compare-and-set, so an interrupted rotation is finished by running it again.
    */
-  async rotate(): Promise<{ rewrapped: number; total: number; kekId: string }> {
+  async rotate(): Promise<KeyRotation> {
     const kekId = this.provider.currentKeyId();
     let rewrapped = 0;
     let total = 0;
+    const from = new Set<string>();
     let afterId: string | undefined;
     for (;;) {
       const page = await this.store().listLiveDataKeys({ afterId, limit: ROTATE_PAGE });
@@ -209,13 +222,15 @@ export class Keyring {
         if (record.kekId === kekId || record.kekId === null || record.wrapped === null) continue;
         const key = await this.provider.unwrap(record.id, { kekId: record.kekId, wrapped: record.wrapped });
         const next = await this.provider.wrap(record.id, key);
-        if (await this.store().rewrapDataKey(record.id, record.kekId, next.kekId, next.wrapped))
+        if (await this.store().rewrapDataKey(record.id, record.kekId, next.kekId, next.wrapped)) {
           rewrapped += 1;
+          from.add(record.kekId);
+        }
       }
       if (page.length < ROTATE_PAGE) break;
       afterId = page[page.length - 1]?.id;
     }
-    return { rewrapped, total, kekId };
+    return { rewrapped, total, kekId, from: [...from].sort() };
   }
 
   private store(): DataKeys {

@@ -8,6 +8,9 @@ export const CHECKPOINT_COLUMNS =
   'id, run, seq, parent, superstep, created_at, workflow, version, status, body';
 const runStatuses = RUN_STATUSES;
 
+/** What a run is listed with, in the order toRunSummary reads. */
+export const RUN_COLUMNS = 'id, workflow, version, status, latest, customer, created_at, updated_at';
+
 export function toCheckpoint(codec: PayloadCodec, row: Row): StoredCheckpoint {
   const where = `workflow_checkpoints(id=${String(row.id)})`;
   return {
@@ -32,6 +35,7 @@ export function toRunSummary(row: Row): RunSummary {
     version: int(row, 'version', where),
     status: oneOf(row, 'status', where, runStatuses),
     checkpoint: text(row, 'latest', where),
+    customer: textOrNull(row, 'customer', where),
     createdAt: text(row, 'created_at', where),
     updatedAt: text(row, 'updated_at', where),
   };

@@ -67,14 +67,39 @@ export function toCheckpointSummary(checkpoint: StoredCheckpoint) {
   };
 }
 
-/** A run as listed: created with its first checkpoint, where and how it stands at its latest. */
-export function toRunSummary(run: string, createdAt: string, latest: StoredCheckpoint): RunSummary {
+/**
+ * The customer a checkpoint names: its header's, else the origin its body records (a
+ * checkpoint written before the header carried one). The one thing a store reads inside a
+ * body, only for such checkpoints; the SQL migrations read the same path.
+ */
+export function checkpointCustomer(checkpoint: StoredCheckpoint): string | null {
+  if (checkpoint.customer !== undefined && checkpoint.customer !== null) return checkpoint.customer;
+  const { body } = checkpoint;
+  const field = (value: unknown, name: string): unknown =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)[name]
+      : undefined;
+  const customer = field(field(field(body, 'state'), 'origin'), 'customer');
+  return typeof customer === 'string' ? customer : null;
+}
+
+/**
+ * A run as listed: created with its first checkpoint, where and how it stands at its latest,
+ * for the customer it was started for.
+ */
+export function toRunSummary(
+  run: string,
+  createdAt: string,
+  latest: StoredCheckpoint,
+  customer: string | null,
+): RunSummary {
   return {
     run,
     workflow: latest.workflow,
     version: latest.version,
     status: latest.status,
     checkpoint: latest.id,
+    customer,
     createdAt,
     updatedAt: latest.createdAt,
   };

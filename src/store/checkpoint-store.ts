@@ -6,7 +6,7 @@ import type { PrincipalErasure, Retention } from './ports/erasure.ts';
 
 export type { ClaimResult } from './ports/app-state.ts';
 
-import type { RequestBook } from './ports/request-book.ts';
+import type { PageTotal, RequestBook } from './ports/request-book.ts';
 
 /**
  * `expired`: the run ended (nothing pending, nothing waiting) and at least one request on
@@ -40,6 +40,13 @@ export interface StoredCheckpoint {
   workflow: string;
   version: number;
   status: RunStatus;
+  /**
+   * The customer the run was started for (its origin), in clear: what erasure finds a run by
+   * and lists filter on. Stores record it with the run's first checkpoint; a later
+   * checkpoint only fills it in where the run has none yet (a run written before the column),
+   * never changes it. Absent or null: no customer.
+   */
+  customer?: string | null;
   body: JsonValue;
 }
 
@@ -57,8 +64,43 @@ export interface RunSummary {
   status: RunStatus;
   /** The run's latest checkpoint. */
   checkpoint: string;
+  /** The customer it was started for; null when none was given (or not known for an old run). */
+  customer: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * The orders a page of runs can come in, both by when the run started (then by run id): a
+ * keyset over one index per filter, so page 1,000 costs what page 1 does.
+ */
+export type RunSort = 'newest' | 'oldest';
+
+/**
+ * One page of runs. `status`, `workflow` and `customer` are exact matches (each has an index
+ * in the page's order in SQLite and PostgreSQL). `after` is the `next` cursor of the page
+ * before, for the same sort; a cursor is opaque and a malformed one (or one of another list
+ * or sort) is refused with INVALID_CURSOR.
+ */
+export interface RunPageQuery {
+  status?: RunStatus;
+  workflow?: string;
+  customer?: string;
+  /** `newest` when absent. */
+  sort?: RunSort;
+  after?: string;
+  /** 1 to MAX_PAGE_LIMIT (1000). */
+  limit: number;
+  /** Count the matches too (capped at PAGE_COUNT_CAP, see RunPage.total). Default false. */
+  count?: boolean;
+}
+
+export interface RunPage {
+  items: RunSummary[];
+  /** Pass as `after` for the next page; null on the last page. */
+  next: string | null;
+  /** Present when the query asked for `count`: up to the cap, `exact` false beyond it. */
+  total?: PageTotal;
 }
 
 /**
@@ -128,8 +170,17 @@ export interface CheckpointStore extends AppState, RequestBook, PrincipalErasure
   latestCheckpoint(run: string): Promise<StoredCheckpoint | null>;
   /** Every checkpoint of the run in commit order, branches included. */
   checkpointHistory(run: string): Promise<CheckpointSummary[]>;
-  /** Runs with the status of their latest checkpoint, oldest first. */
+  /**
+   * Every run with the status of its latest checkpoint, oldest first: for exports and tests
+   * that truly need all. Lists and anything on a timer page with `pageRuns`.
+   */
   listRuns(): Promise<RunSummary[]>;
+  /**
+   * One page of runs in `query.sort` order after the cursor `query.after`. SQL backends walk
+   * an index in that order (keyset: `(created_at, id) < (cursor)`), so a page reads about
+   * `limit` rows whatever the number of runs; the memory and file stores page what they hold.
+   */
+  pageRuns(query: RunPageQuery): Promise<RunPage>;
 
   close(): Promise<void>;
 }

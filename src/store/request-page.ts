@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import type { RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
 
 // Paging rules once for every backend: the query's validation, the cursor's format, what a
@@ -36,8 +37,6 @@ export interface PagePlan {
   /** Lower-case (ASCII) needles for the partial matches. */
   partial: { tool?: string; customer?: string; text?: string };
 }
-
-const CURSOR_VERSION = 1;
 
 /** ASCII case folding: what SQLite's LIKE and PostgreSQL's lower() on "C" text agree on. */
 export function foldCase(value: string): string {
@@ -125,34 +124,17 @@ export function descending(sort: RequestSort): boolean {
 
 /** Opaque to callers; it names the sort so a cursor is never read under another order. */
 export function encodeCursor(request: ApprovalRequest, sort: RequestSort): string {
-  return Buffer.from(JSON.stringify([CURSOR_VERSION, sort, sortKey(request, sort), request.id])).toString(
-    'base64url',
-  );
+  return encodeKeysetCursor(sort, sortKey(request, sort), request.id);
 }
 
 export function decodeCursor(cursor: string, sort: RequestSort): { key: string; id: string } {
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch (cause) {
-    throw new InvalidCursorError('The page cursor is not one this listing handed out.', { cause });
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 4 ||
-    parsed[0] !== CURSOR_VERSION ||
-    typeof parsed[2] !== 'string' ||
-    typeof parsed[3] !== 'string'
-  ) {
-    throw new InvalidCursorError('The page cursor is not one this listing handed out.');
-  }
-  if (parsed[1] !== sort) {
-    throw new InvalidCursorError(`The page cursor belongs to sort "${String(parsed[1])}", not "${sort}".`, {
+  const { order, key, id } = decodeKeysetCursor(cursor);
+  if (order !== sort) {
+    throw new InvalidCursorError(`The page cursor belongs to sort "${order}", not "${sort}".`, {
       hint: 'Keep the sort of the first page while following `next`, or start again without `after`.',
     });
   }
-  return { key: parsed[2], id: parsed[3] };
+  return { key, id };
 }
 
 /** Whether a request matches the plan's filters (the cursor aside). */

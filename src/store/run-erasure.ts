@@ -1,38 +1,52 @@
 import type { ApprovalRequest } from '../core/approval.ts';
-import type { RunSummary } from './checkpoint-store.ts';
+import type { RunStatus } from './checkpoint-store.ts';
 import type { ErasureCounts, PrincipalErasure, PurgeCounts, Retention } from './ports/erasure.ts';
 import type { RequestBook } from './ports/request-book.ts';
 
-/** What a store of runs only (memory, files) gives erasure and retention to work on. */
+/**
+ * What a store of runs only (memory, files) gives erasure and retention to work on: its own
+ * indexes of runs by customer and of ended runs by age, so neither lists every run.
+ */
 export interface HeldRuns {
   requests: Pick<RequestBook, 'listApprovals'>;
-  listRuns(): Promise<RunSummary[]>;
+  /** The runs started for `customer` (their clear `customer`), from the store's index by customer. */
+  runsOf(customer: string): Promise<string[]>;
+  /**
+   * Ended runs (completed, failed, expired) last written before `before`, oldest first, then
+   * by run id; at most `limit` (Infinity: all of them, for a dry run's count).
+   */
+  endedBefore(before: string, limit: number): Promise<string[]>;
+  /** The status of the run's latest checkpoint; null when there is no such run. */
+  statusOf(run: string): Promise<RunStatus | null>;
   /** Deletes the run with its checkpoints; returns how many checkpoints it had. */
   removeRun(run: string): Promise<number>;
   /** Deletes the request rows (and their decisions); returns how many there were. */
   removeRequests(ids: readonly string[]): Promise<number>;
 }
 
-const ENDED: ReadonlySet<string> = new Set(['completed', 'failed', 'expired']);
+export const ENDED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'expired']);
 const byCreated = (a: ApprovalRequest, b: ApprovalRequest) =>
   a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
 
 /**
  * Erasure and retention for a checkpoint store that keeps runs and their port requests only.
- * These stores have no index to ask by customer or age: erasure reads their request book and
- * purge their run list, which is what `runs` and `pending` read too. A run is the
- * customer's when one of its requests names them.
+ * A run is the customer's when it was started for them (the store's index by customer) or
+ * when one of its requests names them. These stores have no index of requests: erasure and
+ * purge read their request book, which is what `pending` reads too.
  */
 export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
   async function removeRuns(runs: readonly string[]) {
     let checkpoints = 0;
     let requests = 0;
+    let removed = 0;
     for (const run of runs) {
       const ofRun = (await held.requests.listApprovals({ run })).map((request) => request.id);
       requests += await held.removeRequests(ofRun);
-      checkpoints += await held.removeRun(run);
+      const count = await held.removeRun(run);
+      checkpoints += count;
+      if (count > 0) removed += 1;
     }
-    return { checkpoints, requests };
+    return { runs: removed, checkpoints, requests };
   }
 
   return {
@@ -47,7 +61,12 @@ export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
       const theirs = (await held.requests.listApprovals()).filter(
         (request) => request.customer === principal,
       );
-      const runs = [...new Set(theirs.flatMap((request) => (request.run === null ? [] : [request.run])))];
+      const runs = [
+        ...new Set([
+          ...(await held.runsOf(principal)),
+          ...theirs.flatMap((request) => (request.run === null ? [] : [request.run])),
+        ]),
+      ];
       const ofRuns = await removeRuns(runs);
       const loose = theirs.filter((request) => request.run === null).map((request) => request.id);
       const requests = ofRuns.requests + (await held.removeRequests(loose));
@@ -56,7 +75,7 @@ export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
         messages: 0,
         requests,
         executions: 0,
-        runs: runs.length,
+        runs: ofRuns.runs,
         checkpoints: ofRuns.checkpoints,
         auditEntries: 0,
         deliveries: 0,
@@ -66,33 +85,30 @@ export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
     async purgeBatch(batch): Promise<PurgeCounts> {
       const { before, dryRun } = batch;
       const limit = dryRun ? Number.POSITIVE_INFINITY : Math.max(1, Math.trunc(batch.limit));
-      const all = await held.listRuns();
-      const ended =
-        before.runs === undefined
-          ? []
-          : all
-              .filter((run) => ENDED.has(run.status) && run.updatedAt < before.runs!)
-              .slice(0, limit)
-              .map((run) => run.run);
-      const waiting = new Set(all.filter((run) => !ENDED.has(run.status)).map((run) => run.run));
-      const decided =
-        before.requests === undefined
-          ? []
-          : (await held.requests.listApprovals())
-              .filter(
-                (request) =>
-                  request.status !== 'pending' &&
-                  request.createdAt < before.requests! &&
-                  !(request.run !== null && waiting.has(request.run)) &&
-                  !(request.run !== null && ended.includes(request.run)),
-              )
-              .sort(byCreated)
-              .slice(0, limit)
-              .map((request) => request.id);
+      const ended = before.runs === undefined ? [] : await held.endedBefore(before.runs, limit);
+      const going = new Set(ended);
+      // A decided request stays while its run still waits; one of a run going now goes with it.
+      const statuses = new Map<string, RunStatus | null>();
+      const runWaits = async (run: string): Promise<boolean> => {
+        if (!statuses.has(run)) statuses.set(run, await held.statusOf(run));
+        const status = statuses.get(run) ?? null;
+        return status !== null && !ENDED_RUN_STATUSES.has(status);
+      };
+      const decided: string[] = [];
+      if (before.requests !== undefined) {
+        const candidates = (await held.requests.listApprovals())
+          .filter((request) => request.status !== 'pending' && request.createdAt < before.requests!)
+          .sort(byCreated);
+        for (const request of candidates) {
+          if (decided.length >= limit) break;
+          if (request.run !== null && (going.has(request.run) || (await runWaits(request.run)))) continue;
+          decided.push(request.id);
+        }
+      }
       if (dryRun) return { sessions: 0, runs: ended.length, requests: decided.length, auditEntries: 0 };
-      await removeRuns(ended);
+      const ofRuns = await removeRuns(ended);
       const requests = await held.removeRequests(decided);
-      return { sessions: 0, runs: ended.length, requests, auditEntries: 0 };
+      return { sessions: 0, runs: ofRuns.runs, requests, auditEntries: 0 };
     },
   };
 }

@@ -23,6 +23,8 @@ import { assertStoreId } from '../store/checkpoint-rules.ts';
 import type {
   CheckpointStore,
   CheckpointSummary,
+  RunPage,
+  RunPageQuery,
   RunSummary,
   SaveCheckpointResult,
   StoredCheckpoint,
@@ -136,6 +138,9 @@ export interface WorkflowRunner {
    */
   expire(): Promise<ExpiredWorkflowRequest[]>;
   history(run: string): Promise<CheckpointSummary[]>;
+  /** One page of runs, newest first unless `query.sort` says otherwise (CheckpointStore.pageRuns). */
+  pageRuns(query: RunPageQuery): Promise<RunPage>;
+  /** Every run, oldest first: for tests and exports; a list shown to someone pages with `pageRuns`. */
   runs(): Promise<RunSummary[]>;
 }
 
@@ -590,6 +595,8 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
       workflow: workflow.name,
       version: workflow.version,
       status: statusOf(state),
+      // In clear beside the body, so erasure and lists find the run by its customer.
+      customer: state.origin.customer,
       body: body as unknown as JsonValue,
     };
   }
@@ -987,6 +994,10 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
     async history(run) {
       await requireLatest(run);
       return checkpoints.checkpointHistory(run);
+    },
+
+    pageRuns(query) {
+      return checkpoints.pageRuns(query);
     },
 
     runs() {

@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
@@ -141,6 +144,98 @@ describe('countersign erase on both SQL backends', () => {
       const env = { COUNTERSIGN_STORE: storeUrl(schemas[1]!), COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') };
       const report = await seedThenErase(env);
       expect(report.keyForgotten).toBe(true);
+    });
+  });
+});
+
+/**
+ * A run started for c-100 that raised no request (the order does not exist: it fails in its
+ * first executor) names c-100 only in its origin, inside the sealed checkpoint body. Erasure
+ * finds it by the run's clear customer, on each backend, with encryption on.
+ */
+describe('countersign erase finds a run by its customer, not only by its requests', () => {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  async function eraseRequestlessRun(env: Record<string, string>, audited: boolean) {
+    const failed = await runCli(
+      [
+        'run',
+        'start',
+        '--as',
+        'backend',
+        'refund',
+        '9999',
+        '--run',
+        'refund-9999',
+        '--user',
+        'c-100',
+        '--json',
+      ],
+      env,
+    );
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.json).toMatchObject({ run: 'refund-9999', status: 'failed', requests: [] });
+    await ok(
+      ['run', 'start', '--as', 'backend', 'refund', '1040', '--run', 'refund-1040', '--user', 'c-200'],
+      env,
+    );
+    expect(await ok(['pending', '--customer', 'c-100'], env)).toEqual([]);
+    expect(await ok(['runs', '--customer', 'c-100'], env)).toEqual([
+      expect.objectContaining({ run: 'refund-9999', customer: 'c-100', status: 'failed' }),
+    ]);
+
+    const report = await ok(['erase', '--principal', 'c-100', '--as', 'dpo'], env);
+    expect(report).toMatchObject({ erased: true, counts: { runs: 1, requests: 0 } });
+    expect((report.counts as { checkpoints: number }).checkpoints).toBeGreaterThan(0);
+    expect(await ok(['runs', '--customer', 'c-100'], env)).toEqual([]);
+    const history = await runCli(['run', 'history', 'refund-9999', '--json'], env);
+    expect((history.json as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    // The other customer's run is there, and still reads.
+    expect(await ok(['runs'], env)).toEqual([
+      expect.objectContaining({ run: 'refund-1040', customer: 'c-200' }),
+    ]);
+    expect(await ok(['run', 'history', 'refund-1040'], env)).not.toEqual([]);
+    if (audited) {
+      const verify = await ok(['audit', '--verify'], env);
+      expect(verify).toMatchObject({ ok: true });
+      expect(JSON.stringify(await ok(['audit'], env))).toContain('"principal.erased"');
+    }
+    expect(await ok(['erase', '--principal', 'c-100'], env)).toMatchObject({ erased: false });
+  }
+
+  it('SQLite, encryption on', async () => {
+    const store = tempStore();
+    await eraseRequestlessRun({ COUNTERSIGN_STORE: store, COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') }, true);
+    const db = new DatabaseSync(store.slice('sqlite:'.length));
+    try {
+      expect(db.prepare("SELECT id FROM workflow_runs WHERE customer = 'c-100'").all()).toEqual([]);
+      expect(db.prepare("SELECT id FROM workflow_checkpoints WHERE run = 'refund-9999'").all()).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("the file store, encryption on: the run, its index entries and the customer's name in the index go", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-erase-files-'));
+    await eraseRequestlessRun(
+      { COUNTERSIGN_STORE: `file:${dir}`, COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') },
+      false,
+    );
+    expect(existsSync(join(dir, 'runs', 'refund-9999'))).toBe(false);
+    expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual(['c-200']);
+  });
+
+  describe.skipIf(pg === null)('PostgreSQL', () => {
+    it('encryption on', async () => {
+      const schema = freshSchema('erase_run_customer');
+      schemas.push(schema);
+      await eraseRequestlessRun(
+        { COUNTERSIGN_STORE: storeUrl(schema), COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') },
+        true,
+      );
     });
   });
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { jsonValue } from '../../core/json-schema.ts';
+import { RUN_STATUSES, type RunSort, type RunStatus } from '../../store/checkpoint-store.ts';
 import { MAX_PAGE_LIMIT, PAGE_COUNT_CAP, REQUEST_SORTS } from '../../store/request-page.ts';
+import { RUN_SORTS } from '../../store/run-page.ts';
 import type { RequestSort } from '../../store/store.ts';
 import { documentedDecision } from './approval-routes.ts';
 import { claimBody } from './claim-routes.ts';
@@ -94,6 +96,33 @@ const requestListParams: Parameter[] = [
     'after',
     'The cursor of the next page (X-Next-Cursor, or follow the Link header); a cursor not handed out, or of ' +
       'another sort, is 400 INVALID_CURSOR',
+  ),
+  queryParam(
+    'limit',
+    `At most this many (1-${MAX_PAGE_LIMIT}, default 200)`,
+    z.int().min(1).max(MAX_PAGE_LIMIT),
+  ),
+  queryParam(
+    'count',
+    `true: X-Total-Count says how many match, counted up to ${PAGE_COUNT_CAP} (X-Total-Capped: true beyond)`,
+    z.enum(['true', 'false']),
+  ),
+];
+
+/** The list query of runs (run-list-query.ts reads it). */
+const runListParams: Parameter[] = [
+  queryParam('status', 'Only runs with this status', z.enum(RUN_STATUSES as [RunStatus, ...RunStatus[]])),
+  queryParam('workflow', 'Only runs of this workflow (its name, exactly)'),
+  queryParam('customer', 'Only runs started for this customer (`user` when it started), exactly'),
+  queryParam(
+    'sort',
+    'newest (the default: latest started first) or oldest',
+    z.enum(RUN_SORTS as [RunSort, ...RunSort[]]),
+  ),
+  queryParam(
+    'after',
+    'The cursor of the next page (X-Next-Cursor, or follow the Link header); a cursor not handed out, or of ' +
+      'another sort or list, is 400 INVALID_CURSOR',
   ),
   queryParam(
     'limit',
@@ -386,7 +415,12 @@ export const runOperations: Operation[] = [
     method: 'get',
     path: '/v1/runs',
     operationId: 'listRuns',
-    summary: 'Workflow runs with their status',
+    summary: 'Workflow runs with their status, newest first; one keyset page at a time',
+    description:
+      'A page reads about `limit` runs however many there are: the next page is `after` the last one (Link: ' +
+      '<…&after=…>; rel="next", and X-Next-Cursor); the last page has neither header. The filters are exact.',
+    parameters: runListParams,
+    paged: true,
     response: z.array(runSummary),
   },
   {

@@ -287,8 +287,12 @@ export const runSummary = z.object({
   version: z.number().int(),
   status: runStatus,
   checkpoint: z.string().describe("The run's latest checkpoint"),
-  createdAt: timestamp,
-  updatedAt: timestamp,
+  customer: z
+    .string()
+    .nullable()
+    .describe('The customer the run was started for (`user` when it started); null when none'),
+  createdAt: timestamp.describe('When the run started (its first checkpoint)'),
+  updatedAt: timestamp.describe('When its latest checkpoint was written'),
 });
 
 export const runView = z.object({

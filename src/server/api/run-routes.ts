@@ -7,6 +7,8 @@ import { hasRole } from '../auth/identity.ts';
 import { readJson } from '../http/read-json.ts';
 import { requireIdentity, type ServerContext, type ServerEnv } from '../server-context.ts';
 import type { WorkflowDesk } from '../workflows/workflow-desk.ts';
+import { setPageHeaders } from './list-query.ts';
+import { readRunListQuery } from './run-list-query.ts';
 import { SERVICE_ROLE } from './session-routes.ts';
 
 export const startRunBody = z.strictObject({
@@ -38,7 +40,10 @@ export function runRoutes(
 ): void {
   app.get('/v1/runs', async (c) => {
     requireIdentity(c);
-    return c.json(await desk.runner.runs());
+    // One keyset page, as /v1/requests: the cursor in Link and X-Next-Cursor, the body the array.
+    const page = await desk.runner.pageRuns(readRunListQuery(c));
+    setPageHeaders(c, page);
+    return c.json(page.items);
   });
 
   app.post('/v1/runs', async (c) => {

@@ -5,6 +5,7 @@ import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
 import { answeredBy, at, portRequest } from './fixtures.ts';
 import { describe, describeSuite, it, type SkipEntry } from './harness.ts';
+import { runPageCases } from './run-page-cases.ts';
 import { storedEvent } from './stored-event.ts';
 
 /**
@@ -252,6 +253,7 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
             version: 2,
             status: 'awaiting_input',
             checkpoint: 'cp-a-2',
+            customer: null,
             createdAt: at(0),
             updatedAt: at(50),
           },
@@ -261,11 +263,14 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
             version: 1,
             status: 'completed',
             checkpoint: 'cp-b-0',
+            customer: null,
             createdAt: at(10),
             updatedAt: at(10),
           },
         ]);
       });
+
+      runPageCases(store);
     });
 
     describe('port requests (the request book)', () => {

@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -15,7 +16,7 @@ import {
   checkpoint,
   describeCheckpointStoreConformance,
 } from '../conformance/checkpoint-store-conformance.ts';
-import { answeredBy, portRequest } from '../conformance/fixtures.ts';
+import { answeredBy, at, portRequest } from '../conformance/fixtures.ts';
 import { legacyRequestRows } from '../legacy-requests.ts';
 import { runFixture } from '../sqlite/run-fixture.ts';
 import { createFileCheckpointStore, type FileCheckpointStore } from './file-checkpoint-store.ts';
@@ -253,4 +254,65 @@ describe('file checkpoint store', () => {
     }
     expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
   }, 60_000);
+
+  it('a store written before the run index: the first erasure or purge indexes its runs once, from what they say', async () => {
+    const origin = (customer: string | null) => ({ state: { origin: { by: 'desk', customer } } });
+    // Files as an older countersign wrote them: no `customer` beside the body, no run-index/.
+    await store.saveCheckpoint(checkpoint('r-old', 0, { body: origin('c-100') }), null);
+    await store.saveCheckpoint(checkpoint('r-other', 0, { body: origin('c-200') }), null);
+    await store.saveCheckpoint(checkpoint('r-done', 0, { status: 'completed', body: origin(null) }), null);
+    rmSync(join(dir, 'run-index'), { recursive: true, force: true });
+    for (const run of ['r-old', 'r-other', 'r-done']) {
+      const path = store.checkpointPath(run, 0);
+      const { customer: _customer, ...older } = JSON.parse(readFileSync(path, 'utf8'));
+      writeFileSync(path, `${JSON.stringify(older)}\n`);
+    }
+    const reopened = createFileCheckpointStore({ dir });
+    expect((await reopened.listRuns()).map((run) => [run.run, run.customer])).toEqual([
+      ['r-done', null],
+      ['r-old', 'c-100'],
+      ['r-other', 'c-200'],
+    ]);
+    expect(await reopened.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 1 });
+    expect(readdirSync(join(dir, 'run-index'))).toContain('built');
+    expect(
+      await reopened.purgeBatch({ before: { runs: at(90) }, limit: 5, at: at(95), nowMs: 0 }),
+    ).toMatchObject({ runs: 1 });
+    expect((await reopened.listRuns()).map((run) => run.run)).toEqual(['r-other']);
+  });
+
+  it("a marker naming a customer for a run another customer's save won is never taken for theirs", async () => {
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: 'c-200' }), null);
+    // What a losing save for c-100 leaves behind: its marker, written before it lost the run id.
+    const theirs = join(dir, 'run-index', 'customer', 'c-100');
+    mkdirSync(theirs, { recursive: true });
+    writeFileSync(join(theirs, 'r'), '');
+    expect(await store.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 0 });
+    expect(await store.latestCheckpoint('r')).not.toBeNull();
+    expect(existsSync(theirs)).toBe(false);
+    expect((await store.pageRuns({ limit: 5, customer: 'c-100' })).items).toEqual([]);
+    expect((await store.pageRuns({ limit: 5, customer: 'c-200' })).items.map((run) => run.run)).toEqual([
+      'r',
+    ]);
+  });
+
+  it('a customer id that is no file name stays inside the run index, and is found and erased by it', async () => {
+    const odd = '../../../etc/c 100';
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: odd, status: 'completed' }), null);
+    expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([
+      '%2E%2E%2F%2E%2E%2F%2E%2E%2Fetc%2Fc%20100',
+    ]);
+    expect((await store.pageRuns({ limit: 5, customer: odd })).items.map((run) => run.run)).toEqual(['r']);
+    expect(await store.erasePrincipal({ principal: odd, at: at(50) })).toMatchObject({ runs: 1 });
+    expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([]);
+  });
+
+  it("writes the run's customer in clear in its checkpoint file, and the run index beside the run", async () => {
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: 'c-100', status: 'completed' }), null);
+    expect(JSON.parse(readFileSync(store.checkpointPath('r', 0), 'utf8'))).toMatchObject({
+      customer: 'c-100',
+    });
+    expect(readdirSync(join(dir, 'run-index', 'customer', 'c-100'))).toEqual(['r']);
+    expect(readdirSync(join(dir, 'run-index', 'ended'))).toEqual([`${at(0)}~r`]);
+  });
 });

@@ -8,6 +8,7 @@ import {
   assertCheckpointHeader,
   assertRaisedRequests,
   assertStoreId,
+  checkpointCustomer,
   sortRuns,
   toCheckpointSummary,
   toRunSummary,
@@ -21,7 +22,8 @@ import type {
 import type { PayloadCodec } from '../codec.ts';
 import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } from '../legacy-requests.ts';
 import type { DataKeys } from '../ports/data-keys.ts';
-import { createRunErasure } from '../run-erasure.ts';
+import { createRunErasure, ENDED_RUN_STATUSES, type HeldRuns } from '../run-erasure.ts';
+import { pageRunsInMemory, planRunPage } from '../run-page.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import { createFileDataKeys } from './file-data-keys.ts';
 import {
@@ -34,6 +36,7 @@ import {
   stateFileText,
 } from './file-records.ts';
 import { createFileRequestBook } from './file-request-book.ts';
+import { createFileRunIndex, endedMarkerName } from './file-run-index.ts';
 import { fileSealing } from './file-sealing.ts';
 import { checkpointFileName, checkpointFilePattern, safeFileName } from './safe-names.ts';
 
@@ -228,23 +231,116 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     }
   }
 
+  const runIndex = createFileRunIndex(join(dir, 'run-index'), writer);
+
+  const isRunId = (run: string): boolean => {
+    try {
+      assertStoreId('run', run);
+      return true;
+    } catch {
+      return false; // not a name this store made
+    }
+  };
+
+  /** The run directories, by name. */
+  async function runNames(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(join(dir, 'runs'));
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    return names.sort().filter(isRunId);
+  }
+
+  async function summaryOf(run: string): Promise<RunSummary | null> {
+    const [first, last] = [await checkpointAt(run, 0), await latest(run)];
+    if (first === null || last === null) return null;
+    return toRunSummary(run, first.createdAt, last, checkpointCustomer(first));
+  }
+
+  /**
+   * The run index holds every run once built: a store written before it is read whole once
+   * (by whichever process needs the index first), its markers written from what the runs say.
+   */
+  function indexReady(): Promise<void> {
+    return runIndex.ensureBuilt(async () => {
+      await ensureLayout();
+      for (const run of await runNames()) {
+        const [first, last] = [await checkpointAt(run, 0), await latest(run)];
+        const customer = first === null ? null : checkpointCustomer(first);
+        if (customer !== null) await runIndex.noteCustomer(customer, run);
+        if (last !== null && ENDED_RUN_STATUSES.has(last.status))
+          await runIndex.noteEnded(last.createdAt, run);
+      }
+    });
+  }
+
+  /** What erasure and retention read runs by: the run index, each marker checked against the run. */
+  const held: HeldRuns = {
+    requests,
+    async runsOf(customer) {
+      await indexReady();
+      const theirs: string[] = [];
+      for (const run of await runIndex.customerRuns(customer)) {
+        if (!isRunId(run)) continue;
+        const first = await checkpointAt(run, 0);
+        // No first checkpoint: a save that has not published yet (or never will); left be.
+        if (first === null) continue;
+        if (checkpointCustomer(first) === customer) theirs.push(run);
+        // The run id was taken by someone else's run first: the marker was never true.
+        else await runIndex.dropCustomer(customer, run);
+      }
+      return theirs;
+    },
+    async endedBefore(before, limit) {
+      await indexReady();
+      const found: string[] = [];
+      for (const marker of await runIndex.endedMarkers()) {
+        if (found.length >= limit) break;
+        // Markers sort by their time: from here on nothing ended before the cutoff.
+        if (marker.at !== null && marker.at >= before) break;
+        if (!isRunId(marker.run)) continue;
+        const last = await latest(marker.run);
+        if (
+          last !== null &&
+          ENDED_RUN_STATUSES.has(last.status) &&
+          last.createdAt === (marker.at ?? last.createdAt)
+        ) {
+          if (last.createdAt < before && !found.includes(marker.run)) found.push(marker.run);
+        } else if (last === null || (marker.at !== null && last.createdAt > marker.at)) {
+          // The run is gone, or went on after this checkpoint (resumed from an earlier one).
+          await runIndex.dropEnded(marker.name);
+        }
+        // Otherwise the marker is newer than the run's latest: a save still publishing.
+      }
+      return found;
+    },
+    async statusOf(run) {
+      return (await latest(run))?.status ?? null;
+    },
+    async removeRun(run) {
+      const [first, last] = [await checkpointAt(run, 0), await latest(run)];
+      const count = (await positions(run)).length;
+      // The run's directory goes whole: checkpoints and legacy answer files.
+      await rm(runDir(run), { recursive: true, force: true });
+      knownLatest.delete(run);
+      const customer = first === null ? null : checkpointCustomer(first);
+      if (customer !== null) await runIndex.dropCustomer(customer, run);
+      if (last !== null && ENDED_RUN_STATUSES.has(last.status))
+        await runIndex.dropEnded(endedMarkerName(last.createdAt, run));
+      return count;
+    },
+    removeRequests: (ids) => requests.erase(ids),
+  };
+
   const store: FileCheckpointStore = {
     kind: 'file',
     keepsAudit: false,
     dir,
     ...dataKeys,
-    ...createRunErasure({
-      requests,
-      listRuns: () => store.listRuns(),
-      async removeRun(run) {
-        const count = (await positions(run)).length;
-        // The run's directory goes whole: checkpoints and legacy answer files.
-        await rm(runDir(run), { recursive: true, force: true });
-        knownLatest.delete(run);
-        return count;
-      },
-      removeRequests: (ids) => requests.erase(ids),
-    }),
+    ...createRunErasure(held),
 
     checkpointPath(run, seq) {
       return join(runDir(run), checkpointFileName(seq));
@@ -280,6 +376,11 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       }
       // Sealed before any file is written: a key not loaded yet stops the call here.
       const text = checkpointFileText(checkpoint, sealing);
+      // The run index first, so a published checkpoint is never missing from it.
+      const customer = checkpoint.seq === 0 ? checkpointCustomer(checkpoint) : null;
+      if (customer !== null) await runIndex.noteCustomer(customer, checkpoint.run);
+      if (ENDED_RUN_STATUSES.has(checkpoint.status))
+        await runIndex.noteEnded(checkpoint.createdAt, checkpoint.run);
       await mkdir(folder, { recursive: true });
       const file = join(folder, checkpointFileName(checkpoint.seq));
       // The requests first, so a published checkpoint never waits on a request without a
@@ -333,25 +434,25 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     },
 
     async listRuns() {
-      let names: string[];
-      try {
-        names = await readdir(join(dir, 'runs'));
-      } catch (error) {
-        if (isMissing(error)) return [];
-        throw error;
-      }
       const list: RunSummary[] = [];
-      for (const run of names.sort()) {
-        try {
-          assertStoreId('run', run);
-        } catch {
-          continue; // not a run directory this store made
-        }
-        const [first, last] = [await checkpointAt(run, 0), await latest(run)];
-        if (first === null || last === null) continue;
-        list.push(toRunSummary(run, first.createdAt, last));
+      for (const run of await runNames()) {
+        const summary = await summaryOf(run);
+        if (summary !== null) list.push(summary);
       }
       return sortRuns(list);
+    },
+
+    // The file store has no index in a page's order: a page reads the runs it holds (as its
+    // request pages read every request file), a customer's from the run index only.
+    async pageRuns(query) {
+      const plan = planRunPage(query);
+      const customer = plan.exact.customer;
+      const list: RunSummary[] = [];
+      for (const run of customer === undefined ? await runNames() : await held.runsOf(customer)) {
+        const summary = await summaryOf(run);
+        if (summary !== null) list.push(summary);
+      }
+      return pageRunsInMemory(list, plan);
     },
 
     // A run written before requests were rows: its answer, if one was recorded in

@@ -73,6 +73,10 @@ export function parseCheckpointFile(text: string, path: string, sealing: FileSea
     workflow: field(record, 'workflow', path, isString),
     version: field(record, 'version', path, isCount),
     status: field<RunStatus>(record, 'status', path, (value) => runStatuses.includes(value as string)),
+    // Clear beside the sealed body; files written before it have none (checkpointCustomer).
+    ...('customer' in record
+      ? { customer: field<string | null>(record, 'customer', path, isStringOrNull) }
+      : {}),
     body: record.body as JsonValue,
   };
 }

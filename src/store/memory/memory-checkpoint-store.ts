@@ -3,6 +3,7 @@ import {
   assertCheckpointHeader,
   assertRaisedRequests,
   assertStoreId,
+  checkpointCustomer,
   sortRuns,
   toCheckpointSummary,
   toRunSummary,
@@ -13,7 +14,8 @@ import type {
   SaveCheckpointResult,
   StoredCheckpoint,
 } from '../checkpoint-store.ts';
-import { createRunErasure } from '../run-erasure.ts';
+import { createRunErasure, ENDED_RUN_STATUSES } from '../run-erasure.ts';
+import { pageRunsInMemory, planRunPage } from '../run-page.ts';
 import { createMemoryAppState } from './memory-app-state.ts';
 
 import { createMemoryRequestBook } from './memory-request-book.ts';
@@ -23,6 +25,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 interface RunEntry {
   checkpoints: StoredCheckpoint[];
   createdAt: string;
+  customer: string | null;
 }
 
 /**
@@ -32,6 +35,21 @@ interface RunEntry {
  */
 export function createMemoryCheckpointStore(): CheckpointStore {
   const runs = new Map<string, RunEntry>();
+  // What erasure and retention look runs up by, as the SQL stores' indexes: runs by customer,
+  // and the runs whose latest checkpoint ended them.
+  const byCustomer = new Map<string, Set<string>>();
+  const ended = new Set<string>();
+
+  const summaryOf = (run: string, entry: RunEntry): RunSummary | null => {
+    const latest = entry.checkpoints.at(-1);
+    return latest === undefined ? null : toRunSummary(run, entry.createdAt, latest, entry.customer);
+  };
+  const forget = (run: string) => {
+    const entry = runs.get(run);
+    if (entry?.customer != null) byCustomer.get(entry.customer)?.delete(run);
+    ended.delete(run);
+    runs.delete(run);
+  };
   // The runs' port requests: rows like the agents' tool calls, answered with `decide`.
   const requests = createMemoryRequestBook();
 
@@ -42,10 +60,29 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     ...createMemoryAppState(),
     ...createRunErasure({
       requests,
-      listRuns: () => store.listRuns(),
+      async runsOf(customer) {
+        return [...(byCustomer.get(customer) ?? [])];
+      },
+      async endedBefore(before, limit) {
+        const found: RunSummary[] = [];
+        for (const run of ended) {
+          const entry = runs.get(run);
+          const summary = entry === undefined ? null : summaryOf(run, entry);
+          if (summary !== null && summary.updatedAt < before) found.push(summary);
+        }
+        return found
+          .sort((a, b) =>
+            a.updatedAt === b.updatedAt ? (a.run < b.run ? -1 : 1) : a.updatedAt < b.updatedAt ? -1 : 1,
+          )
+          .slice(0, limit)
+          .map((summary) => summary.run);
+      },
+      async statusOf(run) {
+        return runs.get(run)?.checkpoints.at(-1)?.status ?? null;
+      },
       async removeRun(run) {
         const count = runs.get(run)?.checkpoints.length ?? 0;
-        runs.delete(run);
+        forget(run);
         return count;
       },
       async removeRequests(ids) {
@@ -73,9 +110,19 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       requests.assertInsertable(raised);
       const stored = copy(checkpoint);
       requests.insert(raised);
-      if (entry === undefined)
-        runs.set(checkpoint.run, { checkpoints: [stored], createdAt: stored.createdAt });
-      else entry.checkpoints.push(stored);
+      const saved: RunEntry = entry ?? { checkpoints: [], createdAt: stored.createdAt, customer: null };
+      if (entry === undefined) runs.set(checkpoint.run, saved);
+      saved.checkpoints.push(stored);
+      // Recorded with the run's first checkpoint; a later one only fills in what is missing.
+      const customer = checkpointCustomer(stored);
+      if (saved.customer === null && customer !== null) {
+        saved.customer = customer;
+        const theirs = byCustomer.get(customer) ?? new Set<string>();
+        theirs.add(checkpoint.run);
+        byCustomer.set(customer, theirs);
+      }
+      if (ENDED_RUN_STATUSES.has(stored.status)) ended.add(checkpoint.run);
+      else ended.delete(checkpoint.run);
       return { saved: true, checkpoint: copy(stored) };
     },
 
@@ -97,11 +144,24 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     async listRuns(): Promise<RunSummary[]> {
       const list: RunSummary[] = [];
       for (const [run, entry] of runs) {
-        const latest = entry.checkpoints.at(-1);
-        if (latest === undefined) continue;
-        list.push(toRunSummary(run, entry.createdAt, latest));
+        const summary = summaryOf(run, entry);
+        if (summary !== null) list.push(summary);
       }
       return sortRuns(list);
+    },
+
+    async pageRuns(query) {
+      const plan = planRunPage(query);
+      // A customer's runs from their index; otherwise every run held (it is memory).
+      const names =
+        plan.exact.customer === undefined ? runs.keys() : (byCustomer.get(plan.exact.customer) ?? []);
+      const list: RunSummary[] = [];
+      for (const run of names) {
+        const entry = runs.get(run);
+        const summary = entry === undefined ? null : summaryOf(run, entry);
+        if (summary !== null) list.push(summary);
+      }
+      return copy(pageRunsInMemory(list, plan));
     },
 
     async adoptRequests(rows) {

@@ -2,7 +2,7 @@ import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { runScope } from '../../crypto/scopes.ts';
-import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
+import { CHECKPOINT_COLUMNS, RUN_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
   assertCheckpointHeader,
   assertRaisedRequests,
@@ -11,14 +11,24 @@ import {
 } from '../checkpoint-rules.ts';
 import type { SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
+import { planRunPage, runPageOf } from '../run-page.ts';
 import type { SqlCheckpointMethods } from '../sql/checkpoint-methods.ts';
 import { text } from '../sql/rows.ts';
+import { type RunPageDialect, runPageSql } from '../sql/run-page-sql.ts';
 import type { Connection, Query } from './connection.ts';
 import { first } from './row-queries.ts';
 import { quoteIdentifier } from './schema-name.ts';
 
 /** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
 type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>;
+
+/**
+ * PostgreSQL's dialect for pages of runs: the planner picks the index from the keyset order
+ * by itself (postgres-checkpoints.test.ts checks the plans).
+ */
+export function postgresRunPageDialect(runs: string): RunPageDialect {
+  return { runs, param: (index) => `$${index}` };
+}
 
 /**
  * The CheckpointStore half of the PostgreSQL store (tables from migration 003). A save is one
@@ -42,6 +52,7 @@ export function createPostgresCheckpoints(
   const runs = q('workflow_runs');
   const checkpoints = q('workflow_checkpoints');
   const { query, transaction } = connection;
+  const pageDialect = postgresRunPageDialect(runs);
 
   async function checkpointById(on: Query, runId: string, id: string): Promise<StoredCheckpoint | null> {
     const row = first(
@@ -69,8 +80,8 @@ export function createPostgresCheckpoints(
         const won =
           expectedLatest === null
             ? await tq(
-                `INSERT INTO ${runs} (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (id) DO NOTHING RETURNING id`,
+                `INSERT INTO ${runs} (id, workflow, version, status, latest, latest_seq, created_at, updated_at, customer)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id`,
                 [
                   checkpoint.run,
                   checkpoint.workflow,
@@ -79,11 +90,14 @@ export function createPostgresCheckpoints(
                   checkpoint.id,
                   checkpoint.seq,
                   checkpoint.createdAt,
+                  checkpoint.customer ?? null,
                 ],
               )
             : await tq(
+                // The customer is the run's from its start: a later checkpoint only fills it
+                // in for a run that has none recorded (one written before the column).
                 `UPDATE ${runs} SET workflow = $2, version = $3, status = $4, latest = $5, latest_seq = $6,
-                   updated_at = $7
+                   updated_at = $7, customer = COALESCE(customer, $9)
                  WHERE id = $1 AND latest = $8 AND latest_seq = $6::integer - 1 RETURNING id`,
                 [
                   checkpoint.run,
@@ -94,6 +108,7 @@ export function createPostgresCheckpoints(
                   checkpoint.seq,
                   checkpoint.createdAt,
                   expectedLatest,
+                  checkpoint.customer ?? null,
                 ],
               );
         if (won.length === 0) {
@@ -175,10 +190,19 @@ export function createPostgresCheckpoints(
     },
 
     async listRuns() {
-      const rows = await query(
-        `SELECT id, workflow, version, status, latest, created_at, updated_at FROM ${runs} ORDER BY created_at, id`,
-      );
+      const rows = await query(`SELECT ${RUN_COLUMNS} FROM ${runs} ORDER BY created_at, id`);
       return rows.map(toRunSummary);
+    },
+
+    async pageRuns(pageQuery) {
+      const plan = planRunPage(pageQuery);
+      const statements = runPageSql(pageDialect, plan);
+      const [rows, counted] = await Promise.all([
+        query(statements.page.text, statements.page.values),
+        statements.count === null ? null : query(statements.count.text, statements.count.values),
+      ]);
+      const total = counted === null ? undefined : Number((counted[0] as { n: unknown } | undefined)?.n ?? 0);
+      return runPageOf(rows.map(toRunSummary), plan, total);
     },
   };
 }

@@ -113,7 +113,14 @@ export function createPostgresErasure(
            UNION SELECT id, run FROM ${t.approvals} WHERE session = ANY($2::text[])`,
           [principal, sessions],
         );
-        const runs = [...new Set(found.flatMap((row) => (row.run === null ? [] : [String(row.run)])))];
+        // Runs started for them (by index), and runs that raised a request naming them.
+        const started = column(
+          await q(`SELECT id FROM ${runsTable} WHERE customer = $1 FOR UPDATE`, [principal]),
+          'id',
+        );
+        const runs = [
+          ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
+        ];
         const runRequests = column(
           await q(`SELECT id FROM ${t.approvals} WHERE run = ANY($1::text[])`, [runs]),
           'id',

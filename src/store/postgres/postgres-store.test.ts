@@ -131,6 +131,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'desk_quorum_edit',
         'reminders_claims',
         'paging',
+        'run_customer',
       ]);
     });
 

@@ -338,4 +338,27 @@ export const migrations: readonly string[] = [
     WHERE id = NEW.id AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending');
   END;
   `,
+  // runs (number 15 in the merge plan): a run knows its customer in clear, and lists of runs
+  // are keyset pages. `workflow_runs.customer` is who the run was started for (its origin), so
+  // erasure finds a customer's runs by index, also those that raised no request naming them.
+  // Existing runs are filled in from what SQL can read: the origin in a plain JSON checkpoint
+  // body, else the customer of a request the run raised. A body the encrypting codec sealed
+  // cannot be read here: such a run with no request naming a customer stays NULL until its
+  // next checkpoint, which fills it in (saveCheckpoint: COALESCE). One index per filter of a
+  // page, each in the page's order (created_at, id), so a page reads about `limit` rows.
+  `
+  ALTER TABLE workflow_runs ADD COLUMN customer TEXT;
+  UPDATE workflow_runs SET customer = (
+    SELECT json_extract(c.body, '$.state.origin.customer') FROM workflow_checkpoints c
+    WHERE c.id = workflow_runs.latest AND json_valid(c.body)
+      AND json_type(c.body, '$.state.origin.customer') = 'text');
+  UPDATE workflow_runs SET customer = (
+    SELECT a.customer FROM approvals a
+    WHERE a.run = workflow_runs.id AND a.customer IS NOT NULL ORDER BY a.created_at, a.id LIMIT 1)
+  WHERE customer IS NULL;
+  CREATE INDEX workflow_runs_by_created ON workflow_runs (created_at, id);
+  CREATE INDEX workflow_runs_by_status ON workflow_runs (status, created_at, id);
+  CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow, created_at, id);
+  CREATE INDEX workflow_runs_by_customer ON workflow_runs (customer, created_at, id) WHERE customer IS NOT NULL;
+  `,
 ];

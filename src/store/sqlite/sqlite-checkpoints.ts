@@ -2,7 +2,7 @@ import type { ApprovalRequest } from '../../core/approval.ts';
 import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { runScope } from '../../crypto/scopes.ts';
-import { CHECKPOINT_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
+import { CHECKPOINT_COLUMNS, RUN_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
 import {
   assertCheckpointHeader,
   assertRaisedRequests,
@@ -11,8 +11,10 @@ import {
 } from '../checkpoint-rules.ts';
 import type { SaveCheckpointResult, StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
+import { planRunPage, runPageOf } from '../run-page.ts';
 import type { SqlCheckpointMethods } from '../sql/checkpoint-methods.ts';
 import { text } from '../sql/rows.ts';
+import { type RunPageDialect, runPageIndex, runPageSql } from '../sql/run-page-sql.ts';
 import type { Connection } from './connection.ts';
 
 /**
@@ -23,13 +25,23 @@ import type { Connection } from './connection.ts';
  * onto the agents' chain (`appendAudit`), both inside the write, so neither stands without
  * the checkpoint. Answering one is the store's `decide`, as for a tool call.
  */
+/**
+ * Pages of runs name their index (INDEXED BY): given an equality on status SQLite's planner
+ * would otherwise search by it and sort every run of that status before the LIMIT.
+ */
+export const SQLITE_RUN_PAGE_DIALECT: RunPageDialect = {
+  runs: 'workflow_runs',
+  param: (index) => `?${index}`,
+  indexHint: (plan) => `INDEXED BY ${runPageIndex(plan)}`,
+};
+
 export function createSqliteCheckpoints(
-  connection: Pick<Connection, 'sql' | 'run' | 'write'>,
+  connection: Pick<Connection, 'sql' | 'run' | 'write' | 'snapshotRead'>,
   codec: PayloadCodec,
   appendAudit: (events: readonly AuditEvent[] | undefined, at: string) => void,
   insertApproval: (request: ApprovalRequest) => void,
 ): SqlCheckpointMethods {
-  const { sql, run, write } = connection;
+  const { sql, run, write, snapshotRead } = connection;
 
   function checkpointById(runId: string, id: string): StoredCheckpoint | null {
     const row = sql(`SELECT ${CHECKPOINT_COLUMNS} FROM workflow_checkpoints WHERE id = ? AND run = ?`).get(
@@ -60,8 +72,8 @@ export function createSqliteCheckpoints(
         }
         if (head === undefined) {
           sql(
-            `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at, customer)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           ).run(
             checkpoint.run,
             checkpoint.workflow,
@@ -71,10 +83,14 @@ export function createSqliteCheckpoints(
             checkpoint.seq,
             checkpoint.createdAt,
             checkpoint.createdAt,
+            checkpoint.customer ?? null,
           );
         } else {
+          // The customer is the run's from its start: a later checkpoint only fills it in
+          // for a run that has none recorded (one written before the column).
           sql(
-            `UPDATE workflow_runs SET workflow = ?, version = ?, status = ?, latest = ?, latest_seq = ?, updated_at = ?
+            `UPDATE workflow_runs SET workflow = ?, version = ?, status = ?, latest = ?, latest_seq = ?, updated_at = ?,
+               customer = COALESCE(customer, ?)
              WHERE id = ?`,
           ).run(
             checkpoint.workflow,
@@ -83,6 +99,7 @@ export function createSqliteCheckpoints(
             checkpoint.id,
             checkpoint.seq,
             checkpoint.createdAt,
+            checkpoint.customer ?? null,
             checkpoint.run,
           );
         }
@@ -148,12 +165,23 @@ export function createSqliteCheckpoints(
 
     async listRuns() {
       return run(() =>
-        sql(
-          'SELECT id, workflow, version, status, latest, created_at, updated_at FROM workflow_runs ORDER BY created_at, id',
-        )
-          .all()
-          .map(toRunSummary),
+        sql(`SELECT ${RUN_COLUMNS} FROM workflow_runs ORDER BY created_at, id`).all().map(toRunSummary),
       );
+    },
+
+    async pageRuns(query) {
+      const plan = planRunPage(query);
+      const statements = runPageSql(SQLITE_RUN_PAGE_DIALECT, plan);
+      return snapshotRead(() => {
+        const rows = sql(statements.page.text)
+          .all(...statements.page.values)
+          .map(toRunSummary);
+        const total =
+          statements.count === null
+            ? undefined
+            : Number((sql(statements.count.text).get(...statements.count.values) as { n: number }).n);
+        return runPageOf(rows, plan, total);
+      });
     },
   };
 }

@@ -27,6 +27,10 @@ export const PENDING_OF_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE +
              AND session IN (SELECT id FROM sessions WHERE principal = ?1)
            ORDER BY created_at, id`;
 
+/** Exported so a test can ask SQLite for its plan: the runs started for a customer, by index. */
+export const RUNS_OF_SQL =
+  'SELECT id FROM workflow_runs INDEXED BY workflow_runs_by_customer WHERE customer = ?';
+
 type Ids = readonly string[];
 const list = (ids: Ids): string => JSON.stringify(ids);
 
@@ -139,7 +143,11 @@ export function createSqliteErasure(
           `SELECT id, run FROM approvals WHERE customer = ?
            UNION SELECT id, run FROM approvals WHERE session IN ${IN_LIST}`,
         ).all(principal, list(sessions));
-        const runs = [...new Set(found.flatMap((row) => (row.run === null ? [] : [String(row.run)])))];
+        // Runs started for them (by index), and runs that raised a request naming them.
+        const started = column(sql(RUNS_OF_SQL).all(principal), 'id');
+        const runs = [
+          ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
+        ];
         const runRequests = column(
           sql(`SELECT id FROM approvals WHERE run IN ${IN_LIST}`).all(list(runs)),
           'id',

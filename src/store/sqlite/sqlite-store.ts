@@ -226,7 +226,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     keepsAudit: true,
     // Workflow runs share the file (and the `state` table) with the agents' sessions, and
     // their audit entries join the agents' chain.
-    ...createSqliteCheckpoints({ sql, run, write }, codec, appendAuditRows, insertApproval),
+    ...createSqliteCheckpoints({ sql, run, write, snapshotRead }, codec, appendAuditRows, insertApproval),
     ...createSqliteAppState({ sql, run, write }, codec),
     ...createSqliteRequestTimers({ sql, run, write }, codec, appendAuditRows),
     ...createSqliteOutbox({ sql, run, write }, codec),
