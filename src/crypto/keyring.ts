@@ -5,7 +5,7 @@ import { cipherKey } from './aes-gcm.ts';
 import type { CipherKey } from './cipher-key.ts';
 import { type KeyNeed, KeyNotReady } from './key-not-ready.ts';
 import type { KeyProvider } from './key-provider.ts';
-import { isOwnerScope, KEY_SCOPE, principalScope, STORE_SCOPE, sessionScope } from './scopes.ts';
+import { isOwnerScope, KEY_SCOPE, principalScope, runScope, STORE_SCOPE, sessionScope } from './scopes.ts';
 
 /**
  * The owner of a scope that does not name one (`session:`, `request:`, `execution:`; see
@@ -196,7 +196,18 @@ export class Keyring {
    * within REVALIDATE_MS (it reads the key's row again then).
    */
   async forget(principal: string): Promise<boolean> {
-    const owner = principalScope(principal);
+    return this.forgetOwner(principalScope(principal));
+  }
+
+  /**
+   * Destroys a workflow run's own data key: its checkpoint bodies (the run's state) are sealed
+   * with it, not with the customer's, so erasing a customer destroys the keys of their runs too.
+   */
+  async forgetRun(run: string): Promise<boolean> {
+    return this.forgetOwner(runScope(run));
+  }
+
+  private async forgetOwner(owner: string): Promise<boolean> {
     const ids = await this.store().forgetDataKeys(owner, new Date().toISOString());
     for (const id of ids) this.keys.set(id, null);
     if (ids.length > 0) this.openedTexts.clear();

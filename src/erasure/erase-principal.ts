@@ -15,6 +15,8 @@ import { portExpiryEvent } from '../workflow/port-expiry-event.ts';
  */
 export interface DataKeyForgetter {
   forget(principal: string): Promise<boolean>;
+  /** Destroys a workflow run's own data key (its checkpoints are sealed with it). */
+  forgetRun?(run: string): Promise<boolean>;
 }
 
 /** One application-state entry (namespace and key, as `AppState` takes them). */
@@ -76,6 +78,19 @@ function add(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
 
 const nothing = (counts: ErasureCounts) => Object.values(counts).every((n) => n === 0);
 
+/** The runs a book keeps for `principal`, from its index of runs by customer (page by page). */
+async function runsOf(book: Store | CheckpointStore, principal: string): Promise<string[]> {
+  if (!('pageRuns' in book) || typeof book.pageRuns !== 'function') return [];
+  const runs: string[] = [];
+  let after: string | undefined;
+  do {
+    const page = await book.pageRuns({ customer: principal, limit: 1000, ...(after ? { after } : {}) });
+    runs.push(...page.items.map((item) => item.run));
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+  return runs;
+}
+
 /** Expires one pending request through the one decision compare-and-set; false if it lost. */
 async function expireFirst(
   book: Store | CheckpointStore,
@@ -133,9 +148,17 @@ export async function erasePrincipal(
     }
   }
 
-  // The key first: once it is gone nothing of theirs can be read, even if a write below fails.
+  // The keys first: once they are gone nothing of theirs can be read, even if a write below
+  // fails, nor any copy the deletes leave behind (PostgreSQL's dead tuples, WAL, backups). A
+  // run's checkpoints are sealed with the run's own key, so their runs' keys go too.
   const keys = options.keys ?? keyringOf(main);
-  const keyForgotten = (await keys?.forget(principal)) ?? false;
+  let keyForgotten = (await keys?.forget(principal)) ?? false;
+  if (keys?.forgetRun !== undefined) {
+    for (const book of books) {
+      for (const run of await runsOf(book, principal))
+        keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
+    }
+  }
 
   let stateKeys = 0;
   for (const { namespace, key } of options.state ?? []) {

@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, tempStore } from '../helpers/cli.ts';
-import { dropSchema, freshSchema, postgresForTests, storeUrl, TEST_PG_URL } from '../helpers/postgres.ts';
+import {
+  dropSchema,
+  freshSchema,
+  postgresForTests,
+  storeUrl,
+  TEST_PG_URL,
+  withAdmin,
+} from '../helpers/postgres.ts';
 
 /**
  * `countersign erase` on both SQL backends, with encryption at rest off and on: after the
@@ -213,6 +220,13 @@ describe('countersign erase finds a run by its customer, not only by its request
     try {
       expect(db.prepare("SELECT id FROM workflow_runs WHERE customer = 'c-100'").all()).toEqual([]);
       expect(db.prepare("SELECT id FROM workflow_checkpoints WHERE run = 'refund-9999'").all()).toEqual([]);
+      // The run's own data key (its checkpoints were sealed with it) is destroyed too, so no
+      // copy the delete left behind can be read; the other customer's run keeps its key.
+      const runKeys = (owner: string) =>
+        db.prepare('SELECT wrapped FROM data_keys WHERE owner = ?').all(owner) as Array<{ wrapped: unknown }>;
+      expect(runKeys('run:refund-9999').length).toBeGreaterThan(0);
+      expect(runKeys('run:refund-9999').every((key) => key.wrapped === null)).toBe(true);
+      expect(runKeys('run:refund-1040').some((key) => key.wrapped !== null)).toBe(true);
     } finally {
       db.close();
     }
@@ -236,6 +250,15 @@ describe('countersign erase finds a run by its customer, not only by its request
         { COUNTERSIGN_STORE: storeUrl(schema), COUNTERSIGN_ENCRYPTION_KEYS: newKey('k1') },
         true,
       );
+      const keys = await withAdmin(
+        async (client) =>
+          (await client.query(`SELECT owner, wrapped FROM "${schema}".data_keys WHERE owner LIKE 'run:%'`))
+            .rows,
+      );
+      expect(keys.filter((key) => key.owner === 'run:refund-9999').every((key) => key.wrapped === null)).toBe(
+        true,
+      );
+      expect(keys.some((key) => key.owner === 'run:refund-1040' && key.wrapped !== null)).toBe(true);
     });
   });
 });
