@@ -35,11 +35,12 @@ export function cipherKey(bytes: Uint8Array): CipherKey {
 const keyOf = (key: CipherKey | Uint8Array): KeyObject | Uint8Array =>
   key instanceof Uint8Array ? key : (key as KeyObject);
 
-export function seal(key: CipherKey | Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Buffer {
+/** `plaintext` as a string is taken as UTF-8 (no Buffer is made of it first). */
+export function seal(key: CipherKey | Uint8Array, plaintext: Uint8Array | string, aad: Uint8Array): Buffer {
   const iv = nonce();
   const cipher = createCipheriv('aes-256-gcm', keyOf(key), iv);
   cipher.setAAD(aad);
-  const body = cipher.update(plaintext);
+  const body = typeof plaintext === 'string' ? cipher.update(plaintext, 'utf8') : cipher.update(plaintext);
   const rest = cipher.final();
   return Buffer.concat([iv, cipher.getAuthTag(), body, rest]);
 }

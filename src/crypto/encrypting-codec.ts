@@ -1,8 +1,5 @@
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
 import {
-  GROUP_MEMBER_PREFIX,
-  SEALED_GROUP_PREFIX as GROUP_PREFIX,
-  groupLength,
   jsonCodec,
   type PayloadCodec,
   SEALED_PREFIX,
@@ -19,25 +16,16 @@ import { STORE_SCOPE } from './scopes.ts';
  * data key's row names the KEK that wraps it, so rotating the KEK rewrites no value. Text
  * that is not sealed is read as the JSON codec's (a store that had encryption turned on
  * later still reads its older rows).
- *
- * Values written together into consecutive rows (a step's messages) are sealed as one:
- * `cs1g:<data key id>:<count>:<base64>` in the first row, `cs1g+<k>` in the k-th after it.
- * The additional data then also names where the first row sits (`bind`), so the group cannot
- * be moved; each value still has its own nonce only as part of the group's one.
  */
 export function encryptingCodec(keyring: Keyring): PayloadCodec {
   const opened = keyring.openedTexts;
 
   function sealJson(json: string, scope: string | undefined, prefix: string): string {
     const key = keyring.sealingKey(scope ?? STORE_SCOPE);
-    const sealed = `${prefix}${key.id}:${seal(key.key, Buffer.from(json, 'utf8'), key.aad).toString('base64')}`;
+    const sealed = `${prefix}${key.id}:${seal(key.key, json, key.aad).toString('base64')}`;
     opened.set(sealed, json);
     return sealed;
   }
-
-  /** Additional data of a group: its data key id, then where its first row sits. */
-  const groupAad = (keyAad: Uint8Array, bind: string) =>
-    Buffer.concat([keyAad, GROUP_AAD_SEPARATOR, Buffer.from(bind, 'utf8')]);
 
   /** The JSON text inside a sealed value, or null when its key was forgotten. */
   function openJson(text: string, prefixLength: number, where: string): string | null {
@@ -64,9 +52,7 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
           ? SEALED_PREFIX
           : text.startsWith(TEXT_PREFIX)
             ? TEXT_PREFIX
-            : text.startsWith(GROUP_PREFIX)
-              ? GROUP_PREFIX
-              : null;
+            : null;
         if (prefix === null) continue;
         const id = text.slice(prefix.length, text.indexOf(':', prefix.length));
         if (id !== '' && !keyring.has(id)) await keyring.ready({ dataKey: id });
@@ -81,48 +67,6 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
       const json = openJson(text, SEALED_PREFIX.length, where);
       return json === null ? ERASED_MARKER : jsonCodec.decode(json, where);
     },
-    encodeGroup(values, scope, bind) {
-      const json = JSON.stringify(values);
-      const key = keyring.sealingKey(scope ?? STORE_SCOPE);
-      const sealed = seal(key.key, Buffer.from(json, 'utf8'), groupAad(key.aad, bind)).toString('base64');
-      const head = `${GROUP_PREFIX}${key.id}:${values.length}:${sealed}`;
-      // Cached with where it was bound: a copy of the head in another row is not served from here.
-      opened.set(head, `${bind}\u0000${json}`);
-      return [head, ...values.slice(1).map((_, k) => `${GROUP_MEMBER_PREFIX}${k + 1}`)];
-    },
-    decodeGroup(texts, where, bind) {
-      const head = texts[0] ?? '';
-      const count = groupLength(head);
-      if (count !== texts.length) throw damaged(where, 'heads a group of another size');
-      texts.forEach((member, k) => {
-        if (k > 0 && member !== `${GROUP_MEMBER_PREFIX}${k}`)
-          throw damaged(where, `has a group member ${k} that was changed`);
-      });
-      const idEnd = head.indexOf(':', GROUP_PREFIX.length);
-      const id = head.slice(GROUP_PREFIX.length, idEnd);
-      if (id === '') throw damaged(where, 'names no data key');
-      const key = keyring.openingKey(id);
-      if (key === null) return texts.map(() => ERASED_MARKER);
-      let json: string;
-      const known = opened.get(head);
-      if (known?.startsWith(bind) && known.charCodeAt(bind.length) === 0) {
-        json = known.slice(bind.length + 1);
-      } else {
-        const body = head.slice(head.indexOf(':', idEnd + 1) + 1);
-        const plain = open(key.key, Buffer.from(body, 'base64'), groupAad(key.aad, bind));
-        if (plain === null)
-          throw damaged(
-            where,
-            `does not decrypt with its data key ${id} where it is: it was changed or moved`,
-          );
-        json = plain.toString('utf8');
-        opened.set(head, `${bind}\u0000${json}`);
-      }
-      const values = jsonCodec.decode(json, where);
-      if (!Array.isArray(values) || values.length !== count)
-        throw damaged(where, 'holds a group of another size');
-      return values;
-    },
     encodeText(text, scope) {
       return sealJson(JSON.stringify(text), scope, TEXT_PREFIX);
     },
@@ -133,8 +77,6 @@ export function encryptingCodec(keyring: Keyring): PayloadCodec {
     },
   };
 }
-
-const GROUP_AAD_SEPARATOR = Buffer.from([0]);
 
 function damaged(where: string, what: string): CorruptDataError {
   return new CorruptDataError(`Stored data at ${where} is encrypted but ${what}.`, {

@@ -36,41 +36,12 @@ export interface PayloadCodec {
    * committed calls it first.
    */
   prepare?(texts: readonly string[]): Promise<void>;
-  /**
-   * Values written together into consecutive rows and only ever read back together (the
-   * messages one agent step appends): a codec may store them as one value in the first row
-   * and references in the others, so sealing costs one cipher per step, not one per message.
-   * `bind` names where the first row sits (table, owner, position); a sealing codec binds it
-   * in, so the group cannot be moved to another session or position. Returns one text per
-   * value. Without it (the JSON codec) each value is encoded on its own.
-   */
-  encodeGroup?(values: readonly unknown[], scope: string | undefined, bind: string): string[];
-  /** The values of one group written by encodeGroup: `texts` are its head and its members. */
-  decodeGroup?(texts: readonly string[], where: string, bind: string): unknown[];
 }
 
 /** The prefix of every value the encrypting codec writes (src/crypto/encrypting-codec.ts). */
 export const SEALED_PREFIX = 'cs1:';
 /** …and of a sealed text column (an effect preview). */
 export const SEALED_TEXT_PREFIX = 'cs1t:';
-/** …of the first row of values sealed together: `cs1g:<data key id>:<count>:<base64>`. */
-export const SEALED_GROUP_PREFIX = 'cs1g:';
-/** …of the other rows of such a group: `cs1g+<k>`, the k-th value of the group k rows up. */
-export const GROUP_MEMBER_PREFIX = 'cs1g+';
-
-/** What every stored text the encrypting codec wrote starts with (sealed, text, group, member). */
-export const SEALED_ANY_PREFIX = 'cs1';
-
-/** Consecutive rows of values written together (see `encodeGroup`), as read back in order. */
-export interface GroupedRow {
-  text: string;
-  /** Names the row in an error. */
-  where: string;
-  /** The row's position (a message's seq): a group's rows must be consecutive. */
-  position: number;
-  /** What `encodeGroup` was told about the first row, were this row the first. */
-  bind: string;
-}
 
 export const jsonCodec: PayloadCodec = {
   name: 'json',
@@ -79,7 +50,7 @@ export const jsonCodec: PayloadCodec = {
     try {
       return JSON.parse(text);
     } catch (cause) {
-      if (text.startsWith(SEALED_ANY_PREFIX)) throw encryptedWithoutKeys(text, where);
+      if (text.startsWith(SEALED_PREFIX)) throw encryptedWithoutKeys(text, where);
       throw new CorruptDataError(`Stored data at ${where} is not valid JSON.`, {
         hint: 'Restore the store from a backup or remove the damaged row; nothing was changed.',
         cause,
@@ -87,69 +58,6 @@ export const jsonCodec: PayloadCodec = {
     }
   },
 };
-
-/** Encodes values bound for consecutive rows: grouped when the codec groups and there are several. */
-export function encodeGroup(
-  codec: PayloadCodec,
-  values: readonly unknown[],
-  scope: string | undefined,
-  bind: string,
-): string[] {
-  if (values.length < 2 || codec.encodeGroup === undefined)
-    return values.map((value) => codec.encode(value, scope));
-  return codec.encodeGroup(values, scope, bind);
-}
-
-/** How many rows a group head spans (`cs1g:<id>:<count>:…`); null for any other text. */
-export function groupLength(text: string): number | null {
-  if (!text.startsWith(SEALED_GROUP_PREFIX)) return null;
-  const idEnd = text.indexOf(':', SEALED_GROUP_PREFIX.length);
-  const countEnd = idEnd < 0 ? -1 : text.indexOf(':', idEnd + 1);
-  const count = countEnd < 0 ? Number.NaN : Number(text.slice(idEnd + 1, countEnd));
-  return Number.isSafeInteger(count) && count >= 2 ? count : 0;
-}
-
-/**
- * Decodes rows read back in order, some of which may be groups (a head, then its members in
- * the next rows). A member without its head, a group cut short or out of order is damage:
- * nothing is guessed.
- */
-export function decodeRows(codec: PayloadCodec, rows: readonly GroupedRow[]): unknown[] {
-  const values: unknown[] = [];
-  for (let i = 0; i < rows.length; ) {
-    const row = rows[i]!;
-    const length = groupLength(row.text);
-    if (length === null) {
-      if (row.text.startsWith(GROUP_MEMBER_PREFIX))
-        throw damagedGroup(row.where, 'refers to a group row that is not before it');
-      values.push(codec.decode(row.text, row.where));
-      i += 1;
-      continue;
-    }
-    const group = rows.slice(i, i + length);
-    if (length === 0 || group.length < length)
-      throw damagedGroup(row.where, 'heads a group whose rows are missing');
-    group.forEach((member, k) => {
-      if (member.position !== row.position + k) throw damagedGroup(member.where, 'is out of its group');
-    });
-    if (codec.decodeGroup === undefined) throw encryptedWithoutKeys(row.text, row.where);
-    values.push(
-      ...codec.decodeGroup(
-        group.map((member) => member.text),
-        row.where,
-        row.bind,
-      ),
-    );
-    i += length;
-  }
-  return values;
-}
-
-function damagedGroup(where: string, what: string): CorruptDataError {
-  return new CorruptDataError(`Stored data at ${where} ${what}.`, {
-    hint: 'Restore the store from a backup or remove the damaged rows; nothing was changed.',
-  });
-}
 
 export function encodeText(codec: PayloadCodec, text: string, scope?: string): string {
   return codec.encodeText === undefined ? text : codec.encodeText(text, scope);

@@ -15,8 +15,7 @@ import type { Message, StoredMessage } from '../core/messages.ts';
 import { readNudges } from '../core/nudges.ts';
 import type { OpenBatch, SessionRecord } from '../core/session.ts';
 import { isErased } from '../crypto/erased.ts';
-import { decodeRows, decodeText, type PayloadCodec } from './codec.ts';
-import { messageBind } from './row-values.ts';
+import { decodeText, type PayloadCodec } from './codec.ts';
 import type { StandingRule } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -96,25 +95,18 @@ export function toSession(codec: PayloadCodec, row: Row): SessionRecord {
   };
 }
 
-/**
- * A session's messages in seq order. The rows one step appended may be one sealed group
- * (codec.ts `encodeGroup`), which is why they are decoded together, never one by one.
- */
+export function toMessage(codec: PayloadCodec, row: Row, session = String(row.session)): StoredMessage {
+  const where = `messages(session=${session}, seq=${String(row.seq)})`;
+  return {
+    seq: int(row, 'seq', where),
+    at: text(row, 'at', where),
+    message: payload(codec, row, 'body', where) as Message,
+  };
+}
+
+/** A session's messages in seq order. */
 export function toMessages(codec: PayloadCodec, rows: readonly Row[], session: string): StoredMessage[] {
-  const read = rows.map((row) => {
-    const where = `messages(session=${session}, seq=${String(row.seq)})`;
-    const seq = int(row, 'seq', where);
-    return {
-      seq,
-      at: text(row, 'at', where),
-      text: text(row, 'body', where),
-      where: `${where}.body`,
-      position: seq,
-      bind: messageBind(session, seq),
-    };
-  });
-  const messages = decodeRows(codec, read);
-  return read.map((row, i) => ({ seq: row.seq, at: row.at, message: messages[i] as Message }));
+  return rows.map((row) => toMessage(codec, row, session));
 }
 
 export function toApproval(codec: PayloadCodec, row: Row): ApprovalRequest {

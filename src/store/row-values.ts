@@ -4,12 +4,6 @@ import { requestScope } from '../crypto/scopes.ts';
 import { encodeText, type PayloadCodec } from './codec.ts';
 
 /**
- * Where a group of a step's messages starts, bound into it when sealed (codec.ts
- * `encodeGroup`): the same text must be given when it is read back from that row.
- */
-export const messageBind = (session: string, firstSeq: number): string => `messages/${session}/${firstSeq}`;
-
-/**
  * An approval's column values in APPROVAL_COLUMNS order, for both SQL backends. Encoding the
  * parsed argsJson (not `args`) keeps its sorted key order: with the JSON codec the column
  * holds exactly the text that was shown and hashed.

@@ -8,7 +8,7 @@ import { createPostgresLiveness } from '../../liveness/postgres/postgres-livenes
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
-import { encodeGroup, jsonCodec, type PayloadCodec } from '../codec.ts';
+import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
@@ -17,7 +17,7 @@ import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
 import { pageOf, planPage } from '../request-page.ts';
-import { decidedValues, messageBind } from '../row-values.ts';
+import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
 import { decisionStatsSql, toDecidedGroup, toDecisionTimes, toReason } from '../sql/decision-stats-sql.ts';
 import { executionPageSql } from '../sql/execution-page-sql.ts';
@@ -367,7 +367,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
             step.leaseOwner,
             step.expectedMessageCount,
             step.at,
-            encodeGroup(codec, step.append, scope, messageBind(step.session, step.expectedMessageCount)),
+            step.append.map((message) => codec.encode(message, scope)),
             step.batch !== undefined,
             step.batch === undefined || step.batch === null ? null : codec.encode(step.batch, scope),
             step.releaseLease === true,

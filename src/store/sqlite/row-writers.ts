@@ -4,8 +4,8 @@ import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { auditScope, sessionScope } from '../../crypto/scopes.ts';
 import { assertArgsBound } from '../approval-rules.ts';
-import { encodeGroup, type PayloadCodec } from '../codec.ts';
-import { approvalValues, decidedValues, messageBind } from '../row-values.ts';
+import type { PayloadCodec } from '../codec.ts';
+import { approvalValues, decidedValues } from '../row-values.ts';
 import {
   APPROVAL_COLUMNS,
   AUDIT_INSERT_COLUMNS,
@@ -26,26 +26,10 @@ const APPROVAL_PLACEHOLDERS = `${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS}`
 
 /** The INSERTs shared by the step commit, the ledger and import; callers own the transaction. */
 export function createRowWriters(sql: Sql, codec: PayloadCodec) {
-  /**
-   * `together`: the messages one step appends, at consecutive seqs, sealed as one group
-   * (codec.ts `encodeGroup`); an import writes each on its own.
-   */
-  function insertMessages(session: string, messages: readonly StoredMessage[], together: boolean): void {
-    const scope = sessionScope(session);
-    const first = messages[0];
-    const bodies =
-      together && first !== undefined
-        ? encodeGroup(
-            codec,
-            messages.map((message) => message.message),
-            scope,
-            messageBind(session, first.seq),
-          )
-        : messages.map((message) => codec.encode(message.message, scope));
+  function insertMessages(session: string, messages: readonly StoredMessage[]): void {
     const insert = sql('INSERT INTO messages (session, seq, at, body) VALUES (?, ?, ?, ?)');
-    messages.forEach((message, i) => {
-      insert.run(session, message.seq, message.at, bodies[i]!);
-    });
+    for (const message of messages)
+      insert.run(session, message.seq, message.at, codec.encode(message.message, sessionScope(session)));
   }
 
   function insertApproval(request: ApprovalRequest): void {

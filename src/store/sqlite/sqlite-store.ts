@@ -282,7 +282,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         insertMessages(
           step.session,
           step.append.map((message, i) => ({ seq: step.expectedMessageCount + i, at: step.at, message })),
-          true,
         );
         for (const request of step.approvals ?? []) insertApproval(request);
         // `batch` ends up as the text now stored, new or kept, so the returned record decodes
@@ -584,7 +583,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
         sql(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
           ...sessionValues(codec, session),
         );
-        insertMessages(session.id, snapshot.messages, false);
+        insertMessages(session.id, snapshot.messages);
         for (const request of snapshot.approvals) insertApproval(request);
         for (const record of snapshot.executions) {
           if (executionById(record.requestId) !== null) throw executionExists(record.requestId);
