@@ -131,6 +131,8 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'desk_quorum_edit',
         'reminders_claims',
         'paging',
+        // Stands in for another branch's 015 until the merge (see the file).
+        'reserved',
       ]);
     });
 
