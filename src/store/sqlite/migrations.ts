@@ -338,4 +338,34 @@ export const migrations: readonly string[] = [
     WHERE id = NEW.id AND NOT EXISTS (SELECT 1 FROM approvals a WHERE a.session = NEW.id AND a.status = 'pending');
   END;
   `,
+  // text search (number 16 in the merge plan, as PostgreSQL's 016): partial text matches
+  // (`text`: the effect preview or the customer; `customer`) narrowed by a trigram index
+  // instead of walking the list (text-search.ts). An FTS5 table with the trigram tokenizer,
+  // contentless (it stores no copy of the text) with deletes, keyed by the request's rowid
+  // and kept by triggers on every write that adds, removes or changes a row. A sealed
+  // preview (encryption at rest, `cs1t:` ciphertext) is indexed as null: its words cannot
+  // be searched and its ciphertext is not worth indexing (request-page-sql.ts:
+  // searchableEffect, which the page's LIKE applies too). Existing rows are filled in here.
+  `
+  CREATE VIRTUAL TABLE approvals_search USING fts5(
+    effect, customer, content = '', contentless_delete = 1, tokenize = 'trigram'
+  );
+  INSERT INTO approvals_search (rowid, effect, customer)
+  SELECT rowid, CASE WHEN substr(effect, 1, 5) = 'cs1t:' THEN NULL ELSE effect END, customer FROM approvals;
+  CREATE TRIGGER approvals_search_insert AFTER INSERT ON approvals
+  BEGIN
+    INSERT INTO approvals_search (rowid, effect, customer)
+    VALUES (NEW.rowid, CASE WHEN substr(NEW.effect, 1, 5) = 'cs1t:' THEN NULL ELSE NEW.effect END, NEW.customer);
+  END;
+  CREATE TRIGGER approvals_search_delete AFTER DELETE ON approvals
+  BEGIN
+    DELETE FROM approvals_search WHERE rowid = OLD.rowid;
+  END;
+  CREATE TRIGGER approvals_search_update AFTER UPDATE OF effect, customer ON approvals
+  BEGIN
+    DELETE FROM approvals_search WHERE rowid = OLD.rowid;
+    INSERT INTO approvals_search (rowid, effect, customer)
+    VALUES (NEW.rowid, CASE WHEN substr(NEW.effect, 1, 5) = 'cs1t:' THEN NULL ELSE NEW.effect END, NEW.customer);
+  END;
+  `,
 ];
