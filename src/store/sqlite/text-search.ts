@@ -12,18 +12,16 @@ import type { PagePlan } from '../request-page.ts';
  * whole posting list to intersect: asked for the needle "customer c-7." as one phrase, FTS5
  * reads eleven lists of 100,000 entries at 100,000 requests to find 200. So trigrams are
  * counted first, each up to a cap (a count stops at NARROWING_CAP + 1 entries), from the
- * needle's end (where an order number or a name's distinguishing part tends to be), until one
- * is in at most FEW rows; only the rare ones are asked for. When none is rare the needle is
- * common and the ordered walk finds a page quickly; when one is, the page reads at most
- * NARROWING_CAP rows by rowid and sorts them. Needles shorter than three characters have no
- * trigram: they walk, as before.
+ * needle's end (where an order number or a name's distinguishing part tends to be), and the
+ * first one in at most NARROWING_CAP rows is the one asked for: the page reads those rows by
+ * rowid and sorts them. Counting more would cost about what it saves (a capped count reads as
+ * many entries as the page reads candidates). When no trigram is rare the needle is common,
+ * and the ordered walk finds a page quickly; needles under three characters have no trigram.
+ * Both walk, as before.
  */
 
 /** A trigram in more requests than this does not narrow a page: it walks instead. */
 export const NARROWING_CAP = 1000;
-
-/** A trigram in at most this many rows narrows enough: the others are not counted. */
-export const FEW = 100;
 
 /** At most this many of a needle's trigrams are counted; any of them narrows as well. */
 export const MAX_PROBES = 8;
@@ -57,28 +55,24 @@ export function trigramMatch(trigram: string, column: 'customer' | null): string
 }
 
 /**
- * The MATCH that narrows the plan's page to a few candidate rows, or undefined when it should
- * walk: no partial filter the index holds (text: effect or customer; customer), a needle
- * under three characters, or every trigram counted in more than NARROWING_CAP rows. `count`
- * is MATCH_COUNT_SQL.
+ * The MATCH that narrows the plan's page to at most NARROWING_CAP candidate rows, or
+ * undefined when it should walk: no partial filter the index holds (text: effect or
+ * customer; customer), needles under three characters, or no trigram counted in at most
+ * NARROWING_CAP rows. `count` is MATCH_COUNT_SQL.
  */
 export function narrowing(plan: PagePlan, count: (match: string, cap: number) => number): string | undefined {
   const searches: Array<{ needle: string | undefined; column: 'customer' | null }> = [
     { needle: plan.partial.text, column: null },
     { needle: plan.partial.customer, column: 'customer' },
   ];
-  const rare: string[] = [];
   for (const { needle, column } of searches) {
     // A NUL would end the FTS5 query string early; such a needle walks.
     if (needle === undefined || needle.includes('\u0000')) continue;
     for (const trigram of trigramsOf(needle).reverse()) {
       const match = trigramMatch(trigram, column);
-      const rows = count(match, NARROWING_CAP + 1);
-      // No row holds it, so none matches: this alone answers with an empty page.
-      if (rows === 0) return match;
-      if (rows <= NARROWING_CAP) rare.push(match);
-      if (rows <= FEW) break;
+      // Every row that matches holds it, and at most NARROWING_CAP rows do (none: an empty page).
+      if (count(match, NARROWING_CAP + 1) <= NARROWING_CAP) return match;
     }
   }
-  return rare.length === 0 ? undefined : rare.join(' AND ');
+  return undefined;
 }
