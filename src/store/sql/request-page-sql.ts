@@ -109,8 +109,13 @@ export function requestPageSql(dialect: PageDialect, plan: PagePlan, narrowing?:
     conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
   // The limit is a parameter, so each combination of filters is one prepared statement.
   const limit = bind(plan.limit + 1);
+  const order = `ORDER BY ${key}${direction}, id${direction}`;
   const page = {
-    text: `SELECT ${APPROVAL_COLUMNS} FROM ${from}${clause(where)} ORDER BY ${key}${direction}, id${direction} LIMIT ${limit}`,
+    // Narrowed (SQLite), the candidates are sorted by their keys alone and only the page's
+    // rows are read in full: sorting whole rows cost twice the rest of the page.
+    text: narrowed
+      ? `SELECT ${APPROVAL_COLUMNS} FROM ${dialect.approvals} WHERE rowid IN (SELECT rowid FROM ${from}${clause(where)} ${order} LIMIT ${limit}) ${order}`
+      : `SELECT ${APPROVAL_COLUMNS} FROM ${from}${clause(where)} ${order} LIMIT ${limit}`,
     values,
   };
   if (!plan.count) return { page, count: null };
