@@ -133,6 +133,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'paging',
         // Stands in for another branch's 015 until the merge (see the file).
         'reserved',
+        'text_search',
       ]);
     });
 

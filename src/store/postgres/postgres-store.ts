@@ -13,6 +13,7 @@ import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import type { TextSearchState, TextSearchStatus } from '../ports/text-search-state.ts';
 import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
@@ -65,6 +66,7 @@ import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { assertSchemaName, DEFAULT_SCHEMA, quoteIdentifier, tablesIn } from './schema-name.ts';
+import { ensureTextSearch } from './text-search.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -86,7 +88,8 @@ export interface PostgresStore
     Outbox,
     WebSessionStore,
     SchemaVersion,
-    DataKeys {
+    DataKeys,
+    TextSearchStatus {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -126,9 +129,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     createConnection(await openPool(options.connectionString, options.pool ?? {}), target),
     codec,
   );
+  let textSearch: TextSearchState;
   try {
     await migrate(connection, schema, target);
     await adoptLegacyRequests(connection, schema, codec);
+    textSearch = await ensureTextSearch(connection, schema);
   } catch (error) {
     await connection.close();
     throw error;
@@ -259,6 +264,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   const store: PostgresStore = {
     kind: 'postgres',
+    textSearch,
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
