@@ -399,9 +399,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async pageRequests(pageQuery) {
       const plan = planPage(pageQuery);
       const statements = requestPageSql(pageDialect, plan);
+      // A text or customer needle is planned with its value every time: rare, the planner
+      // takes the trigram indexes; common, the ordered walk (migration 016).
+      const options = {
+        prepared: plan.partial.text === undefined && plan.partial.customer === undefined,
+      };
       const [rows, counted] = await Promise.all([
-        query(statements.page.text, statements.page.values),
-        statements.count === null ? null : query(statements.count.text, statements.count.values),
+        query(statements.page.text, statements.page.values, options),
+        statements.count === null ? null : query(statements.count.text, statements.count.values, options),
       ]);
       const total = counted === null ? undefined : Number((counted[0] as { n: unknown } | undefined)?.n ?? 0);
       return pageOf(

@@ -125,6 +125,34 @@ describe.skipIf(url === null)('PostgreSQL text search', () => {
     });
   });
 
+  it('plans a text page for its needle every time: the tenth run of a needle in no row still takes the index', async () => {
+    const schema = freshSchema('trgm_custom');
+    schemas.push(schema);
+    await (await createPostgresStore({ connectionString, schema })).close();
+    await withAdmin((client) => fill(client, schema, 10_000));
+    // A pool of one: every page runs on the same connection. A statement prepared there keeps,
+    // after five runs, a generic plan made without the needle if that one looks cheaper, and
+    // without the needle PostgreSQL walks (it did here, and every needle then walked).
+    const store = await createPostgresStore({ connectionString, schema, pool: { max: 1 } });
+    const pending: RequestPageQuery = { status: 'pending', limit: 50 };
+    // In no row: the index answers at once; walked, every row is read.
+    for (let i = 0; i < 10; i++) await store.pageRequests({ ...pending, text: 'customer x-7.' });
+    // Its backend reports its index scans when it ends.
+    await store.close();
+    const scans = () =>
+      withAdmin(async (client) => {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT idx_scan AS n FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = 'approvals_effect_trgm'`,
+          [schema],
+        );
+        return Number(rows[0]?.n ?? 0);
+      });
+    const deadline = Date.now() + 10_000;
+    let seen = await scans();
+    while (seen < 10 && Date.now() < deadline) seen = await scans();
+    expect(seen).toBe(10);
+  });
+
   describe('in a database without pg_trgm, for a role that may not install it', () => {
     const database = `cs_test_notrgm_${randomBytes(4).toString('hex')}`;
     const role = `cs_test_role_${randomBytes(4).toString('hex')}`;
