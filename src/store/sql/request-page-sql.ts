@@ -6,9 +6,9 @@ import { APPROVAL_COLUMNS } from './columns.ts';
  * The effect preview as text search sees it: null where the preview is sealed (encryption at
  * rest), so a needle never matches ciphertext (a data key id, base64). The same expression is
  * what the text indexes hold: PostgreSQL's `approvals_effect_trgm` is built on
- * `searchableEffect(lower(effect COLLATE "C"))` and SQLite's `approvals_search` is filled by
- * triggers with `searchableEffect('effect')` of each row (migrations: text search), so a
- * sealed preview is never indexed, as ciphertext or otherwise.
+ * `searchableEffect(lower(effect COLLATE "C"))` and SQLite's `approvals_search` indexes
+ * `searchableEffect('effect')` of each row (its view and triggers, migrations: text search),
+ * so a sealed preview is never indexed, as ciphertext or otherwise.
  */
 export function searchableEffect(folded: string): string {
   return `(CASE WHEN substr(effect, 1, ${SEALED_TEXT_PREFIX.length}) = '${SEALED_TEXT_PREFIX}' THEN NULL ELSE ${folded} END)`;
