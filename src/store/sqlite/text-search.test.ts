@@ -338,7 +338,7 @@ describe('SQLite text search', () => {
 
   it('the text search migration indexes the requests already stored, but no sealed preview', async () => {
     const textSearch = migrations.findIndex((text) => text.includes('CREATE VIRTUAL TABLE approvals_search'));
-    expect(textSearch).toBe(migrations.length - 1);
+    expect(textSearch).toBeGreaterThan(0);
     raw((db) => {
       for (const text of migrations.slice(0, textSearch)) db.exec(text);
       db.exec(`PRAGMA user_version = ${textSearch}`);
