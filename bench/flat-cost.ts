@@ -3,6 +3,7 @@
 //   node bench/flat-cost.ts                  # both backends, 100 / 10,000 / 100,000
 //   FLAT_SIZES=100,10000 node bench/flat-cost.ts
 //   FLAT_BACKENDS=sqlite node bench/flat-cost.ts
+//   FLAT_ONLY=text node bench/flat-cost.ts   # sections: sizes, text, idle, stats
 // The backlog is filled with bulk INSERTs (one transaction on SQLite, unnest() chunks on
 // PostgreSQL), not agent runs: the rows are what an agent writes when it stops for a person
 // (a session with an open batch, one pending request), so every query sees a real backlog.
@@ -11,12 +12,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { bookstoreAgent } from '../examples/bookstore/app.ts';
 import type { ApprovalRequest } from '../src/core/approval.ts';
 import { createDemoModel } from '../src/model/demo-model.ts';
 import { createServer } from '../src/server/create-server.ts';
+import { postgresPageDialect } from '../src/store/postgres/page-requests.ts';
 import { createPostgresStore } from '../src/store/postgres/postgres-store.ts';
-import { encodeCursor } from '../src/store/request-page.ts';
+import { tablesIn } from '../src/store/postgres/schema-name.ts';
+import { encodeCursor, planPage } from '../src/store/request-page.ts';
+import { requestPageSql } from '../src/store/sql/request-page-sql.ts';
+import { SQLITE_PAGE_DIALECT } from '../src/store/sqlite/page-requests.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { RequestPageQuery, Store } from '../src/store/store.ts';
 import { admin, BENCH_PG_URL, postgresProblem } from './postgres.ts';
@@ -136,6 +142,15 @@ interface Opened {
   store: Store;
   /** Rows the database read on this store's tables so far (PostgreSQL's statistics), else null. */
   rowsRead: () => Promise<number | null>;
+  /**
+   * The page of `query` as it was before the text indexes, `repeats` times: the same
+   * statement walked along the ordered index (SQLite: not narrowed; PostgreSQL: with the two
+   * trigram indexes dropped in a transaction that is rolled back, so the planner also loses
+   * their statistics, as before migration 016). Rows not decoded. With the rows it found.
+   */
+  walked: (query: RequestPageQuery, repeats: number) => Promise<{ rows: number; timing: Timing }>;
+  /** Bytes of the text index (FTS5's segments; the two GIN indexes). */
+  textIndexBytes: () => Promise<number>;
   close: () => Promise<void>;
 }
 
@@ -146,10 +161,28 @@ async function open(backend: Backend, n: number, fill = true): Promise<Opened> {
     await createSqliteStore({ path }).close();
     if (fill) fillSqlite(path, n);
     const store = createSqliteStore({ path });
+    const raw = new DatabaseSync(path);
     return {
       store,
       rowsRead: async () => null,
+      walked: async (query, repeats) => {
+        const { page } = requestPageSql(SQLITE_PAGE_DIALECT, planPage(query));
+        const statement = raw.prepare(page.text);
+        const rows = Math.min(statement.all(...page.values).length, query.limit);
+        return { rows, timing: await timed(async () => statement.all(...page.values), repeats) };
+      },
+      textIndexBytes: async () =>
+        Number(
+          (
+            raw
+              .prepare(
+                'SELECT (SELECT sum(length(block)) FROM approvals_search_data) + (SELECT count(*) * 16 FROM approvals_search_idx) AS n',
+              )
+              .get() as { n: number }
+          ).n,
+        ),
       close: async () => {
+        raw.close();
         await store.close();
         rmSync(dir, { recursive: true, force: true });
       },
@@ -168,6 +201,32 @@ async function open(backend: Backend, n: number, fill = true): Promise<Opened> {
         const result = await client.query<{ n: string }>(
           `SELECT COALESCE(SUM(seq_tup_read + COALESCE(idx_tup_fetch, 0)), 0)::bigint AS n
            FROM pg_stat_user_tables WHERE schemaname = $1`,
+          [schema],
+        );
+        return Number(result.rows[0]?.n ?? 0);
+      }),
+    walked: async (query, repeats) => {
+      const { page } = requestPageSql(postgresPageDialect(tablesIn(schema).approvals), planPage(query));
+      const walker = new pg.Client({ connectionString: BENCH_PG_URL });
+      await walker.connect();
+      try {
+        await walker.query('BEGIN');
+        await walker.query(
+          `DROP INDEX "${schema}".approvals_effect_trgm, "${schema}".approvals_customer_trgm`,
+        );
+        const run = async () => (await walker.query(page.text, page.values)).rows.length;
+        const rows = Math.min(await run(), query.limit);
+        return { rows, timing: await timed(run, repeats) };
+      } finally {
+        await walker.query('ROLLBACK');
+        await walker.end();
+      }
+    },
+    textIndexBytes: () =>
+      admin(async (client) => {
+        const result = await client.query<{ n: string }>(
+          `SELECT sum(pg_relation_size(format('%I.%I', $1::text, name)))::bigint AS n
+           FROM unnest(ARRAY['approvals_effect_trgm', 'approvals_customer_trgm']) AS name`,
           [schema],
         );
         return Number(result.rows[0]?.n ?? 0);
@@ -332,6 +391,62 @@ async function measureSize(backend: Backend, n: number): Promise<FlatRow> {
   }
 }
 
+export interface TextRow {
+  backend: Backend;
+  waiting: number;
+  /** "customer c-7.": one customer in 500, through the index. */
+  rare: Timing;
+  /** The same page walked as before the index (same statement, the index not used). */
+  rareWalked: Timing;
+  /** …with the capped count. */
+  rareCounted: Timing;
+  /** The page after it, from its cursor. */
+  rareNext: Timing;
+  /** "4242": part of an order number, about 1 in 5,000, with no trigram common to every row. */
+  number: Timing;
+  /** "customer c-": in every row; walked, a page at once. */
+  common: Timing;
+  /** "customer x-7.": in no row. */
+  none: Timing;
+  /** "zq": in no row and under three characters, so no trigram: the walk reads every row. */
+  shortNone: Timing;
+  indexBytes: number;
+}
+
+/** Text search at size n: the needles above, through the store and, for one, walked. */
+async function measureText(backend: Backend, n: number): Promise<TextRow> {
+  const opened = await open(backend, n);
+  const { store } = opened;
+  try {
+    const pending: RequestPageQuery = { status: 'pending', limit: PAGE };
+    const rareQuery = { ...pending, text: 'customer c-7.' };
+    const first = await store.pageRequests(rareQuery);
+    const found = first.items.length;
+    const walked = await opened.walked(rareQuery, n >= 100_000 ? 10 : REPEATS);
+    if (found !== Math.min(PAGE, Math.ceil((n - 7) / 500)) || walked.rows !== found)
+      throw new Error(`the text page found ${found}, the walk ${walked.rows}`);
+    const after = first.next ?? '';
+    return {
+      backend,
+      waiting: n,
+      rare: await timed(() => store.pageRequests(rareQuery)),
+      rareWalked: walked.timing,
+      rareCounted: await timed(() => store.pageRequests({ ...rareQuery, count: true })),
+      rareNext: await timed(() => store.pageRequests(after === '' ? rareQuery : { ...rareQuery, after })),
+      number: await timed(() => store.pageRequests({ ...pending, text: '4242' })),
+      common: await timed(() => store.pageRequests({ ...pending, text: 'customer c-' })),
+      none: await timed(() => store.pageRequests({ ...pending, text: 'customer x-7.' })),
+      shortNone: await timed(
+        () => store.pageRequests({ ...pending, text: 'zq' }),
+        n >= 100_000 ? 10 : REPEATS,
+      ),
+      indexBytes: await opened.textIndexBytes(),
+    };
+  } finally {
+    await opened.close();
+  }
+}
+
 export interface IdleRow {
   backend: Backend;
   waiting: number;
@@ -468,13 +583,19 @@ export async function benchFlatCost(
     }
     backends.push(backend);
   }
-  const result: FlatResult = { rows: [], idle: [], stats: [] };
+  const result: FlatResult = { rows: [], text: [], idle: [], stats: [] };
   const only = process.env.FLAT_ONLY?.split(',');
   const runs = (section: string) => only === undefined || only.includes(section);
   if (runs('sizes'))
     for (const backend of backends)
       for (const n of SIZES) {
         result.rows.push(await measureSize(backend, n));
+        onSection(result);
+      }
+  if (runs('text'))
+    for (const backend of backends)
+      for (const n of SIZES) {
+        result.text.push(await measureText(backend, n));
         onSection(result);
       }
   const largest = Math.max(...SIZES);
@@ -493,6 +614,7 @@ export async function benchFlatCost(
 
 export interface FlatResult {
   rows: FlatRow[];
+  text: TextRow[];
   idle: IdleRow[];
   stats: StatsRow[];
 }
@@ -524,6 +646,25 @@ export function printFlatCost(result: FlatResult): void {
         'stalled sweep ms': row.stalledSweep.ms,
       };
     }),
+  );
+  console.log(
+    `\nText search, a page of ${PAGE} pending requests (median of ${REPEATS}; 10 for the walks at 100,000)\n`,
+  );
+  console.table(
+    result.text.map((row) => ({
+      store: row.backend,
+      waiting: row.waiting,
+      '1 in 500 ms': row.rare.ms,
+      'walked (before) ms': row.rareWalked.ms,
+      'counted ms': row.rareCounted.ms,
+      'next page ms': row.rareNext.ms,
+      '"4242" ms': row.number.ms,
+      'in every row ms': row.common.ms,
+      'in none ms': row.none.ms,
+      '2 letters, none ms': row.shortNone.ms,
+      'µs CPU (1 in 500)': row.rare.cpuUs,
+      'index MB': round(row.indexBytes / 1_048_576),
+    })),
   );
   console.log('\nAn idle server (store watcher every 2 s) over the largest backlog\n');
   console.table(
@@ -560,7 +701,7 @@ if (import.meta.main) {
   const result = await benchFlatCost((partial) => {
     save(partial);
     console.log(
-      `flat-cost: ${partial.rows.length} sizes, ${partial.idle.length} idle, ${partial.stats.length} stats measured`,
+      `flat-cost: ${partial.rows.length} sizes, ${partial.text.length} text, ${partial.idle.length} idle, ${partial.stats.length} stats measured`,
     );
   });
   save(result);

@@ -14,6 +14,7 @@ import { createMemoryOutbox } from '../store/memory/memory-outbox.ts';
 import { createMemoryWebSessionStore } from '../store/memory/memory-web-session-store.ts';
 import { isOutbox, type Outbox } from '../store/ports/server/outbox.ts';
 import { isWebSessionStore, type WebSessionStore } from '../store/ports/server/web-session-store.ts';
+import { textSearchNotice } from '../store/ports/text-search-state.ts';
 import type { Store } from '../store/store.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import { createWorkflowRunner } from '../workflow/runner.ts';
@@ -230,6 +231,9 @@ export function createServer(options: ServerOptions): CountersignServer {
     workflows: options.workflows ?? [],
   });
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Once per server: a PostgreSQL store without pg_trgm serves text search by walking lists.
+  const textSearch = textSearchNotice(options.store);
+  if (textSearch !== null) log(textSearch);
   const feed = createLiveFeed({
     log: options.store,
     bus: events,

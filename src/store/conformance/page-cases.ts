@@ -112,6 +112,8 @@ export function pageCases(ctx: ConformanceContext): void {
         expect(await ids({ text: '  DAVE ' })).toEqual(['d']);
         expect(await ids({ text: 'refunds 12' })).toEqual([]);
         expect(await ids({ text: '100%' })).toEqual([]);
+        // Nor does the ciphertext's own text (its prefix, the data key id it names).
+        expect(await ids({ text: 'cs1t:' })).toEqual([]);
         expect((await store.getApproval('b'))?.effect).toBe('Refunds 12.00 on order 1040.');
         return;
       }
@@ -129,6 +131,47 @@ export function pageCases(ctx: ConformanceContext): void {
       ]);
       expect(await ids({ text: 'CRème' })).toEqual(['g']);
       expect(await ids({ text: 'crème BRÛLÉE' })).toEqual([]);
+    });
+
+    it('pages a text search by its cursor in every order, counts it, and finds what is raised meanwhile', async () => {
+      const store = await seeded();
+      await store.decide('c', byPerson('approved', 20));
+      await store.decide('e', byPerson('rejected', 30));
+      const ids = async (query: Omit<RequestPageQuery, 'limit'>, limit = 1) =>
+        (await walk(store, { limit, ...query })).flat();
+      // A customer filter is a partial match too, with or without sealed previews.
+      expect(await ids({ customer: 'ONES' })).toEqual(['b']);
+      expect(await ids({ customer: 'ONES', text: 'carol' })).toEqual(['b']);
+      if (ctx.sealsEffects) {
+        expect(await ids({ text: 'COPIES' })).toEqual([]);
+        expect((await store.pageRequests({ limit: 1, text: 'copies', count: true })).total).toEqual({
+          count: 0,
+          exact: true,
+        });
+        return;
+      }
+      // 'Orders 2 copies.' is the preview of a, c, d and e.
+      expect(await walk(store, { limit: 1, text: 'COPIES' })).toEqual([['a'], ['c'], ['d'], ['e']]);
+      expect(await ids({ text: 'copies', sort: 'newest' }, 3)).toEqual(['e', 'd', 'c', 'a']);
+      expect(await ids({ text: 'copies', sort: 'decided' })).toEqual(['e', 'c']);
+      expect(await ids({ text: 'copies', sort: 'expiring' })).toEqual(['a', 'd']);
+      expect(await ids({ text: 'copies', status: 'pending' }, 2)).toEqual(['a', 'd']);
+      expect(await ids({ text: 'copies', customer: 'dave' })).toEqual(['d']);
+      // Under three characters (no trigram): the same partial match.
+      expect(await ids({ text: 'IP' })).toEqual(['f']);
+      const counted = await store.pageRequests({ limit: 1, text: 'copies', count: true });
+      expect(counted.total).toEqual({ count: 4, exact: true });
+      const first = await store.pageRequests({ limit: 2, text: 'copies' });
+      expect(first.items.map((item) => item.id)).toEqual(['a', 'c']);
+      await raise(store, 's1', [
+        request({ id: 'early', session: 's1', createdAt: at(0), effect: 'Orders 9 copies.' }),
+        request({ id: 'late', session: 's1', createdAt: at(9), effect: 'Orders 9 COPIES.' }),
+      ]);
+      expect((await walk(store, { limit: 2, text: 'copies', after: first.next ?? '' })).flat()).toEqual([
+        'd',
+        'e',
+        'late',
+      ]);
     });
 
     it('leaves out pending requests past their expiry when asked for what is open at an instant', async () => {

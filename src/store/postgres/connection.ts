@@ -6,7 +6,18 @@ import type { PoolOptions } from './pool-options.ts';
 
 export type Row = Record<string, unknown>;
 /** Runs one parameterized statement and returns its rows. */
-export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+export type Query = (text: string, values?: readonly unknown[], options?: QueryOptions) => Promise<Row[]>;
+
+export interface QueryOptions {
+  /**
+   * False: planned for its values every time (an unnamed statement) instead of prepared once
+   * per connection. For a statement whose best plan depends on a value: after five runs a
+   * prepared statement may keep a generic plan, made without the values, and a partial text
+   * match planned without its needle cannot tell a rare one (the trigram index) from a
+   * common one (the ordered walk).
+   */
+  prepared?: boolean;
+}
 
 export interface Connection {
   /** One statement in autocommit: it is its own transaction, one round trip. */
@@ -127,8 +138,12 @@ export function createConnection(pool: Pool, target: string): Connection {
   }
 
   function queryOn(client: PoolClient): Query {
-    return async (text, values = []) => {
-      const result = await client.query({ name: nameOf(text), text, values: [...values] });
+    return async (text, values = [], options = {}) => {
+      const result = await client.query(
+        options.prepared === false
+          ? { text, values: [...values] }
+          : { name: nameOf(text), text, values: [...values] },
+      );
       return result.rows as Row[];
     };
   }
@@ -166,10 +181,10 @@ export function createConnection(pool: Pool, target: string): Connection {
     }
   }
 
-  function autocommit(text: string, values?: readonly unknown[]): Promise<Row[]> {
+  function autocommit(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<Row[]> {
     return onLease(async (held) => {
       try {
-        return await queryOn(held.client)(text, values);
+        return await queryOn(held.client)(text, values, options);
       } catch (error) {
         if (!isConnectionLost(error) && held.lost() === undefined) throw error;
         held.discard();
@@ -216,7 +231,7 @@ export function createConnection(pool: Pool, target: string): Connection {
   }
 
   return {
-    query: (text, values) => translated(() => autocommit(text, values)),
+    query: (text, values, options) => translated(() => autocommit(text, values, options)),
     transaction: (work) => translated(() => inTransaction('BEGIN', work)),
     snapshotRead: (work) =>
       translated(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),

@@ -12,8 +12,8 @@ export function keyLoadingConnection(connection: Connection, codec: PayloadCodec
   if (prepare === undefined) return connection;
   const loading =
     (q: Query): Query =>
-    async (text, values) => {
-      const rows = await q(text, values);
+    async (text, values, options) => {
+      const rows = await q(text, values, options);
       const texts = sealedTexts(rows);
       if (texts.length > 0) await prepare(texts);
       return rows;

@@ -88,7 +88,11 @@ export async function migrate(connection: Connection, schema: string, target: st
       await query('BEGIN');
       await query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
       // Under the lock: concurrent CREATE SCHEMA IF NOT EXISTS can otherwise fail on a duplicate key.
-      await query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+      // Only when missing: CREATE SCHEMA checks the CREATE privilege on the database even when
+      // the schema exists, and a role an administrator gave a schema of its own (and nothing
+      // more) can then migrate it.
+      const exists = await query('SELECT to_regnamespace($1) IS NOT NULL AS present', [quoted]);
+      if (exists[0]?.present !== true) await query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
       await query(
         `CREATE TABLE IF NOT EXISTS ${table} (
            version integer PRIMARY KEY,

@@ -132,6 +132,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'reminders_claims',
         'paging',
         'run_customer',
+        'text_search',
       ]);
     });
 

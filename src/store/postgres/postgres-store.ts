@@ -16,6 +16,7 @@ import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
+import type { TextSearchState, TextSearchStatus } from '../ports/text-search-state.ts';
 import { pageOf, planPage } from '../request-page.ts';
 import { decidedValues } from '../row-values.ts';
 import { APPROVAL_COLUMNS, EXECUTION_COLUMNS, RULE_COLUMNS, SESSION_COLUMNS } from '../sql/columns.ts';
@@ -68,6 +69,7 @@ import { createPostgresWebSessions } from './postgres-web-sessions.ts';
 import { createRowQueries, first } from './row-queries.ts';
 import { createRowWriters } from './row-writers.ts';
 import { assertSchemaName, DEFAULT_SCHEMA, quoteIdentifier, tablesIn } from './schema-name.ts';
+import { ensureTextSearch } from './text-search.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE, with any option pg reads (sslmode, …). */
@@ -98,7 +100,8 @@ export interface PostgresStore
     Outbox,
     WebSessionStore,
     SchemaVersion,
-    DataKeys {
+    DataKeys,
+    TextSearchStatus {
   readonly kind: 'postgres';
   /** Workflow writes link their audit events onto this store's chain in their own transaction. */
   readonly keepsAudit: true;
@@ -140,9 +143,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     createConnection(await openPool(options.connectionString, options.pool ?? {}), target),
     codec,
   );
+  let textSearch: TextSearchState;
   try {
     await migrate(connection, schema, target);
     await adoptLegacyRequests(connection, schema, codec);
+    textSearch = await ensureTextSearch(connection, schema);
   } catch (error) {
     await connection.close();
     throw error;
@@ -312,6 +317,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   const store: PostgresStore = {
     kind: 'postgres',
+    textSearch,
     schema,
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
@@ -464,9 +470,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async pageRequests(pageQuery) {
       const plan = planPage(pageQuery);
       const statements = requestPageSql(pageDialect, plan);
+      // A text or customer needle is planned with its value every time: rare, the planner
+      // takes the trigram indexes; common, the ordered walk (migration 016).
+      const options = {
+        prepared: plan.partial.text === undefined && plan.partial.customer === undefined,
+      };
       const [rows, counted] = await Promise.all([
-        query(statements.page.text, statements.page.values),
-        statements.count === null ? null : query(statements.count.text, statements.count.values),
+        query(statements.page.text, statements.page.values, options),
+        statements.count === null ? null : query(statements.count.text, statements.count.values, options),
       ]);
       const total = counted === null ? undefined : Number((counted[0] as { n: unknown } | undefined)?.n ?? 0);
       return pageOf(

@@ -361,4 +361,47 @@ export const migrations: readonly string[] = [
   CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow, created_at, id);
   CREATE INDEX workflow_runs_by_customer ON workflow_runs (customer, created_at, id) WHERE customer IS NOT NULL;
   `,
+  // text search (number 16 in the merge plan, as PostgreSQL's 016): partial text matches
+  // (`text`: the effect preview or the customer; `customer`) narrowed by a trigram index
+  // instead of walking the list (text-search.ts). An FTS5 table with the trigram tokenizer,
+  // keyed by the request's rowid and kept by triggers on every write that adds, removes or
+  // changes a row. What it indexes is the view `approvals_searchable`, its external content:
+  // a sealed preview (encryption at rest, `cs1t:` ciphertext) is null there, so its words
+  // cannot be searched and its ciphertext is not indexed (request-page-sql.ts:
+  // searchableEffect, which the page's LIKE applies too). The index stores no copy of the
+  // text; a delete names the values the row was indexed with (the view's, computed from the
+  // row), so a change to what is indexed must change the view and 'rebuild'. 'secure-delete'
+  // removes a deleted row's trigrams from the index at once, so an erased customer's words
+  // leave the file with the row (a contentless table keeps them until segments merge).
+  // Existing rows are indexed here ('rebuild' reads the view).
+  `
+  CREATE VIEW approvals_searchable AS
+  SELECT rowid AS request_rowid, CASE WHEN substr(effect, 1, 5) = 'cs1t:' THEN NULL ELSE effect END AS effect,
+    customer
+  FROM approvals;
+  CREATE VIRTUAL TABLE approvals_search USING fts5(
+    effect, customer, content = 'approvals_searchable', content_rowid = 'request_rowid', tokenize = 'trigram'
+  );
+  INSERT INTO approvals_search (approvals_search, rank) VALUES ('secure-delete', 1);
+  INSERT INTO approvals_search (approvals_search) VALUES ('rebuild');
+  CREATE TRIGGER approvals_search_insert AFTER INSERT ON approvals
+  BEGIN
+    INSERT INTO approvals_search (rowid, effect, customer)
+    VALUES (NEW.rowid, CASE WHEN substr(NEW.effect, 1, 5) = 'cs1t:' THEN NULL ELSE NEW.effect END, NEW.customer);
+  END;
+  CREATE TRIGGER approvals_search_delete AFTER DELETE ON approvals
+  BEGIN
+    INSERT INTO approvals_search (approvals_search, rowid, effect, customer)
+    VALUES ('delete', OLD.rowid, CASE WHEN substr(OLD.effect, 1, 5) = 'cs1t:' THEN NULL ELSE OLD.effect END,
+      OLD.customer);
+  END;
+  CREATE TRIGGER approvals_search_update AFTER UPDATE OF effect, customer ON approvals
+  BEGIN
+    INSERT INTO approvals_search (approvals_search, rowid, effect, customer)
+    VALUES ('delete', OLD.rowid, CASE WHEN substr(OLD.effect, 1, 5) = 'cs1t:' THEN NULL ELSE OLD.effect END,
+      OLD.customer);
+    INSERT INTO approvals_search (rowid, effect, customer)
+    VALUES (NEW.rowid, CASE WHEN substr(NEW.effect, 1, 5) = 'cs1t:' THEN NULL ELSE NEW.effect END, NEW.customer);
+  END;
+  `,
 ];

@@ -83,6 +83,12 @@ describe('SQLite store', () => {
         .map((row) => row.name);
       expect(tables).toEqual([
         'approvals',
+        // The FTS5 text index (virtual) and its shadow tables.
+        'approvals_search',
+        'approvals_search_config',
+        'approvals_search_data',
+        'approvals_search_docsize',
+        'approvals_search_idx',
         'audit',
         'data_keys',
         'deliveries',
@@ -180,6 +186,44 @@ describe('SQLite store', () => {
         expect(plan, JSON.stringify(query)).not.toMatch(/TEMP B-TREE|SCAN approvals$/m);
         expect(plan, JSON.stringify(query)).toMatch(/USING (COVERING )?INDEX/);
         if (statement === page) expect(plan, JSON.stringify(query)).toMatch(index);
+      }
+    }
+  });
+
+  it('narrows a text page through the FTS5 trigram index: candidates by rowid, then a sort of those few', async () => {
+    open();
+    const cursor = (sort: RequestSort) =>
+      encodeCursor(request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }), sort);
+    const queries: RequestPageQuery[] = [
+      { limit: 50, status: 'pending', text: 'customer c-7.' },
+      { limit: 50, text: 'customer c-7.', sort: 'newest', after: cursor('newest') },
+      { limit: 50, text: 'customer c-7.', sort: 'expiring', after: cursor('expiring') },
+      { limit: 50, text: 'customer c-7.', sort: 'decided', status: 'approved' },
+      { limit: 50, customer: 'c-7', session: 's1', tool: 'refund' },
+    ];
+    for (const query of queries) {
+      // What text-search.ts hands over for a rare trigram.
+      const { page, count } = requestPageSql(
+        SQLITE_PAGE_DIALECT,
+        planPage({ ...query, count: true }),
+        '"-7."',
+      );
+      for (const statement of [page, count]) {
+        if (statement === null) continue;
+        const plan = raw((db) =>
+          db
+            .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
+            .all(...statement.values)
+            .map((row) => String(row.detail)),
+        );
+        const shown = `${JSON.stringify(query)}\n${plan.join('\n')}`;
+        expect(plan, shown).toContain('SEARCH approvals USING INTEGER PRIMARY KEY (rowid=?)');
+        expect(plan, shown).toContainEqual(
+          expect.stringMatching(/^SCAN approvals_search VIRTUAL TABLE INDEX/),
+        );
+        // The sort is of the candidates' keys only (at most NARROWING_CAP rows), then the
+        // page's rows are read by rowid; no ordered index is walked.
+        expect(plan.join('\n'), shown).not.toMatch(/SCAN approvals$|USING (COVERING )?INDEX/m);
       }
     }
   });

@@ -65,6 +65,7 @@ import { translateSqliteError } from './sqlite-errors.ts';
 import { createSqliteOutbox } from './sqlite-outbox.ts';
 import { createSqliteRequestTimers } from './sqlite-request-timers.ts';
 import { createSqliteWebSessions } from './sqlite-web-sessions.ts';
+import { MATCH_COUNT_SQL, narrowing } from './text-search.ts';
 
 /** Exported so a test can ask SQLite for the plan: a range walk of the primary key, no scan. */
 export const AUDIT_PAGE_SQL = auditCursorSql('audit', AUDIT_COLUMNS, false, {
@@ -389,8 +390,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async pageRequests(query) {
       const plan = planPage(query);
-      const statements = requestPageSql(SQLITE_PAGE_DIALECT, plan);
       return snapshotRead(() => {
+        // Rare trigrams of a partial filter narrow the page to its candidates (text-search.ts).
+        const narrowed = narrowing(
+          plan,
+          (match, cap) => (sql(MATCH_COUNT_SQL).get(match, cap) as { n: number }).n,
+        );
+        const statements = requestPageSql(SQLITE_PAGE_DIALECT, plan, narrowed);
         const rows = sql(statements.page.text)
           .all(...statements.page.values)
           .map((row) => toApproval(codec, row));
