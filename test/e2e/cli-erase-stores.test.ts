@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -92,9 +92,18 @@ describe('countersign erase on both SQL backends', () => {
     });
   });
 
-  it('SQLite with encryption off', async () => {
-    const report = await seedThenErase({ COUNTERSIGN_STORE: tempStore() });
+  it('SQLite with encryption off: the file and its WAL hold none of their words afterwards', async () => {
+    const store = tempStore();
+    const report = await seedThenErase({ COUNTERSIGN_STORE: store });
     expect(report.keyForgotten).toBe(false);
+    // The request was decided (its row rewritten) before the erasure: the old version of the
+    // row must not survive in the page's free space (secure_delete FAST from open).
+    const path = store.slice('sqlite:'.length);
+    const bytes = Buffer.concat([
+      readFileSync(path),
+      existsSync(`${path}-wal`) ? readFileSync(`${path}-wal`) : Buffer.alloc(0),
+    ]);
+    for (const text of THEIRS) expect(bytes.includes(text), text).toBe(false);
   });
 
   describe.skipIf(pg === null)('PostgreSQL', () => {

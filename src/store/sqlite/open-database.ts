@@ -122,6 +122,11 @@ export function openDatabase(path: string, busyTimeoutMs: number, check: SqliteC
     enableWal(db, busyTimeoutMs);
     db.exec('PRAGMA synchronous = FULL');
     db.exec('PRAGMA foreign_keys = ON');
+    // A row rewritten in place (a request decided, a session's batch replaced) leaves its old
+    // version in the page's free space; FAST zeroes it while the page is being written anyway,
+    // at no extra I/O, so an erasure later does not leave a decided request's words behind.
+    // Erasure itself turns on the full mode for the pages it frees (sqlite-erasure.ts).
+    db.exec('PRAGMA secure_delete = FAST');
     if (check === 'quick') quickCheck(db, path);
     migrate(db, path);
     return db;
