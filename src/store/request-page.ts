@@ -2,7 +2,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
-import type { RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
+import type { PageTotal, RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
 
 // Paging rules once for every backend: the query's validation, the cursor's format, what a
 // partial match is, and the page over rows in memory (the memory and file stores). The SQL
@@ -185,12 +185,24 @@ export function afterCursor(request: ApprovalRequest, plan: PagePlan): boolean {
  * says there is a next page.
  */
 export function pageOf(rows: readonly ApprovalRequest[], plan: PagePlan, total?: number): RequestPage {
-  const items = rows.slice(0, plan.limit);
+  return keysetPage(rows, plan.limit, (last) => encodeCursor(last, plan.sort), total);
+}
+
+/**
+ * Any keyset page (requests, runs) from up to `limit + 1` rows in order after the cursor: the
+ * extra row only says there is more; `total` (when counted) is capped at PAGE_COUNT_CAP.
+ */
+export function keysetPage<T>(
+  rows: readonly T[],
+  limit: number,
+  cursorOf: (last: T) => string,
+  total?: number,
+): { items: T[]; next: string | null; total?: PageTotal } {
+  const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  const next = rows.length > plan.limit && last !== undefined ? encodeCursor(last, plan.sort) : null;
   return {
     items,
-    next,
+    next: rows.length > limit && last !== undefined ? cursorOf(last) : null,
     ...(total === undefined
       ? {}
       : { total: { count: Math.min(total, PAGE_COUNT_CAP), exact: total <= PAGE_COUNT_CAP } }),

@@ -9,7 +9,7 @@ import {
   type RunSummary,
 } from './checkpoint-store.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
-import { MAX_PAGE_LIMIT, PAGE_COUNT_CAP } from './request-page.ts';
+import { keysetPage, MAX_PAGE_LIMIT, PAGE_COUNT_CAP } from './request-page.ts';
 
 // Paging rules of runs once for every backend, as request-page.ts is for requests: the
 // query's validation, the cursor, the order, and the page over runs held in memory (the
@@ -118,16 +118,7 @@ export function afterRunCursor(run: RunSummary, plan: RunPagePlan): boolean {
 
 /** The page from up to `limit + 1` runs in order after the cursor: the extra one says there is more. */
 export function runPageOf(rows: readonly RunSummary[], plan: RunPagePlan, total?: number): RunPage {
-  const items = rows.slice(0, plan.limit);
-  const last = items[items.length - 1];
-  const next = rows.length > plan.limit && last !== undefined ? encodeRunCursor(last, plan.sort) : null;
-  return {
-    items,
-    next,
-    ...(total === undefined
-      ? {}
-      : { total: { count: Math.min(total, PAGE_COUNT_CAP), exact: total <= PAGE_COUNT_CAP } }),
-  };
+  return keysetPage(rows, plan.limit, (last) => encodeRunCursor(last, plan.sort), total);
 }
 
 /** A page over runs held in memory (the memory and file stores): the same answer SQL gives. */
