@@ -307,6 +307,27 @@ describe('file checkpoint store', () => {
     expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([]);
   });
 
+  it('a process that read a run before another erased it cannot save it back: its next save is a conflict', async () => {
+    // The server holds the run (it has read or written its latest); `countersign erase`, another
+    // process, erases the customer meanwhile.
+    const eraser = createFileCheckpointStore({ dir });
+    const first = checkpoint('r', 0, { customer: 'c-100', status: 'awaiting_input' });
+    expect((await store.saveCheckpoint(first, null)).saved).toBe(true);
+    expect(await eraser.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 1 });
+    const late = checkpoint('r', 1, { createdAt: at(51), customer: 'c-100', body: { secret: 'Elm St' } });
+    expect(await store.saveCheckpoint(late, 'cp-r-0')).toEqual({ saved: false, latest: null });
+    expect(existsSync(join(dir, 'runs', 'r'))).toBe(false);
+    expect(await eraser.latestCheckpoint('r')).toBeNull();
+    // The run id taken again by a new run: the old holder's save is still a conflict.
+    const again = checkpoint('r', 0, { id: 'cp-new-0', customer: 'c-300' });
+    expect((await eraser.saveCheckpoint(again, null)).saved).toBe(true);
+    expect(await store.saveCheckpoint(late, 'cp-r-0')).toMatchObject({
+      saved: false,
+      latest: { id: 'cp-new-0' },
+    });
+    expect((await eraser.checkpointHistory('r')).map((entry) => entry.checkpointId)).toEqual(['cp-new-0']);
+  });
+
   it("writes the run's customer in clear in its checkpoint file, and the run index beside the run", async () => {
     await store.saveCheckpoint(checkpoint('r', 0, { customer: 'c-100', status: 'completed' }), null);
     expect(JSON.parse(readFileSync(store.checkpointPath('r', 0), 'utf8'))).toMatchObject({
