@@ -296,6 +296,18 @@ describe('file checkpoint store', () => {
     ]);
   });
 
+  it('a marker found under a customer id differing in case only is left be: a case-insensitive file system shares the folder', async () => {
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: 'C-100' }), null);
+    // What macOS or Windows shows under customer/c-100: the very marker of C-100's run.
+    const folded = join(dir, 'run-index', 'customer', 'c-100');
+    mkdirSync(folded, { recursive: true });
+    writeFileSync(join(folded, 'r'), '');
+    expect((await store.pageRuns({ limit: 5, customer: 'c-100' })).items).toEqual([]);
+    expect(await store.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 0 });
+    expect(existsSync(join(folded, 'r'))).toBe(true);
+    expect(await store.erasePrincipal({ principal: 'C-100', at: at(51) })).toMatchObject({ runs: 1 });
+  });
+
   it('a customer id that is no file name stays inside the run index, and is found and erased by it', async () => {
     const odd = '../../../etc/c 100';
     await store.saveCheckpoint(checkpoint('r', 0, { customer: odd, status: 'completed' }), null);

@@ -297,9 +297,14 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
         const first = await checkpointAt(run, 0);
         // No first checkpoint: a save that has not published yet (or never will); left be.
         if (first === null) continue;
-        if (checkpointCustomer(first) === customer) theirs.push(run);
-        // The run id was taken by someone else's run first: the marker was never true.
-        else await runIndex.dropCustomer(customer, run);
+        const owner = checkpointCustomer(first);
+        if (owner === customer) theirs.push(run);
+        // The run id was taken by someone else's run first: the marker was never true. Unless
+        // the two ids differ in case only: on a file system that ignores case (macOS, Windows)
+        // both share one folder, and this marker is the other customer's own, the only one
+        // their erasure finds the run by.
+        else if (owner === null || owner.toLowerCase() !== customer.toLowerCase())
+          await runIndex.dropCustomer(customer, run);
       }
       return theirs;
     },
