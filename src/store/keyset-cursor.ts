@@ -25,7 +25,11 @@ export function decodeKeysetCursor(cursor: string): { order: string; key: string
     parsed[0] !== CURSOR_VERSION ||
     typeof parsed[1] !== 'string' ||
     typeof parsed[2] !== 'string' ||
-    typeof parsed[3] !== 'string'
+    typeof parsed[3] !== 'string' ||
+    // No listing hands out a NUL (PostgreSQL text cannot hold one): refused here, alike on
+    // every backend, instead of as the database's error on one of them.
+    parsed[2].includes('\u0000') ||
+    parsed[3].includes('\u0000')
   ) {
     throw new InvalidCursorError('The page cursor is not one this listing handed out.');
   }

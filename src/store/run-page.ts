@@ -57,6 +57,14 @@ export function planRunPage(query: RunPageQuery): RunPagePlan {
   }
   const workflow = nonEmpty(query.workflow);
   const customer = nonEmpty(query.customer);
+  // PostgreSQL text cannot hold a NUL: no run has one, and every backend says so alike.
+  for (const [name, value] of [
+    ['workflow', workflow],
+    ['customer', customer],
+  ] as const) {
+    if (value?.includes('\u0000'))
+      throw new InvalidInputError(`A ${name} filter cannot hold a NUL character.`);
+  }
   return {
     sort,
     limit: query.limit,

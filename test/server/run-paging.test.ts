@@ -94,4 +94,50 @@ describe('GET /v1/runs pages with a cursor', () => {
     expect(await code('count=yes')).toBe('INVALID_INPUT');
     expect((await server.call('GET', '/v1/runs')).status).toBe(401);
   });
+
+  it('odd limits and cursors are 400 with a stable code, never a 500 or another page; odd customer ids match exactly', async () => {
+    const server = await seeded();
+    const get = (query: string) => server.call('GET', `/v1/runs?${query}`, { as: 'alice' });
+    for (const limit of [
+      '-1',
+      'abc',
+      '1.5',
+      '1e2',
+      '0x10',
+      '%207',
+      '7%20',
+      '10000000000000000000',
+      'Infinity',
+    ])
+      expect({ limit, ...(await get(`limit=${limit}`)).json.error }).toMatchObject({
+        limit,
+        code: 'INVALID_INPUT',
+      });
+    const nul = Buffer.from(JSON.stringify([1, 'runs.newest', '2030', 'x\u0000'])).toString('base64url');
+    const first = await get('limit=1');
+    const next = first.headers.get('x-next-cursor') ?? '';
+    for (const after of [
+      nul,
+      next.slice(0, -3),
+      `${next}%3D%3D`,
+      encodeURIComponent('[1]'),
+      'a'.repeat(5000),
+    ])
+      expect({ after, status: (await get(`after=${after}`)).status }).toEqual({ after, status: 400 });
+    // A cursor of the same list under other filters is a position in the same order.
+    const filtered = await get(`customer=c-100&after=${next}`);
+    expect(runs(filtered.json)).toEqual(['refund-3', 'refund-0']);
+    for (const customer of ['../c-100', 'c-100/..', '%2E%2E', '%C3%BC', 'c%00']) {
+      const response = await get(`customer=${customer}`);
+      expect({
+        customer,
+        status: response.status,
+        runs: response.status === 200 ? response.json : null,
+      }).toEqual({
+        customer,
+        status: customer === 'c%00' ? 400 : 200,
+        runs: customer === 'c%00' ? null : [],
+      });
+    }
+  });
 });

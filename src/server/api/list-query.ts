@@ -14,7 +14,8 @@ export const DEFAULT_PAGE_SIZE = 200;
 
 export function parseLimit(text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
-  const limit = Number(text);
+  // Decimal digits only, as the CLI's --limit: Number() alone takes 1e2, 0x10, " 7" and 1.0.
+  const limit = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
     throw new InvalidInputError(`limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}.`, {
       hint: 'Follow the Link header (rel="next") for the rest.',

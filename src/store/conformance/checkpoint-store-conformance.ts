@@ -5,6 +5,7 @@ import type { JsonValue } from '../../core/json.ts';
 import type { CheckpointStore, RunStatus, StoredCheckpoint } from '../checkpoint-store.ts';
 import { answeredBy, at, portRequest } from './fixtures.ts';
 import { describe, describeSuite, it, type SkipEntry } from './harness.ts';
+import { runPageAttackCases } from './run-page-attack-cases.ts';
 import { runPageCases } from './run-page-cases.ts';
 import { storedEvent } from './stored-event.ts';
 
@@ -271,6 +272,7 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
       });
 
       runPageCases(store);
+      runPageAttackCases(store);
     });
 
     describe('port requests (the request book)', () => {

@@ -296,6 +296,18 @@ describe('file checkpoint store', () => {
     ]);
   });
 
+  it('a marker found under a customer id differing in case only is left be: a case-insensitive file system shares the folder', async () => {
+    await store.saveCheckpoint(checkpoint('r', 0, { customer: 'C-100' }), null);
+    // What macOS or Windows shows under customer/c-100: the very marker of C-100's run.
+    const folded = join(dir, 'run-index', 'customer', 'c-100');
+    mkdirSync(folded, { recursive: true });
+    writeFileSync(join(folded, 'r'), '');
+    expect((await store.pageRuns({ limit: 5, customer: 'c-100' })).items).toEqual([]);
+    expect(await store.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 0 });
+    expect(existsSync(join(folded, 'r'))).toBe(true);
+    expect(await store.erasePrincipal({ principal: 'C-100', at: at(51) })).toMatchObject({ runs: 1 });
+  });
+
   it('a customer id that is no file name stays inside the run index, and is found and erased by it', async () => {
     const odd = '../../../etc/c 100';
     await store.saveCheckpoint(checkpoint('r', 0, { customer: odd, status: 'completed' }), null);
@@ -305,6 +317,27 @@ describe('file checkpoint store', () => {
     expect((await store.pageRuns({ limit: 5, customer: odd })).items.map((run) => run.run)).toEqual(['r']);
     expect(await store.erasePrincipal({ principal: odd, at: at(50) })).toMatchObject({ runs: 1 });
     expect(readdirSync(join(dir, 'run-index', 'customer'))).toEqual([]);
+  });
+
+  it('a process that read a run before another erased it cannot save it back: its next save is a conflict', async () => {
+    // The server holds the run (it has read or written its latest); `countersign erase`, another
+    // process, erases the customer meanwhile.
+    const eraser = createFileCheckpointStore({ dir });
+    const first = checkpoint('r', 0, { customer: 'c-100', status: 'awaiting_input' });
+    expect((await store.saveCheckpoint(first, null)).saved).toBe(true);
+    expect(await eraser.erasePrincipal({ principal: 'c-100', at: at(50) })).toMatchObject({ runs: 1 });
+    const late = checkpoint('r', 1, { createdAt: at(51), customer: 'c-100', body: { secret: 'Elm St' } });
+    expect(await store.saveCheckpoint(late, 'cp-r-0')).toEqual({ saved: false, latest: null });
+    expect(existsSync(join(dir, 'runs', 'r'))).toBe(false);
+    expect(await eraser.latestCheckpoint('r')).toBeNull();
+    // The run id taken again by a new run: the old holder's save is still a conflict.
+    const again = checkpoint('r', 0, { id: 'cp-new-0', customer: 'c-300' });
+    expect((await eraser.saveCheckpoint(again, null)).saved).toBe(true);
+    expect(await store.saveCheckpoint(late, 'cp-r-0')).toMatchObject({
+      saved: false,
+      latest: { id: 'cp-new-0' },
+    });
+    expect((await eraser.checkpointHistory('r')).map((entry) => entry.checkpointId)).toEqual(['cp-new-0']);
   });
 
   it("writes the run's customer in clear in its checkpoint file, and the run index beside the run", async () => {

@@ -27,6 +27,7 @@ import { pageRunsInMemory, planRunPage } from '../run-page.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import { createFileDataKeys } from './file-data-keys.ts';
 import {
+  checkpointFileId,
   checkpointFileText,
   type IndexLine,
   parseAnswerFile,
@@ -94,8 +95,6 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
   const tmpDir = join(dir, 'tmp');
   const indexPath = join(dir, 'index.jsonl');
   const writer = createAtomicWriter(tmpDir, durable);
-  // The id at each run's latest known position, so a save need not read its parent back.
-  const knownLatest = new Map<string, { seq: number; id: string }>();
   const requestsDir = join(dir, 'requests');
   const sealing = fileSealing(options.codec);
   let ready: Promise<void> | undefined;
@@ -176,12 +175,22 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     return checkpoint;
   }
 
+  /** The id of the run's checkpoint at `seq`, from the file's clear header; null when none. */
+  async function checkpointIdAt(run: string, seq: number): Promise<string | null> {
+    const path = join(runDir(run), checkpointFileName(seq));
+    try {
+      return checkpointFileId(await readFile(path, 'utf8'), path);
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
   async function latest(run: string): Promise<StoredCheckpoint | null> {
     const seqs = await positions(run);
     const last = seqs.at(-1);
     if (last === undefined) return null;
     const checkpoint = await checkpointAt(run, last);
-    if (checkpoint !== null) knownLatest.set(run, { seq: checkpoint.seq, id: checkpoint.id });
     return checkpoint;
   }
 
@@ -288,9 +297,14 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
         const first = await checkpointAt(run, 0);
         // No first checkpoint: a save that has not published yet (or never will); left be.
         if (first === null) continue;
-        if (checkpointCustomer(first) === customer) theirs.push(run);
-        // The run id was taken by someone else's run first: the marker was never true.
-        else await runIndex.dropCustomer(customer, run);
+        const owner = checkpointCustomer(first);
+        if (owner === customer) theirs.push(run);
+        // The run id was taken by someone else's run first: the marker was never true. Unless
+        // the two ids differ in case only: on a file system that ignores case (macOS, Windows)
+        // both share one folder, and this marker is the other customer's own, the only one
+        // their erasure finds the run by.
+        else if (owner === null || owner.toLowerCase() !== customer.toLowerCase())
+          await runIndex.dropCustomer(customer, run);
       }
       return theirs;
     },
@@ -325,7 +339,6 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       const count = (await positions(run)).length;
       // The run's directory goes whole: checkpoints and legacy answer files.
       await rm(runDir(run), { recursive: true, force: true });
-      knownLatest.delete(run);
       const customer = first === null ? null : checkpointCustomer(first);
       if (customer !== null) await runIndex.dropCustomer(customer, run);
       if (last !== null && ENDED_RUN_STATUSES.has(last.status))
@@ -358,12 +371,10 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       });
       if (expectedLatest !== null) {
         // The position before this one must hold the checkpoint the caller read; that the
-        // position after it is still free is what the exclusive publish below checks.
-        const known = knownLatest.get(checkpoint.run);
-        const previousId =
-          known?.seq === checkpoint.seq - 1
-            ? known.id
-            : (await checkpointAt(checkpoint.run, checkpoint.seq - 1))?.id;
+        // position after it is still free is what the exclusive publish below checks. Read
+        // from disk every time (its clear id only): another process may have erased or
+        // purged the run, or started a new one under its id, since this one last saw it.
+        const previousId = await checkpointIdAt(checkpoint.run, checkpoint.seq - 1);
         if (previousId !== expectedLatest) {
           const current = await latest(checkpoint.run);
           if (current?.id === expectedLatest) {
@@ -381,7 +392,10 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       if (customer !== null) await runIndex.noteCustomer(customer, checkpoint.run);
       if (ENDED_RUN_STATUSES.has(checkpoint.status))
         await runIndex.noteEnded(checkpoint.createdAt, checkpoint.run);
-      await mkdir(folder, { recursive: true });
+      // Only a run's first checkpoint makes its folder: a later one whose folder went (the
+      // run erased or purged by another process after the check above) is a conflict below,
+      // never a run made again from the middle.
+      if (checkpoint.seq === 0) await mkdir(folder, { recursive: true });
       const file = join(folder, checkpointFileName(checkpoint.seq));
       // The requests first, so a published checkpoint never waits on a request without a
       // file; a lost race takes them back. (A crash in between leaves a pending row no
@@ -389,11 +403,14 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
       if (!(await requests.insert(raised))) {
         throw new InvalidInputError(`A request raised by checkpoint ${checkpoint.id} already exists.`);
       }
-      if (!(await writer.createExclusive(file, text))) {
+      const published = await writer.createExclusive(file, text).catch((error: unknown) => {
+        if (checkpoint.seq > 0 && isMissing(error)) return false;
+        throw error;
+      });
+      if (!published) {
         await requests.remove(raised);
         return conflict();
       }
-      knownLatest.set(checkpoint.run, { seq: checkpoint.seq, id: checkpoint.id });
       const line: IndexLine = {
         run: checkpoint.run,
         checkpoint: checkpoint.id,

@@ -59,6 +59,11 @@ const isString = (value: unknown) => typeof value === 'string';
 const isStringOrNull = (value: unknown) => value === null || typeof value === 'string';
 const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
+/** A checkpoint file's id, from its clear header: what a save compares, without unsealing. */
+export function checkpointFileId(text: string, path: string): string {
+  return field(parseObject(text, path), 'id', path, isString);
+}
+
 export function parseCheckpointFile(text: string, path: string, sealing: FileSealing): StoredCheckpoint {
   const record = parseObject(text, path);
   if ('bodySealed' in record) record.body = sealing.open(field(record, 'bodySealed', path, isString), path);
