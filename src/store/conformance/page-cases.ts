@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { ApprovalRequest } from '../../core/approval.ts';
+import { MAX_NEEDLE_LENGTH } from '../request-page.ts';
 import type { RequestPageQuery, Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, leasedSession, raise, request } from './fixtures.ts';
 import { describe, it } from './harness.ts';
@@ -131,6 +132,46 @@ export function pageCases(ctx: ConformanceContext): void {
       ]);
       expect(await ids({ text: 'CRème' })).toEqual(['g']);
       expect(await ids({ text: 'crème BRÛLÉE' })).toEqual([]);
+    });
+
+    it('refuses a needle the backends cannot search alike: a NUL, half an emoji, or one too long', async () => {
+      const store = await seeded();
+      await raise(store, 's1', [
+        request({ id: 'g', session: 's1', createdAt: at(6), effect: 'Ships 😀😀😀 now', customer: 'Ann' }),
+      ]);
+      const refused = async (query: Omit<RequestPageQuery, 'limit'>) => {
+        const error = await store.pageRequests({ limit: 2, ...query }).then(
+          () => null,
+          (thrown: unknown) => thrown,
+        );
+        expect(error, JSON.stringify(query)).toMatchObject({ code: 'INVALID_INPUT' });
+      };
+      // SQLite's LIKE ends its pattern at a NUL ("%a" then matched every "…a"), PostgreSQL
+      // cannot take one; half of a surrogate pair is half an emoji in memory, U+FFFD in SQL.
+      for (const needle of [
+        'a\u0000b',
+        '\u0000',
+        '\ud83d',
+        'now \ude00',
+        'x'.repeat(MAX_NEEDLE_LENGTH + 1),
+      ]) {
+        await refused({ text: needle });
+        await refused({ customer: needle });
+        await refused({ tool: needle });
+      }
+      // SQLite refused a pattern of over 50,000 bytes with a bare error when a row held its trigram.
+      await refused({ text: '😀'.repeat(20_000) });
+      // Up to the limit in characters (not UTF-16 units) a needle is searched.
+      expect((await store.pageRequests({ limit: 2, text: '😀'.repeat(MAX_NEEDLE_LENGTH) })).items).toEqual(
+        [],
+      );
+      expect(
+        (await store.pageRequests({ limit: 2, text: ` ${'x'.repeat(MAX_NEEDLE_LENGTH)} ` })).items,
+      ).toEqual([]);
+      if (!ctx.sealsEffects)
+        expect((await store.pageRequests({ limit: 2, text: '😀😀 N' })).items.map((i) => i.id)).toEqual([
+          'g',
+        ]);
     });
 
     it('pages a text search by its cursor in every order, counts it, and finds what is raised meanwhile', async () => {
