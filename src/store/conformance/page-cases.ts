@@ -271,6 +271,20 @@ export function pageCases(ctx: ConformanceContext): void {
       await expect(store.pageRequests({ limit: 2, after: cursor, sort: 'newest' })).rejects.toMatchObject({
         code: 'INVALID_CURSOR',
       });
+      // Forged in the cursor's own format: a NUL (PostgreSQL cannot take one) or half of a
+      // surrogate pair (U+FFFD to SQL) in its key or id is no cursor any listing handed out.
+      const forged = (key: string, id: string) =>
+        Buffer.from(JSON.stringify([1, 'oldest', key, id])).toString('base64url');
+      for (const after of [
+        forged(at(1), 'a\u0000'),
+        forged(`${at(1)}\u0000`, 'a'),
+        forged(at(1), '\ud800'),
+      ]) {
+        await expect(store.pageRequests({ limit: 2, after }), after).rejects.toMatchObject({
+          code: 'INVALID_CURSOR',
+        });
+      }
+      expect((await store.pageRequests({ limit: 2, after: forged(at(1), 'a') })).items[0]?.id).toBe('b');
       for (const limit of [0, -1, 1.5, 1001]) {
         await expect(store.pageRequests({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       }
