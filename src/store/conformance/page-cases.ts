@@ -174,6 +174,26 @@ export function pageCases(ctx: ConformanceContext): void {
         ]);
     });
 
+    it("refuses an effect preview in the sealed form ('cs1t:'), which SQL neither searches nor reads back", async () => {
+      const store = await seeded();
+      // Stored as written without keys, it read back as ciphertext (CONFIG_ERROR) and broke
+      // every list holding it; the text index left it out while the memory stores matched it.
+      await expect(
+        raise(store, 's1', [request({ id: 'g', session: 's1', effect: 'cs1t:Refunds 40 to Mallory' })]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.getApproval('g')).toBeNull();
+      expect((await store.pageRequests({ limit: 10 })).items).toHaveLength(6);
+      // The prefix anywhere else is words like any other.
+      await raise(store, 's1', [
+        request({ id: 'h', session: 's1', createdAt: at(7), effect: 'Quotes cs1t: to Mallory' }),
+      ]);
+      expect((await store.getApproval('h'))?.effect).toBe('Quotes cs1t: to Mallory');
+      if (!ctx.sealsEffects)
+        expect((await store.pageRequests({ limit: 5, text: 'cs1t: to' })).items.map((i) => i.id)).toEqual([
+          'h',
+        ]);
+    });
+
     it('pages a text search by its cursor in every order, counts it, and finds what is raised meanwhile', async () => {
       const store = await seeded();
       await store.decide('c', byPerson('approved', 20));
