@@ -1,6 +1,7 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { SEALED_TEXT_PREFIX } from './codec.ts';
 import type { ApprovalUpdate, DueQuery } from './ports/request-book.ts';
 import type { ApprovalFilter } from './store.ts';
 
@@ -16,12 +17,22 @@ export function decisionNeedsUnexpired(decision: Decision): boolean {
 }
 
 /**
- * Stores keep one copy of the arguments (`argsJson`) and rebuild `args` from it, so the two
- * must agree on the way in; a mismatch would mean what runs differs from what was shown.
- * The comparison is the binding check's (check-binding.ts); a request written unbound is the
- * writer's mistake, so it is INVALID_INPUT here, before a byte is written.
+ * Checks a request on its way in, INVALID_INPUT before a byte is written. Stores keep one
+ * copy of the arguments (`argsJson`) and rebuild `args` from it, so the two must agree; a
+ * mismatch would mean what runs differs from what was shown. The comparison is the binding
+ * check's (check-binding.ts); a request written unbound is the writer's mistake.
+ *
+ * An effect preview must not start with the sealed text prefix: without keys it was stored
+ * as written and read back as ciphertext (CONFIG_ERROR on every list holding it), and the
+ * SQL text search leaves such a preview out (sql/request-page-sql.ts: searchableEffect).
  */
-export function assertArgsBound(request: ApprovalRequest): void {
+export function assertWritable(request: ApprovalRequest): void {
+  if (request.effect.startsWith(SEALED_TEXT_PREFIX)) {
+    throw new InvalidInputError(
+      `Approval request ${request.id} has an effect preview starting with "${SEALED_TEXT_PREFIX}", the form of an encrypted one.`,
+      { hint: `Word the preview so it does not begin with "${SEALED_TEXT_PREFIX}".` },
+    );
+  }
   const problem = bindingProblem(toolCallBinding(request));
   if (problem !== null) {
     throw new InvalidInputError(

@@ -1,7 +1,7 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { userIdPattern } from '../core/ids.ts';
-import { assertArgsBound } from './approval-rules.ts';
+import { assertWritable } from './approval-rules.ts';
 import type { RunSummary, StoredCheckpoint } from './checkpoint-store.ts';
 
 // Shared by every checkpoint backend so a refusal reads the same whichever store is configured.
@@ -54,7 +54,7 @@ export function assertRaisedRequests(
         `Request ${request.id} cannot be raised by checkpoint ${checkpoint.id}: it must be a pending port request of run ${checkpoint.run}.`,
       );
     }
-    assertArgsBound(request);
+    assertWritable(request);
   }
 }
 

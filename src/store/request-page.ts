@@ -18,6 +18,9 @@ export const MAX_PAGE_LIMIT = 1000;
  */
 export const PAGE_COUNT_CAP = 1000;
 
+/** The longest needle of a partial match, in characters (code points). */
+export const MAX_NEEDLE_LENGTH = 1000;
+
 export const REQUEST_SORTS: readonly RequestSort[] = ['oldest', 'newest', 'expiring', 'decided'];
 
 /** A validated query: the sort resolved, the cursor decoded, the partial matches folded. */
@@ -54,6 +57,34 @@ function nonEmpty(value: string | undefined): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
+/** With the u flag a surrogate pair is one code point, so this finds only half of one. */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/**
+ * A partial match's needle, trimmed, or undefined when blank. Refused (INVALID_INPUT) where
+ * the backends would answer differently or not at all: a NUL (SQLite's LIKE ends its pattern
+ * there, so "a<NUL>b" matched every text ending in "a"; PostgreSQL text cannot hold one), half
+ * of a surrogate pair (half an emoji to the memory stores, U+FFFD once encoded for SQL), and a
+ * needle over MAX_NEEDLE_LENGTH characters (SQLite refuses a LIKE pattern over 50,000 bytes).
+ */
+function needle(name: string, value: string | undefined): string | undefined {
+  const trimmed = nonEmpty(value);
+  if (trimmed === undefined) return undefined;
+  const hint = `Search for plain text (letters, digits, punctuation), at most ${MAX_NEEDLE_LENGTH} characters.`;
+  if (trimmed.includes('\u0000'))
+    throw new InvalidInputError(`The ${name} search cannot contain a NUL character.`, { hint });
+  if (LONE_SURROGATE.test(trimmed))
+    throw new InvalidInputError(`The ${name} search holds half of a UTF-16 surrogate pair.`, { hint });
+  // Counted by code point only when it may be too long (an emoji is two UTF-16 units).
+  const length = trimmed.length > MAX_NEEDLE_LENGTH ? [...trimmed].length : trimmed.length;
+  if (length > MAX_NEEDLE_LENGTH)
+    throw new InvalidInputError(
+      `The ${name} search is ${length} characters long; at most ${MAX_NEEDLE_LENGTH} are searched.`,
+      { hint },
+    );
+  return trimmed;
+}
+
 /** Checks the query (INVALID_INPUT, INVALID_CURSOR) before any backend reads a row. */
 export function planPage(query: RequestPageQuery): PagePlan {
   const sort = query.sort ?? 'oldest';
@@ -87,9 +118,9 @@ export function planPage(query: RequestPageQuery): PagePlan {
     );
   }
   const status = sort === 'expiring' ? 'pending' : query.status;
-  const tool = nonEmpty(query.tool);
-  const customer = nonEmpty(query.customer);
-  const text = nonEmpty(query.text);
+  const tool = needle('tool', query.tool);
+  const customer = needle('customer', query.customer);
+  const text = needle('text', query.text);
   return {
     sort,
     limit: query.limit,

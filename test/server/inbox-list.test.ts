@@ -59,6 +59,17 @@ describe('the inbox list, history and bulk decisions over HTTP (no browser)', ()
     expect(none.html).toContain('No waiting request matches these filters.');
   });
 
+  it('cuts a long search to 200 characters, never inside an emoji', async () => {
+    const server = testServer();
+    await raiseCancel(server, 's-a');
+    const alice = await signIn(server, tokens.alice);
+    // 1 + 250 emoji: 501 UTF-16 units, the 200th the first half of an emoji.
+    const long = await page(server, `/?q=a${encodeURIComponent('😀'.repeat(250))}`, alice);
+    expect(long.status).toBe(200);
+    expect(long.html).toContain('No waiting request matches these filters.');
+    expect(long.html).toContain(`value="a${'😀'.repeat(199)}"`);
+  });
+
   it('bulk as the customer the requests act for: each is refused by the one rule, nothing is decided', async () => {
     const server = testServer();
     const ids = [await raiseCancel(server, 'c-1'), await raiseCancel(server, 'c-2')];

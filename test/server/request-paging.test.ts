@@ -99,6 +99,12 @@ describe('GET /v1/requests (and /v1/approvals) pages with a cursor', () => {
       'limit=1001',
       'count=maybe',
       'sort=expiring&status=approved',
+      // Needles no backend searches alike: a NUL, or over 1,000 characters.
+      'text=%00',
+      'text=jones%00x',
+      'customer=%00',
+      'tool=cancel%00',
+      `text=${'x'.repeat(1001)}`,
     ]) {
       const response = await server.call('GET', `/v1/requests?${query}`, { as: 'alice' });
       expect(response.status, query).toBe(400);

@@ -85,7 +85,7 @@ const requestListParams: Parameter[] = [
   queryParam('tool', 'Tool (or port) name contains this, any case'),
   queryParam('customer', 'Customer contains this, any case'),
   queryParam('role', 'Only requests that need this role'),
-  queryParam('text', 'Effect or customer contains this, any case'),
+  queryParam('text', 'Effect or customer contains this, any case (at most 1,000 characters, no NUL)'),
   queryParam(
     'sort',
     'oldest (the default for pending), newest (the default without a status), expiring (pending only, soonest ' +

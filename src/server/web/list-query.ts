@@ -25,7 +25,11 @@ export interface ListQuery {
 export const PAGE_SIZES = [25, 50, 100] as const;
 export const DEFAULT_PAGE_SIZE = 50;
 
-const text = (value: string | undefined, max = 200): string => (value ?? '').trim().slice(0, max);
+/** Trimmed and cut to `max` characters: by code point, so an emoji is never cut in half. */
+const text = (value: string | undefined, max = 200): string =>
+  Array.from((value ?? '').trim())
+    .slice(0, max)
+    .join('');
 
 export function readListQuery(
   get: (name: string) => string | undefined,

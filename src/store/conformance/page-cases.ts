@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { ApprovalRequest } from '../../core/approval.ts';
+import { MAX_NEEDLE_LENGTH } from '../request-page.ts';
 import type { RequestPageQuery, Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, leasedSession, raise, request } from './fixtures.ts';
 import { describe, it } from './harness.ts';
@@ -133,6 +134,66 @@ export function pageCases(ctx: ConformanceContext): void {
       expect(await ids({ text: 'crème BRÛLÉE' })).toEqual([]);
     });
 
+    it('refuses a needle the backends cannot search alike: a NUL, half an emoji, or one too long', async () => {
+      const store = await seeded();
+      await raise(store, 's1', [
+        request({ id: 'g', session: 's1', createdAt: at(6), effect: 'Ships 😀😀😀 now', customer: 'Ann' }),
+      ]);
+      const refused = async (query: Omit<RequestPageQuery, 'limit'>) => {
+        const error = await store.pageRequests({ limit: 2, ...query }).then(
+          () => null,
+          (thrown: unknown) => thrown,
+        );
+        expect(error, JSON.stringify(query)).toMatchObject({ code: 'INVALID_INPUT' });
+      };
+      // SQLite's LIKE ends its pattern at a NUL ("%a" then matched every "…a"), PostgreSQL
+      // cannot take one; half of a surrogate pair is half an emoji in memory, U+FFFD in SQL.
+      for (const needle of [
+        'a\u0000b',
+        '\u0000',
+        '\ud83d',
+        'now \ude00',
+        'x'.repeat(MAX_NEEDLE_LENGTH + 1),
+      ]) {
+        await refused({ text: needle });
+        await refused({ customer: needle });
+        await refused({ tool: needle });
+      }
+      // SQLite refused a pattern of over 50,000 bytes with a bare error when a row held its trigram.
+      await refused({ text: '😀'.repeat(20_000) });
+      // Up to the limit in characters (not UTF-16 units) a needle is searched.
+      expect((await store.pageRequests({ limit: 2, text: '😀'.repeat(MAX_NEEDLE_LENGTH) })).items).toEqual(
+        [],
+      );
+      expect(
+        (await store.pageRequests({ limit: 2, text: ` ${'x'.repeat(MAX_NEEDLE_LENGTH)} ` })).items,
+      ).toEqual([]);
+      if (!ctx.sealsEffects)
+        expect((await store.pageRequests({ limit: 2, text: '😀😀 N' })).items.map((i) => i.id)).toEqual([
+          'g',
+        ]);
+    });
+
+    it("refuses an effect preview in the sealed form ('cs1t:'), which SQL neither searches nor reads back", async () => {
+      const store = await seeded();
+      // Stored as written without keys, it read back as ciphertext (CONFIG_ERROR) and broke
+      // every list holding it; the text index left it out while the memory stores matched it.
+      await expect(
+        raise(store, 's1', [request({ id: 'g', session: 's1', effect: 'cs1t:Refunds 40 to Mallory' })]),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await store.getApproval('g')).toBeNull();
+      expect((await store.pageRequests({ limit: 10 })).items).toHaveLength(6);
+      // The prefix anywhere else is words like any other.
+      await raise(store, 's1', [
+        request({ id: 'h', session: 's1', createdAt: at(7), effect: 'Quotes cs1t: to Mallory' }),
+      ]);
+      expect((await store.getApproval('h'))?.effect).toBe('Quotes cs1t: to Mallory');
+      if (!ctx.sealsEffects)
+        expect((await store.pageRequests({ limit: 5, text: 'cs1t: to' })).items.map((i) => i.id)).toEqual([
+          'h',
+        ]);
+    });
+
     it('pages a text search by its cursor in every order, counts it, and finds what is raised meanwhile', async () => {
       const store = await seeded();
       await store.decide('c', byPerson('approved', 20));
@@ -230,6 +291,20 @@ export function pageCases(ctx: ConformanceContext): void {
       await expect(store.pageRequests({ limit: 2, after: cursor, sort: 'newest' })).rejects.toMatchObject({
         code: 'INVALID_CURSOR',
       });
+      // Forged in the cursor's own format: a NUL (PostgreSQL cannot take one) or half of a
+      // surrogate pair (U+FFFD to SQL) in its key or id is no cursor any listing handed out.
+      const forged = (key: string, id: string) =>
+        Buffer.from(JSON.stringify([1, 'oldest', key, id])).toString('base64url');
+      for (const after of [
+        forged(at(1), 'a\u0000'),
+        forged(`${at(1)}\u0000`, 'a'),
+        forged(at(1), '\ud800'),
+      ]) {
+        await expect(store.pageRequests({ limit: 2, after }), after).rejects.toMatchObject({
+          code: 'INVALID_CURSOR',
+        });
+      }
+      expect((await store.pageRequests({ limit: 2, after: forged(at(1), 'a') })).items[0]?.id).toBe('b');
       for (const limit of [0, -1, 1.5, 1001]) {
         await expect(store.pageRequests({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       }

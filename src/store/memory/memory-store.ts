@@ -5,7 +5,7 @@ import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import {
   approvalUpdateApplies,
-  assertArgsBound,
+  assertWritable,
   decisionNeedsUnexpired,
   dueRequests,
   matchesFilter,
@@ -236,7 +236,7 @@ export function createMemoryStore(): MemoryStore {
       const newApprovals = step.approvals ?? [];
       for (const request of newApprovals) {
         if (approvals.has(request.id)) throw approvalExists(request.id);
-        assertArgsBound(request);
+        assertWritable(request);
       }
       for (const finish of step.finishes ?? []) checkFinishable(finish.requestId);
       let seq = entry.record.messageCount;
@@ -488,7 +488,7 @@ export function createMemoryStore(): MemoryStore {
       if (sessions.has(id)) throw sessionExists(id);
       for (const request of snapshot.approvals) {
         if (approvals.has(request.id)) throw approvalExists(request.id);
-        assertArgsBound(request);
+        assertWritable(request);
       }
       for (const record of snapshot.executions) {
         if (executions.has(record.requestId)) throw executionExists(record.requestId);

@@ -3,7 +3,7 @@ import { type AuditEvent, sealAuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { auditScope, sessionScope } from '../../crypto/scopes.ts';
-import { assertArgsBound } from '../approval-rules.ts';
+import { assertWritable } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues, decidedValues } from '../row-values.ts';
 import {
@@ -43,7 +43,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
   }
 
   async function insertApproval(query: Query, request: ApprovalRequest): Promise<void> {
-    assertArgsBound(request);
+    assertWritable(request);
     // Encoding the parsed argsJson (not `args`) keeps its sorted key order: with the JSON
     // codec the column holds exactly the text that was shown and hashed.
     const inserted = await query(

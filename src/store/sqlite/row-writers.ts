@@ -3,7 +3,7 @@ import { AUDIT_GENESIS, type AuditEvent, sealAuditEntry } from '../../core/audit
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import { auditScope, sessionScope } from '../../crypto/scopes.ts';
-import { assertArgsBound } from '../approval-rules.ts';
+import { assertWritable } from '../approval-rules.ts';
 import type { PayloadCodec } from '../codec.ts';
 import { approvalValues, decidedValues } from '../row-values.ts';
 import {
@@ -33,7 +33,7 @@ export function createRowWriters(sql: Sql, codec: PayloadCodec) {
   }
 
   function insertApproval(request: ApprovalRequest): void {
-    assertArgsBound(request);
+    assertWritable(request);
     if (sql('SELECT 1 FROM approvals WHERE id = ?').get(request.id) !== undefined) {
       throw approvalExists(request.id);
     }

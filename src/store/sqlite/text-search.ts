@@ -66,8 +66,8 @@ export function narrowing(plan: PagePlan, count: (match: string, cap: number) =>
     { needle: plan.partial.customer, column: 'customer' },
   ];
   for (const { needle, column } of searches) {
-    // A NUL would end the FTS5 query string early; such a needle walks.
-    if (needle === undefined || needle.includes('\u0000')) continue;
+    // No NUL, which would end the FTS5 query string early: planPage refuses one.
+    if (needle === undefined) continue;
     for (const trigram of trigramsOf(needle).reverse()) {
       const match = trigramMatch(trigram, column);
       // Every row that matches holds it, and at most NARROWING_CAP rows do (none: an empty page).
