@@ -1,17 +1,11 @@
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
+import { unsearchable } from './unsearchable-text.ts';
 
 // The one format of every keyset page's cursor (requests, runs): base64url of
 // [version, order, key, id]. The order is inside, so a cursor is never read under another
 // order or by another list; what it means stays opaque to callers.
 
 const CURSOR_VERSION = 1;
-
-/**
- * What no key or id this format wrote holds, and the backends would compare differently: a
- * NUL (PostgreSQL text cannot hold one) or half of a surrogate pair (U+FFFD once encoded for
- * SQL). Only a forged cursor has them; the u flag keeps whole pairs out of the class.
- */
-const UNSTORABLE = /[\u0000\ud800-\udfff]/u;
 
 export function encodeKeysetCursor(order: string, key: string, id: string): string {
   return Buffer.from(JSON.stringify([CURSOR_VERSION, order, key, id])).toString('base64url');
@@ -33,8 +27,9 @@ export function decodeKeysetCursor(cursor: string): { order: string; key: string
     typeof parsed[1] !== 'string' ||
     typeof parsed[2] !== 'string' ||
     typeof parsed[3] !== 'string' ||
-    UNSTORABLE.test(parsed[2]) ||
-    UNSTORABLE.test(parsed[3])
+    // Only a forged cursor holds what no stored key or id can.
+    unsearchable(parsed[2]) !== null ||
+    unsearchable(parsed[3]) !== null
   ) {
     throw new InvalidCursorError('The page cursor is not one this listing handed out.');
   }

@@ -3,6 +3,7 @@ import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import type { PageTotal, RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
+import { unsearchable } from './unsearchable-text.ts';
 
 // Paging rules once for every backend: the query's validation, the cursor's format, what a
 // partial match is, and the page over rows in memory (the memory and file stores). The SQL
@@ -57,9 +58,6 @@ function nonEmpty(value: string | undefined): string | undefined {
   return trimmed === '' ? undefined : trimmed;
 }
 
-/** With the u flag a surrogate pair is one code point, so this finds only half of one. */
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
-
 /**
  * A partial match's needle, trimmed, or undefined when blank. Refused (INVALID_INPUT) where
  * the backends would answer differently or not at all: a NUL (SQLite's LIKE ends its pattern
@@ -71,10 +69,8 @@ function needle(name: string, value: string | undefined): string | undefined {
   const trimmed = nonEmpty(value);
   if (trimmed === undefined) return undefined;
   const hint = `Search for plain text (letters, digits, punctuation), at most ${MAX_NEEDLE_LENGTH} characters.`;
-  if (trimmed.includes('\u0000'))
-    throw new InvalidInputError(`The ${name} search cannot contain a NUL character.`, { hint });
-  if (LONE_SURROGATE.test(trimmed))
-    throw new InvalidInputError(`The ${name} search holds half of a UTF-16 surrogate pair.`, { hint });
+  const unfit = unsearchable(trimmed);
+  if (unfit !== null) throw new InvalidInputError(`The ${name} search cannot hold ${unfit}.`, { hint });
   // Counted by code point only when it may be too long (an emoji is two UTF-16 units).
   const length = trimmed.length > MAX_NEEDLE_LENGTH ? [...trimmed].length : trimmed.length;
   if (length > MAX_NEEDLE_LENGTH)

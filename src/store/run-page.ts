@@ -10,6 +10,7 @@ import {
 } from './checkpoint-store.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import { keysetPage, MAX_PAGE_LIMIT, PAGE_COUNT_CAP } from './request-page.ts';
+import { unsearchable } from './unsearchable-text.ts';
 
 // Paging rules of runs once for every backend, as request-page.ts is for requests: the
 // query's validation, the cursor, the order, and the page over runs held in memory (the
@@ -57,13 +58,13 @@ export function planRunPage(query: RunPageQuery): RunPagePlan {
   }
   const workflow = nonEmpty(query.workflow);
   const customer = nonEmpty(query.customer);
-  // PostgreSQL text cannot hold a NUL: no run has one, and every backend says so alike.
+  // No run holds these, and every backend says so alike.
   for (const [name, value] of [
     ['workflow', workflow],
     ['customer', customer],
   ] as const) {
-    if (value?.includes('\u0000'))
-      throw new InvalidInputError(`A ${name} filter cannot hold a NUL character.`);
+    const unfit = value === undefined ? null : unsearchable(value);
+    if (unfit !== null) throw new InvalidInputError(`A ${name} filter cannot hold ${unfit}.`);
   }
   return {
     sort,
