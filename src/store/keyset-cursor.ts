@@ -1,5 +1,5 @@
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
-import { unsearchable } from './unsearchable-text.ts';
+import { unsearchable } from '../core/storable-text.ts';
 
 // The one format of every keyset page's cursor (requests, runs): base64url of
 // [version, order, key, id]. The order is inside, so a cursor is never read under another

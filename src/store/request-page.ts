@@ -1,9 +1,9 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { unsearchable } from '../core/storable-text.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import type { PageTotal, RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
-import { unsearchable } from './unsearchable-text.ts';
 
 // Paging rules once for every backend: the query's validation, the cursor's format, what a
 // partial match is, and the page over rows in memory (the memory and file stores). The SQL

@@ -1,5 +1,6 @@
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { unsearchable } from '../core/storable-text.ts';
 import {
   RUN_STATUSES,
   type RunPage,
@@ -10,7 +11,6 @@ import {
 } from './checkpoint-store.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import { keysetPage, MAX_PAGE_LIMIT, PAGE_COUNT_CAP } from './request-page.ts';
-import { unsearchable } from './unsearchable-text.ts';
 
 // Paging rules of runs once for every backend, as request-page.ts is for requests: the
 // query's validation, the cursor, the order, and the page over runs held in memory (the

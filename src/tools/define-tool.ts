@@ -6,6 +6,7 @@ import { parseDuration } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
+import { storableText } from '../core/storable-text.ts';
 import {
   type CompiledInputSchema,
   compileInputSchema,
@@ -235,8 +236,8 @@ export function buildTool(spec: ToolSpec): Tool {
     role: spec.role,
     nudges: nudgeSchedule(spec, `tool ${spec.name}`),
     async effect(args, context) {
-      if (spec.effect) return spec.effect(args as Args, context);
-      return `Run ${spec.name} with ${canonicalJson(args)}.`;
+      if (spec.effect) return storableText(await spec.effect(args as Args, context));
+      return storableText(`Run ${spec.name} with ${canonicalJson(args)}.`);
     },
     async authorize(args, context) {
       return spec.authorize ? spec.authorize(args as Args, context) : true;

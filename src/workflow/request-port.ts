@@ -4,6 +4,7 @@ import { ConfigError } from '../core/errors/config-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
 import { defaultPortEffect } from '../core/port-effect.ts';
+import { storableText } from '../core/storable-text.ts';
 import type { AnsweredRequest } from './executor-context.ts';
 import { describeIssue } from './schema-hash.ts';
 import { nodeIdPattern, type WorkflowNode } from './workflow-node.ts';
@@ -89,8 +90,8 @@ export function requestPort<Req, Res>(
     ttlMs,
     effectOf(data, context) {
       const { effect } = schemas;
-      if (typeof effect === 'string') return effect;
-      if (effect !== undefined) return effect(data, context);
+      if (typeof effect === 'string') return storableText(effect);
+      if (effect !== undefined) return storableText(effect(data, context));
       return defaultPortEffect(id, context.workflow, context.run);
     },
     requestOf(context) {
