@@ -1,5 +1,6 @@
 import type { Client } from 'pg';
 import { secureRandomBytes } from '../../core/random-bytes.ts';
+import { CONFIRM_MS } from '../dead-owners.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
 
 export interface PostgresLivenessOptions {
@@ -14,9 +15,22 @@ export interface PostgresLivenessOptions {
   checkMs?: number;
   /** Connecting, and a ping's answer, time out after this (default 5000 ms). */
   timeoutMs?: number;
-  /** The longest pause between attempts to hold the lock again after losing it (default 1000 ms). */
+  /**
+   * The longest pause between attempts to hold the lock again after losing it (default
+   * MAX_BACKOFF_MS; jittered up to a quarter more).
+   */
   maxBackoffMs?: number;
 }
+
+/**
+ * The default longest pause between attempts to lock the key again: with its jitter at most
+ * half of CONFIRM_MS, so once the server answers again (after a restart, however long) this
+ * process's next attempt comes, and has the other half to connect and lock, before a judge
+ * who looked at that moment looks again. A pause of a second let a live process be judged
+ * dead after most restarts. The price, while a server refuses for good: five connection
+ * attempts a second per process.
+ */
+export const MAX_BACKOFF_MS = (CONFIRM_MS * 2) / 5;
 
 /** `pg` + the lock key in hex: what lease owners carry (lease-owner.ts). */
 const TOKEN = /^pg([0-9a-f]{1,16})$/;
@@ -73,9 +87,9 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * marked unknown):
  * - **The connection drops** (a terminated backend, an idle-connection killer, a restart): it
  *   is opened again at once and the same key locked; while that fails, again after 50 ms,
- *   doubling to at most `maxBackoffMs` (four attempts within the first half second, then one
- *   a second: a server that refuses for good, a wrong password say, is not flooded). A token
- *   must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
+ *   doubling to at most `maxBackoffMs` (MAX_BACKOFF_MS: five attempts a second, so a server
+ *   that refuses for good is not flooded, and one back from a restart is found in time). A
+ *   token must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
  * - **No answer** (the server failed over, a dropped NAT entry: the socket still looks open
  *   here): a ping every `checkMs`; one unanswered for `timeoutMs` makes it lock the key on a
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
@@ -94,7 +108,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export function createPostgresLiveness(options: PostgresLivenessOptions): Liveness {
   const checkMs = options.checkMs ?? 2000;
   const timeoutMs = options.timeoutMs ?? 5000;
-  const maxBackoffMs = options.maxBackoffMs ?? 1000;
+  const maxBackoffMs = options.maxBackoffMs ?? MAX_BACKOFF_MS;
   const listeners = new Set<(change: LivenessChange) => void>();
   let key = newKey();
   let everHeld = false;
