@@ -228,6 +228,24 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
     }
   });
 
+  it('an owner naming a key some unrelated session holds is alive; the two-key form of its bits is not that key', async () => {
+    const other = open();
+    const unrelated = new pg.Client({ connectionString: server });
+    await unrelated.connect();
+    try {
+      const held = ownerWith('pg1234abcd');
+      const twoKey = ownerWith('pg5000000007');
+      await unrelated.query('SELECT pg_advisory_lock($1::bigint)', [String(0x1234abcd)]);
+      // pg_advisory_lock(5, 7) sets classid 5 and objid 7, as the one-bigint key 0x500000007 does.
+      await unrelated.query('SELECT pg_advisory_lock(5, 7)');
+      expect(await deadOwners([held, twoKey], other, { here: observer, confirmMs: 10 })).toEqual(
+        new Set([twoKey]),
+      );
+    } finally {
+      await unrelated.end();
+    }
+  });
+
   it('no answer: the lock is held on a new connection before the old one is let go', async () => {
     const port = Number(new URL(server).port || 5432);
     const proxy = await freezableProxy(port);
