@@ -2,13 +2,14 @@ import type { Client } from 'pg';
 import { secureRandomBytes } from '../../core/random-bytes.ts';
 import { CONFIRM_MS } from '../dead-owners.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
+import { serverClock } from './server-clock.ts';
 
 export interface PostgresLivenessOptions {
   /** The store's server and database: advisory locks are per database. */
   connectionString: string;
   /**
-   * Runs `released`'s one statement: the store's own pool, so a lost connection there is
-   * STORE_UNAVAILABLE like any store call.
+   * Runs `released`'s one statement, and `now`'s: the store's own pool, so a lost connection
+   * there is STORE_UNAVAILABLE like any store call.
    */
   query: (text: string, values?: readonly unknown[]) => Promise<Array<Record<string, unknown>>>;
   /** Between pings of the connection holding the lock (default 2000 ms). */
@@ -294,6 +295,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         if (!stillHeld.has(decimal)) for (const t of named) released.add(t);
       return released;
     },
+
+    now: serverClock(options.query),
 
     onChange(listener) {
       listeners.add(listener);
