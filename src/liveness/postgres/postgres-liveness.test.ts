@@ -246,6 +246,27 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
     }
   });
 
+  it('a process that cannot see its own lock where it reads judges nobody dead (the lock URL names another database)', async () => {
+    // All processes alike misconfigured: the locks in one database, the reads in another
+    // (a liveness URL naming the wrong database, or a replica): every key looks released.
+    const database = `cs_test_liveness_${process.pid}_${Date.now()}`;
+    await withAdmin((client) => client.query(`CREATE DATABASE ${database}`));
+    const elsewhere = server.replace(/\/[^/?]*(\?|$)/, `/${database}$1`);
+    try {
+      const holder = open({ connectionString: elsewhere });
+      const judge = open({ connectionString: elsewhere });
+      const token = (await holder.token())!;
+      expect(await judge.token()).not.toBeNull();
+      expect(await deadOwners([ownerWith(token)], judge, { here: observer, confirmMs: 10 })).toEqual(
+        new Set(),
+      );
+      await holder.close();
+      await judge.close();
+    } finally {
+      await withAdmin((client) => client.query(`DROP DATABASE ${database} WITH (FORCE)`));
+    }
+  });
+
   it('no answer: the lock is held on a new connection before the old one is let go', async () => {
     const port = Number(new URL(server).port || 5432);
     const proxy = await freezableProxy(port);

@@ -288,8 +288,14 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         asked.set(decimal, [...(asked.get(decimal) ?? []), token]);
       }
       if (asked.size === 0) return new Set<string>();
-      const rows = await options.query(HELD_SQL, [[...asked.keys()]]);
+      // This process's own key is asked about too, while it holds it: if it is not seen held,
+      // the store's reads do not reach where the locks are (a liveness URL naming another
+      // database, or a replica; a failover half done), every key would look released, and
+      // live processes would be judged dead. Then nobody is: their leases lapse at their term.
+      const own = held === null ? null : key.toString();
+      const rows = await options.query(HELD_SQL, [own === null ? [...asked.keys()] : [...asked.keys(), own]]);
       const stillHeld = new Set(rows.map((row) => String(row.key)));
+      if (own !== null && !stillHeld.has(own)) return new Set<string>();
       const released = new Set<string>();
       for (const [decimal, named] of asked)
         if (!stillHeld.has(decimal)) for (const t of named) released.add(t);
