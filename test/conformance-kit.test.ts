@@ -45,7 +45,7 @@ describe('countersign/testing', () => {
     expect(by('passed')).toContain(
       'creates a store per test that runs, none for a skipped one, and destroys each once',
     );
-    // The suites ran around the skips: 9 lease cases, 4 + 5 state cases, the rest of the checkpoint suite.
+    // The suites ran around the skips: 10 lease cases, 4 + 5 state cases, the rest of the checkpoint suite.
     expect(by('passed').length).toBeGreaterThan(30);
   }, 120_000);
 

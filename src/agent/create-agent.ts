@@ -33,7 +33,7 @@ import { type AgentTools, normalizeTools } from '../tools/normalize-tools.ts';
 import type { AutoApprovalRule } from './auto-approval-rule.ts';
 import { editCall } from './edit-request.ts';
 import { faultPoint } from './fault-point.ts';
-import { acquireSessionLease, keepLease, newLeaseOwner } from './lease.ts';
+import { acquireSessionLease, keepLease, leaseNow, newLeaseOwner } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 import { expireRequest, SessionRun } from './session-run.ts';
 import { type TurnResult, toApprovalView } from './views.ts';
@@ -504,8 +504,8 @@ export function createAgent(options: AgentOptions): Agent {
     const rule = input.remember ? standingRule(rt, request, input.remember, decision) : undefined;
     // Continuing inline: the session's lease is taken in the decision's own transaction.
     const owner = options.continuations ? undefined : await newLeaseOwner(rt.store);
-    // Leases run on the wall clock, as acquireSessionLease's do.
-    const nowMs = Date.now();
+    // On the store's clock, as acquireSessionLease's leases are (leaseNow).
+    const nowMs = owner === undefined ? 0 : await leaseNow(rt.store);
     const lease = owner === undefined ? undefined : { owner, untilMs: nowMs + rt.leaseMs, nowMs };
     const outcome = await rt.store.decide(
       requestId,

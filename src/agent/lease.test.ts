@@ -71,6 +71,22 @@ describe('session leases and liveness (unit, memory store and a fake liveness)',
     expect((await store.getLease('s'))?.owner).toBe(elsewhere('pglive'));
   });
 
+  it('an edited lease row (garbage, empty, this process under another nonce) is not taken early, nor kept past its term', async () => {
+    // Every token asked about is released: only the rule and the term protect the lease.
+    const { liveness } = fakeLiveness({ released: () => new Set(['pgaa']) });
+    const store = await storeWith(liveness);
+    const me = thisProcess();
+    for (const owner of ['', 'x'.repeat(100_000), formatOwner(me.space, process.pid, 'earlier', 'pgaa')]) {
+      const termMs = 300;
+      const heldAt = Date.now();
+      await store.acquireLease({ session: 's', owner, untilMs: heldAt + termMs, nowMs: heldAt });
+      await acquireSessionLease(store, 's', 'me', { leaseMs: 20_000, waitMs: 5000 });
+      expect(Date.now() - heldAt).toBeGreaterThanOrEqual(termMs);
+      expect((await store.getLease('s'))?.owner).toBe('me');
+      await store.releaseLease('s', 'me');
+    }
+  });
+
   it('a liveness question that fails is STORE_UNAVAILABLE, and the lease is left as it was', async () => {
     const { liveness } = fakeLiveness({
       released: () => {

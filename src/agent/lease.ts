@@ -6,6 +6,7 @@ import type { Liveness } from '../liveness/liveness.ts';
 import { localLiveness } from '../liveness/local/local-liveness.ts';
 import { thisProcess } from '../liveness/process-space.ts';
 import type { Store } from '../store/store.ts';
+import { leaseLost } from '../store/store-errors.ts';
 
 export interface LeaseOptions {
   leaseMs: number;
@@ -33,21 +34,43 @@ export async function holderIsDead(store: Pick<Store, 'liveness'>, owner: string
 }
 
 /**
+ * The time a lease's term is written and judged in: the store's one clock (Liveness#now; on
+ * PostgreSQL the server's), never this host's wall clock, which another host's may disagree with.
+ */
+export function leaseNow(store: Pick<Store, 'liveness'>): Promise<number> {
+  return livenessOf(store).now();
+}
+
+/**
  * Renews the lease every third of its term while a run is in progress, so a long model call
  * keeps the session, while a dead process lets go of it within one term. Returns the stop.
  */
 export function keepLease(store: Store, session: string, owner: string, leaseMs: number): () => void {
   const timer = setInterval(
     () => {
-      const now = Date.now();
       // A failed renewal is not fatal here: the next commit is fenced and will say so. It only
       // extends: one that lands after the run released the lease must not take it back.
-      store.renewLease({ session, owner, untilMs: now + leaseMs }).catch(() => undefined);
+      leaseNow(store)
+        .then((now) => store.renewLease({ session, owner, untilMs: now + leaseMs }))
+        .catch(() => undefined);
     },
     Math.max(50, Math.floor(leaseMs / 3)),
   );
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Throws SESSION_BUSY unless `owner` still holds the session's lease: asked before a run
+ * declares a call's outcome unknown. The store fences steps, not that write, and a run whose
+ * lease was taken over (its process judged dead while it lived: a failover, a pause) would
+ * otherwise call unknown the call the new holder is running, and a person would be asked to
+ * settle it meanwhile. A read, then the write: a takeover between the two is not caught, the
+ * rest are.
+ */
+export async function mustHoldLease(store: Pick<Store, 'getLease'>, session: string, owner: string) {
+  const holder = (await store.getLease(session))?.owner ?? null;
+  if (holder !== owner) throw leaseLost(session, holder, owner);
 }
 
 /**
@@ -74,7 +97,7 @@ export async function acquireSessionLease(
   let delay = 5;
   let looked: { owner: string; at: number } | null = null;
   for (;;) {
-    let now = Date.now();
+    let now = await leaseNow(store);
     if (await store.acquireLease({ session, owner, untilMs: now + options.leaseMs, nowMs: now })) return;
     const lease = await store.getLease(session);
     const holder = lease?.owner ?? null;
@@ -82,7 +105,7 @@ export async function acquireSessionLease(
       holder !== null && (looked === null || looked.owner !== holder || Date.now() - looked.at >= RECHECK_MS);
     if (holder !== null && due && (await holderIsDead(store, holder))) {
       // The judgement may have waited (CONFIRM_MS): the new term counts from now.
-      now = Date.now();
+      now = await leaseNow(store);
       const takeOver = {
         session,
         owner,

@@ -19,6 +19,8 @@ export interface ApprovedCallDeps {
   store: Store;
   session: string;
   toolContext(callId: string, requestId: string | null): ToolContext;
+  /** Throws SESSION_BUSY unless the run still holds the session's lease (lease.ts, mustHoldLease). */
+  mustHoldLease(): Promise<void>;
 }
 
 /** A ledger result left for the caller to write with its next step (see `deferFinish`). */
@@ -156,6 +158,8 @@ async function runOnce(
     }
     if (!tool.idempotent) {
       if (record.status !== 'unknown') {
+        // Another run's start: ours only to call unknown while the session is still ours.
+        await deps.mustHoldLease();
         await store.finishExecution(request.id, { status: 'unknown', result: null, at: now() });
         signal({ kind: 'outcome-unknown' });
       }

@@ -36,6 +36,7 @@ import {
   NOTICE_POSTER,
   stillWaitingResult,
 } from './keep-waiting.ts';
+import { mustHoldLease } from './lease.ts';
 import {
   type AutoApproval,
   autoRuleApproval,
@@ -556,6 +557,7 @@ export class SessionRun {
           : await this.store.getExecution(request.id);
       if (record?.status === 'unknown') unknown = true;
       if (record?.status === 'started' && !this.runtime.toolsByName.get(request.tool)?.idempotent) {
+        await mustHoldLease(this.store, this.session.id, this.owner);
         await this.store.finishExecution(request.id, {
           status: 'unknown',
           result: null,
@@ -738,6 +740,7 @@ export class SessionRun {
       store: this.store,
       session: this.session.id,
       toolContext: (callId, requestId) => this.toolContext(callId, requestId),
+      mustHoldLease: () => mustHoldLease(this.store, this.session.id, this.owner),
     };
   }
 

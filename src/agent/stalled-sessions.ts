@@ -1,6 +1,6 @@
 import { deadOwners } from '../liveness/dead-owners.ts';
 import type { StalledSession, Store } from '../store/store.ts';
-import { livenessOf } from './lease.ts';
+import { leaseNow, livenessOf } from './lease.ts';
 
 /**
  * The stalled sessions (decided, nobody continuing them) that this process may continue
@@ -21,8 +21,8 @@ export async function continuableStalledSessions(
   store: Store,
   options: { limit: number; agents: readonly string[] },
 ): Promise<StalledSession[]> {
-  // Leases run on the wall clock, as acquireSessionLease's do.
-  const nowMs = Date.now();
+  // On the store's clock, as acquireSessionLease's leases are (leaseNow).
+  const nowMs = await leaseNow(store);
   const listed = await store.listStalledSessions({
     nowMs,
     limit: options.limit,

@@ -141,6 +141,32 @@ describe('deadOwners: the one rule', () => {
     expect(liveness.asked).toHaveLength(1);
   });
 
+  it('edited rows: garbage, empty, huge, a reused pid, this very process: none is judged dead, nothing throws', async () => {
+    // A backend that says every token it is asked about is released: only the rule protects.
+    const liveness = scripted([
+      ['pgaa', 'pgbb'],
+      ['pgaa', 'pgbb'],
+    ]);
+    const me = thisProcess();
+    const forged = [
+      '',
+      ':',
+      ':::',
+      'x'.repeat(1_000_000),
+      `${me.space}:${process.pid}:n:${'a'.repeat(65)}`,
+      ':'.repeat(10_000),
+      `${me.space}:${'9'.repeat(400)}:n:pgaa`,
+      // In this space, a pid that is now another live process (the parent of this one): the
+      // pid says alive, whatever the token says.
+      formatOwner(me.space, process.ppid, 'old', 'pgaa'),
+      // This process itself, under an earlier run's nonce and a token it no longer holds.
+      formatOwner(me.space, process.pid, 'earlier', 'pgbb'),
+    ];
+    expect(await deadOwners(forged, liveness, { here: me, confirmMs: 1 })).toEqual(new Set());
+    // The two tokens were never even asked about: both owners were judged by their pid here.
+    expect(liveness.asked).toEqual([]);
+  });
+
   it('the local backend never judges a holder elsewhere dead, token or not', async () => {
     expect(await deadOwners([remote('pgaa'), 'elsewhere:7:n'], localLiveness)).toEqual(new Set());
   });

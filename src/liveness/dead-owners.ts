@@ -5,10 +5,11 @@ import { type ProcessSpace, pidIsGone, thisProcess } from './process-space.ts';
 /**
  * How long a token must stay released before its holder is judged dead: it is asked for
  * again after this pause. A live process whose liveness connection dropped locks its token
- * again at once (postgres-liveness.ts: first attempt immediately, three more within the
- * first half second; 44–84 ms measured after a terminated backend), so a token seen released
- * twice, half a second apart, is not a reconnect in progress. The cost: a dead holder on
- * another host is taken over about half a second later than it could be; nothing else waits.
+ * again at once (postgres-liveness.ts: first attempt immediately, then at most MAX_BACKOFF_MS
+ * apart, however long the server was away; 44–84 ms measured after a terminated backend), so
+ * a token seen released twice, half a second apart, is not a reconnect in progress. The cost:
+ * a dead holder on another host is taken over about half a second later than it could be;
+ * nothing else waits.
  */
 export const CONFIRM_MS = 500;
 

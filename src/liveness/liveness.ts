@@ -30,6 +30,14 @@ export interface Liveness {
    * other processes may judge the owners it minted dead. Returns the unsubscribe.
    */
   onChange(listener: (change: LivenessChange) => void): () => void;
+  /**
+   * The time leases run on, in epoch ms: one clock for every process sharing the store, so a
+   * lease's term means the same to its holder and to whoever may take it over, whatever their
+   * hosts' wall clocks say (PostgreSQL: the server's, postgres/server-clock.ts). The local
+   * backend's is this host's wall clock: only this host shares its stores. Throws
+   * STORE_UNAVAILABLE when the backend cannot be asked.
+   */
+  now(): Promise<number>;
   /** Lets the token go: owners minted with it are released from then on. */
   close(): Promise<void>;
 }

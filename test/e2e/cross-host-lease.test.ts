@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { kitchenAgent } from '../../examples/kitchen/app.ts';
 import { acquireSessionLease, newLeaseOwner } from '../../src/agent/lease.ts';
 import { SessionBusyError } from '../../src/core/errors/session-busy-error.ts';
@@ -101,6 +101,33 @@ describe.skipIf(url === null)('a lease held by a process on another host', () =>
     },
     30_000,
   );
+
+  it('hosts whose clocks disagree by a minute: a live holder’s lease is never taken as lapsed', async () => {
+    const { store, agent } = await open('skew_lease');
+    await eggsRequested(agent, 'k-skew');
+    const wall = Date.now.bind(Date);
+    const clockOff = (ms: number) => vi.spyOn(Date, 'now').mockImplementation(() => wall() + ms);
+    try {
+      for (const [holderOff, takerOff] of [
+        [0, 60_000],
+        [-60_000, 0],
+      ] as const) {
+        // Both owners are this process's: alive by their pid, so only the term could let go.
+        clockOff(holderOff);
+        const holder = await newLeaseOwner(store);
+        await acquireSessionLease(store, 'k-skew', holder, { leaseMs: 20_000, waitMs: 1000 });
+        clockOff(takerOff);
+        const taker = await newLeaseOwner(store);
+        await expect(
+          acquireSessionLease(store, 'k-skew', taker, { leaseMs: 20_000, waitMs: 300 }),
+        ).rejects.toBeInstanceOf(SessionBusyError);
+        expect((await store.getLease('k-skew'))?.owner).toBe(holder);
+        await store.releaseLease('k-skew', holder);
+      }
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
 
   it('owners without a token keep today’s rule: on this host by PID, elsewhere only by the term', async () => {
     const { store, agent } = await open('legacy_lease');

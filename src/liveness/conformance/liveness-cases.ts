@@ -54,6 +54,21 @@ export function livenessCases(name: string, subject: LivenessSubject): void {
       }
     });
 
+    it('two processes agree on the time leases run on, and it never goes backwards', async () => {
+      const a = await subject.open();
+      const b = await subject.open();
+      try {
+        const [ta, tb] = [await a.now(), await b.now()];
+        // Same host in these tests: the store's clock is this host's, to a round trip.
+        expect(Math.abs(ta - tb)).toBeLessThan(1000);
+        expect(Math.abs(ta - Date.now())).toBeLessThan(1000);
+        expect(await a.now()).toBeGreaterThanOrEqual(ta);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     it('a token it cannot read is never released: no holder is judged dead on a guess', async () => {
       const other = await subject.open();
       try {

@@ -11,5 +11,6 @@ export const localLiveness: Liveness = {
   token: async () => null,
   released: async () => new Set<string>(),
   onChange: () => () => undefined,
+  now: async () => Date.now(),
   close: async () => undefined,
 };

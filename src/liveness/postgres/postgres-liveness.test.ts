@@ -92,6 +92,54 @@ async function freezableProxy(port: number) {
   };
 }
 
+/**
+ * A TCP proxy standing for a server that restarts: while `down`, every open connection is
+ * closed and every new one is closed at once (as a server shutting down or still starting
+ * up refuses its clients). `refused` counts the connections turned away.
+ */
+async function restartingProxy(port: number) {
+  const open = new Set<Socket>();
+  let down = false;
+  let refused = 0;
+  const proxy: Server = createServer((client) => {
+    if (down) {
+      refused += 1;
+      client.destroy();
+      return;
+    }
+    const upstream = new Socket();
+    upstream.connect(port, '127.0.0.1');
+    client.pipe(upstream);
+    upstream.pipe(client);
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        open.delete(socket);
+      };
+      socket.on('close', end).on('error', end);
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: server.replace(/@[^/]+\//, `@127.0.0.1:${(proxy.address() as AddressInfo).port}/`),
+    refused: () => refused,
+    down() {
+      down = true;
+      for (const socket of [...open]) socket.destroy();
+    },
+    up() {
+      down = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of [...open]) socket.destroy();
+        proxy.close(() => resolve());
+      }),
+  };
+}
+
 describe.skipIf(url === null)('PostgreSQL liveness', () => {
   const opened: Liveness[] = [];
   const children: ChildProcess[] = [];
@@ -157,6 +205,66 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
       `liveness lock held again ${gapMs} ms after it was lost (${changes[1]!.at - terminated} ms after the terminate)`,
     );
     expect(gapMs).toBeLessThan(CONFIRM_MS);
+  });
+
+  it('a server restart: its lock held again before anyone may judge it dead, however long the restart', async () => {
+    const proxy = await restartingProxy(Number(new URL(server).port || 5432));
+    try {
+      const holder = open({ connectionString: proxy.url });
+      const token = (await holder.token())!;
+      const other = open();
+      proxy.down();
+      // A long restart: the holder has backed off to its slowest pace.
+      await until(async () => proxy.refused() >= 10, 20_000);
+      // The server is back just after an attempt was turned away: the holder's next attempt
+      // is a whole pause away, while a judge may look at once (a takeover watch's tick).
+      const refused = proxy.refused();
+      await until(async () => proxy.refused() > refused, 5000);
+      proxy.up();
+      expect(await deadOwners([ownerWith(token)], other, { here: observer })).toEqual(new Set());
+      expect(await until(() => holder.token(), 3000)).toBe(token);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('an owner naming a key some unrelated session holds is alive; the two-key form of its bits is not that key', async () => {
+    const other = open();
+    const unrelated = new pg.Client({ connectionString: server });
+    await unrelated.connect();
+    try {
+      const held = ownerWith('pg1234abcd');
+      const twoKey = ownerWith('pg5000000007');
+      await unrelated.query('SELECT pg_advisory_lock($1::bigint)', [String(0x1234abcd)]);
+      // pg_advisory_lock(5, 7) sets classid 5 and objid 7, as the one-bigint key 0x500000007 does.
+      await unrelated.query('SELECT pg_advisory_lock(5, 7)');
+      expect(await deadOwners([held, twoKey], other, { here: observer, confirmMs: 10 })).toEqual(
+        new Set([twoKey]),
+      );
+    } finally {
+      await unrelated.end();
+    }
+  });
+
+  it('a process that cannot see its own lock where it reads judges nobody dead (the lock URL names another database)', async () => {
+    // All processes alike misconfigured: the locks in one database, the reads in another
+    // (a liveness URL naming the wrong database, or a replica): every key looks released.
+    const database = `cs_test_liveness_${process.pid}_${Date.now()}`;
+    await withAdmin((client) => client.query(`CREATE DATABASE ${database}`));
+    const elsewhere = server.replace(/\/[^/?]*(\?|$)/, `/${database}$1`);
+    try {
+      const holder = open({ connectionString: elsewhere });
+      const judge = open({ connectionString: elsewhere });
+      const token = (await holder.token())!;
+      expect(await judge.token()).not.toBeNull();
+      expect(await deadOwners([ownerWith(token)], judge, { here: observer, confirmMs: 10 })).toEqual(
+        new Set(),
+      );
+      await holder.close();
+      await judge.close();
+    } finally {
+      await withAdmin((client) => client.query(`DROP DATABASE ${database} WITH (FORCE)`));
+    }
   });
 
   it('no answer: the lock is held on a new connection before the old one is let go', async () => {

@@ -1,22 +1,37 @@
 import type { Client } from 'pg';
 import { secureRandomBytes } from '../../core/random-bytes.ts';
+import { CONFIRM_MS } from '../dead-owners.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
+import { serverClock } from './server-clock.ts';
 
 export interface PostgresLivenessOptions {
   /** The store's server and database: advisory locks are per database. */
   connectionString: string;
   /**
-   * Runs `released`'s one statement: the store's own pool, so a lost connection there is
-   * STORE_UNAVAILABLE like any store call.
+   * Runs `released`'s one statement, and `now`'s: the store's own pool, so a lost connection
+   * there is STORE_UNAVAILABLE like any store call.
    */
   query: (text: string, values?: readonly unknown[]) => Promise<Array<Record<string, unknown>>>;
   /** Between pings of the connection holding the lock (default 2000 ms). */
   checkMs?: number;
   /** Connecting, and a ping's answer, time out after this (default 5000 ms). */
   timeoutMs?: number;
-  /** The longest pause between attempts to hold the lock again after losing it (default 1000 ms). */
+  /**
+   * The longest pause between attempts to hold the lock again after losing it (default
+   * MAX_BACKOFF_MS; jittered up to a quarter more).
+   */
   maxBackoffMs?: number;
 }
+
+/**
+ * The default longest pause between attempts to lock the key again: with its jitter at most
+ * half of CONFIRM_MS, so once the server answers again (after a restart, however long) this
+ * process's next attempt comes, and has the other half to connect and lock, before a judge
+ * who looked at that moment looks again. A pause of a second let a live process be judged
+ * dead after most restarts. The price, while a server refuses for good: five connection
+ * attempts a second per process.
+ */
+export const MAX_BACKOFF_MS = (CONFIRM_MS * 2) / 5;
 
 /** `pg` + the lock key in hex: what lease owners carry (lease-owner.ts). */
 const TOKEN = /^pg([0-9a-f]{1,16})$/;
@@ -73,9 +88,9 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * marked unknown):
  * - **The connection drops** (a terminated backend, an idle-connection killer, a restart): it
  *   is opened again at once and the same key locked; while that fails, again after 50 ms,
- *   doubling to at most `maxBackoffMs` (four attempts within the first half second, then one
- *   a second: a server that refuses for good, a wrong password say, is not flooded). A token
- *   must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
+ *   doubling to at most `maxBackoffMs` (MAX_BACKOFF_MS: five attempts a second, so a server
+ *   that refuses for good is not flooded, and one back from a restart is found in time). A
+ *   token must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
  * - **No answer** (the server failed over, a dropped NAT entry: the socket still looks open
  *   here): a ping every `checkMs`; one unanswered for `timeoutMs` makes it lock the key on a
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
@@ -94,7 +109,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export function createPostgresLiveness(options: PostgresLivenessOptions): Liveness {
   const checkMs = options.checkMs ?? 2000;
   const timeoutMs = options.timeoutMs ?? 5000;
-  const maxBackoffMs = options.maxBackoffMs ?? 1000;
+  const maxBackoffMs = options.maxBackoffMs ?? MAX_BACKOFF_MS;
   const listeners = new Set<(change: LivenessChange) => void>();
   let key = newKey();
   let everHeld = false;
@@ -273,13 +288,21 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         asked.set(decimal, [...(asked.get(decimal) ?? []), token]);
       }
       if (asked.size === 0) return new Set<string>();
-      const rows = await options.query(HELD_SQL, [[...asked.keys()]]);
+      // This process's own key is asked about too, while it holds it: if it is not seen held,
+      // the store's reads do not reach where the locks are (a liveness URL naming another
+      // database, or a replica; a failover half done), every key would look released, and
+      // live processes would be judged dead. Then nobody is: their leases lapse at their term.
+      const own = held === null ? null : key.toString();
+      const rows = await options.query(HELD_SQL, [own === null ? [...asked.keys()] : [...asked.keys(), own]]);
       const stillHeld = new Set(rows.map((row) => String(row.key)));
+      if (own !== null && !stillHeld.has(own)) return new Set<string>();
       const released = new Set<string>();
       for (const [decimal, named] of asked)
         if (!stillHeld.has(decimal)) for (const t of named) released.add(t);
       return released;
     },
+
+    now: serverClock(options.query),
 
     onChange(listener) {
       listeners.add(listener);

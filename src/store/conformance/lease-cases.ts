@@ -57,6 +57,20 @@ export function leaseCases(ctx: ConformanceContext): void {
       expect(await store.getLease('s1')).toEqual({ owner: 'b', untilMs: atMs(40) });
     });
 
+    it('two takers racing for one dead owner’s lease: exactly one gets it, and keeps it', async () => {
+      const store = await session();
+      for (let round = 0; round < 10; round += 1) {
+        const dead = `dead-${round}`;
+        await store.acquireLease({ session: 's1', owner: dead, untilMs: atMs(30), nowMs: atMs(0) });
+        const take = (owner: string) =>
+          store.acquireLease({ session: 's1', owner, untilMs: atMs(40), nowMs: atMs(1), takeOverFrom: dead });
+        const won = await Promise.all([take(`b-${round}`), take(`c-${round}`)]);
+        expect(won.filter(Boolean)).toHaveLength(1);
+        expect((await store.getLease('s1'))?.owner).toBe(won[0] ? `b-${round}` : `c-${round}`);
+        await store.releaseLease('s1', won[0] ? `b-${round}` : `c-${round}`);
+      }
+    });
+
     it('releases only for the owner, after which anyone may acquire', async () => {
       const store = await session();
       await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });

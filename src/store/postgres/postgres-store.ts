@@ -5,6 +5,7 @@ import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes
 import type { Liveness } from '../../liveness/liveness.ts';
 import { localLiveness } from '../../liveness/local/local-liveness.ts';
 import { createPostgresLiveness } from '../../liveness/postgres/postgres-liveness.ts';
+import { serverClock } from '../../liveness/postgres/server-clock.ts';
 import { decisionNeedsUnexpired } from '../approval-rules.ts';
 import { auditCursor } from '../audit-cursor.ts';
 import type { CheckpointStore } from '../checkpoint-store.ts';
@@ -84,7 +85,8 @@ export interface PostgresStoreOptions {
    * leases of one that died over at once instead of after their term
    * (src/liveness/postgres/postgres-liveness.ts). `{ connectionString }` holds it through
    * another URL (a direct one, when the store's goes through a transaction-pooling proxy);
-   * `false` turns it off: leases of dead processes elsewhere then lapse after their term.
+   * `false` turns it off: leases of dead processes elsewhere then lapse after their term
+   * (which still runs on the server's clock).
    */
   liveness?: boolean | { connectionString: string };
 }
@@ -161,7 +163,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const group = createGroupCommit(connection, linkAudit);
   const liveness =
     options.liveness === false
-      ? localLiveness
+      ? // No tokens, but still the server's clock for lease terms: other hosts share the store.
+        { ...localLiveness, now: serverClock(query) }
       : createPostgresLiveness({
           connectionString:
             typeof options.liveness === 'object'
