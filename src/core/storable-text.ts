@@ -4,7 +4,9 @@
  * surrogate pair (half an emoji to the memory stores, U+FFFD once encoded for SQL). The u
  * flag keeps whole pairs out of the class.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL is what this looks for.
 const UNSTORABLE = /[\u0000\ud800-\udfff]/u;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above.
 const UNSTORABLE_ALL = /[\u0000\ud800-\udfff]/gu;
 
 /**
