@@ -1,50 +1,15 @@
 import { expect } from 'vitest';
-import type { CheckpointStore, RunPageQuery, RunSort, RunStatus } from '../checkpoint-store.ts';
+import type { CheckpointStore, RunPageQuery, RunSort } from '../checkpoint-store.ts';
 import { encodeKeysetCursor } from '../keyset-cursor.ts';
 import { checkpoint } from './checkpoint-store-conformance.ts';
 import { at } from './fixtures.ts';
 import { describe, it } from './harness.ts';
-
-/** Every page of `query`, following `next` until it is null. */
-async function walk(store: CheckpointStore, query: RunPageQuery): Promise<string[][]> {
-  const pages: string[][] = [];
-  let after: string | undefined;
-  for (let guard = 0; guard < 200; guard++) {
-    const page = await store.pageRuns({ ...query, ...(after === undefined ? {} : { after }) });
-    pages.push(page.items.map((item) => item.run));
-    if (page.next === null) return pages;
-    after = page.next;
-  }
-  throw new Error('paging did not end');
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
+import { codeOf, type RunFields, startRun, walk } from './run-page-cases.ts';
 
 /** Attacks on pages of runs: ties, writes between pages, forged cursors, odd customer ids. */
 export function runPageAttackCases(store: () => CheckpointStore): void {
-  const start = async (
-    run: string,
-    second: number,
-    fields: { customer?: string | null; workflow?: string; status?: RunStatus } = {},
-  ) => {
-    const saved = await store().saveCheckpoint(
-      checkpoint(run, 0, {
-        createdAt: at(second),
-        customer: fields.customer ?? null,
-        workflow: fields.workflow ?? 'refund',
-        status: fields.status ?? 'running',
-      }),
-      null,
-    );
-    if (!saved.saved) throw new Error(`test setup could not save ${run}`);
-  };
+  const start = (run: string, second: number, fields: RunFields = {}) =>
+    startRun(store(), run, second, fields);
 
   describe('pages of runs under attack', () => {
     it('breaks ties of one instant by run id: every sort, filter and page size reads each run once', async () => {

@@ -6,10 +6,10 @@ import { at, portRequest, request } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
 /** Every page of `query`, following `next` until it is null. */
-async function walk(store: CheckpointStore, query: RunPageQuery): Promise<string[][]> {
+export async function walk(store: CheckpointStore, query: RunPageQuery): Promise<string[][]> {
   const pages: string[][] = [];
   let after: string | undefined;
-  for (let guard = 0; guard < 100; guard++) {
+  for (let guard = 0; guard < 200; guard++) {
     const page = await store.pageRuns({ ...query, ...(after === undefined ? {} : { after }) });
     pages.push(page.items.map((item) => item.run));
     if (page.next === null) return pages;
@@ -18,7 +18,7 @@ async function walk(store: CheckpointStore, query: RunPageQuery): Promise<string
   throw new Error('paging did not end');
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+export async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {
     await promise;
     return undefined;
@@ -27,25 +27,30 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   }
 }
 
+export interface RunFields {
+  customer?: string | null;
+  workflow?: string;
+  status?: RunStatus;
+}
+
+/** A run of one checkpoint at `second`, for `customer`, in `status`. */
+export async function startRun(store: CheckpointStore, run: string, second: number, fields: RunFields = {}) {
+  const saved = await store.saveCheckpoint(
+    checkpoint(run, 0, {
+      createdAt: at(second),
+      customer: fields.customer ?? null,
+      workflow: fields.workflow ?? 'refund',
+      status: fields.status ?? 'running',
+    }),
+    null,
+  );
+  if (!saved.saved) throw new Error(`test setup could not save ${run}`);
+}
+
 /** Pages of runs (CheckpointStore.pageRuns), and the customer a run records: every backend alike. */
 export function runPageCases(store: () => CheckpointStore): void {
-  /** A run of one checkpoint at `second`, for `customer`, in `status`. */
-  const started = async (
-    run: string,
-    second: number,
-    fields: { customer?: string | null; workflow?: string; status?: RunStatus } = {},
-  ) => {
-    const saved = await store().saveCheckpoint(
-      checkpoint(run, 0, {
-        createdAt: at(second),
-        customer: fields.customer ?? null,
-        workflow: fields.workflow ?? 'refund',
-        status: fields.status ?? 'running',
-      }),
-      null,
-    );
-    if (!saved.saved) throw new Error(`test setup could not save ${run}`);
-  };
+  const started = (run: string, second: number, fields: RunFields = {}) =>
+    startRun(store(), run, second, fields);
 
   // Six runs; r-c and r-d start at the same instant (the run id breaks the tie).
   async function seeded() {
