@@ -48,7 +48,7 @@ const tools = ['cancel_order', 'refund', 'place_order'];
 const touchedAt = (n: number) => Math.min(TOUCHED, Math.floor(n / 4));
 
 /** One waiting request per session, as an agent leaves it; the first touchedAt(n) are overdue. */
-function rowsOf(n: number) {
+function rowsOf(n: number, overdue: number) {
   const farAhead = new Date(Date.now() + 7 * 86_400_000).toISOString();
   const past = new Date(Date.now() - 60_000).toISOString();
   const sessions: string[][] = [];
@@ -74,7 +74,7 @@ function rowsOf(n: number) {
       '0'.repeat(64),
       `Cancel order ${i} for customer ${customer}.`,
       createdAt(i),
-      i < touchedAt(n) ? past : farAhead,
+      i < overdue ? past : farAhead,
       'pending',
       customer,
     ]);
@@ -86,8 +86,8 @@ const SESSION_INSERT = 'id, agent, principal, created_at, updated_at, message_co
 const APPROVAL_INSERT =
   'id, session, agent, call_id, tool, args_json, args_hash, effect, created_at, expires_at, status, customer';
 
-function fillSqlite(path: string, n: number): void {
-  const { sessions, approvals } = rowsOf(n);
+function fillSqlite(path: string, n: number, overdue: number): void {
+  const { sessions, approvals } = rowsOf(n, overdue);
   const db = new DatabaseSync(path);
   db.exec('PRAGMA busy_timeout = 5000');
   db.exec('BEGIN IMMEDIATE');
@@ -102,8 +102,8 @@ function fillSqlite(path: string, n: number): void {
   db.close();
 }
 
-async function fillPostgres(schema: string, n: number): Promise<void> {
-  const { sessions, approvals } = rowsOf(n);
+async function fillPostgres(schema: string, n: number, overdue: number): Promise<void> {
+  const { sessions, approvals } = rowsOf(n, overdue);
   const columns = (rows: Array<Array<string | null>>, width: number) =>
     Array.from({ length: width }, (_, c) => rows.map((row) => row[c] ?? null));
   await admin(async (client) => {
@@ -154,12 +154,12 @@ interface Opened {
   close: () => Promise<void>;
 }
 
-async function open(backend: Backend, n: number, fill = true): Promise<Opened> {
+async function open(backend: Backend, n: number, fill = true, overdue = touchedAt(n)): Promise<Opened> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'countersign-flat-'));
     const path = join(dir, 'store.db');
     await createSqliteStore({ path }).close();
-    if (fill) fillSqlite(path, n);
+    if (fill) fillSqlite(path, n, overdue);
     const store = createSqliteStore({ path });
     const raw = new DatabaseSync(path);
     return {
@@ -190,7 +190,7 @@ async function open(backend: Backend, n: number, fill = true): Promise<Opened> {
   }
   const schema = `cs_bench_flat_${randomBytes(4).toString('hex')}`;
   await (await createPostgresStore({ connectionString: BENCH_PG_URL, schema })).close();
-  if (fill) await fillPostgres(schema, n);
+  if (fill) await fillPostgres(schema, n, overdue);
   const store = await createPostgresStore({ connectionString: BENCH_PG_URL, schema });
   return {
     store,
@@ -459,7 +459,10 @@ export interface IdleRow {
 
 /** A real server (store watcher every 2 s, as `serve` runs it) idling over a full backlog. */
 async function measureIdle(backend: Backend, n: number): Promise<IdleRow> {
-  const opened = await open(backend, n);
+  // Nothing overdue: an idle server has nothing to expire. (The overdue rows of the other
+  // sections belong to sessions whose batch is a stand-in that never names them, so the
+  // stalled sweep would continue 50 of them every pass, forever, and be measured instead.)
+  const opened = await open(backend, n, true, 0);
   try {
     const server = appWith(opened.store, 2000);
     // Past start-up: the watcher's first pass.
