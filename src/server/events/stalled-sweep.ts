@@ -25,7 +25,9 @@ export interface StalledSweepOptions {
  * an ordinary `resume`, so the lease serializes it with any other run and the ledger keeps
  * every approved call at most once.
  */
-export function createStalledSweep(options: StalledSweepOptions): (nowMs: number) => Promise<void> {
+export function createStalledSweep(
+  options: StalledSweepOptions,
+): (nowMs: number, anyFlagged?: boolean) => Promise<void> {
   const { store, agents, log } = options;
   const limit = options.limit ?? 50;
   const graceMs = options.graceMs ?? 10_000;
@@ -33,8 +35,10 @@ export function createStalledSweep(options: StalledSweepOptions): (nowMs: number
   // When each session was first seen stalled, by this process; pruned to the latest listing.
   const stalledSince = new Map<string, number>();
 
-  return async (nowMs) => {
-    const stalled = await continuableStalledSessions(store, { limit, agents: names });
+  // `anyFlagged` false: the store said no session is flagged to be continued (dueWork), which
+  // is what an empty listing says too.
+  return async (nowMs, anyFlagged = true) => {
+    const stalled = anyFlagged ? await continuableStalledSessions(store, { limit, agents: names }) : [];
     const listed = new Set(stalled.map((session) => session.id));
     for (const id of stalledSince.keys()) if (!listed.has(id)) stalledSince.delete(id);
     for (const session of stalled) {

@@ -60,6 +60,38 @@ export function timerCases(ctx: ConformanceContext): void {
       expect(ids(await store.listNudgesDue({ at: at(40), limit: 10, kind: 'tool-call' }))).toHaveLength(3);
     });
 
+    it('dueWork, where a store has it, never says a sweep has nothing when its query finds something', async () => {
+      const store = ctx.store();
+      await waiting(store, [
+        ['r1', nudgePlan()],
+        ['r2', null],
+      ]);
+      // What the watcher's three queries find at `second`, beside what dueWork answers.
+      const check = async (second: number, expected: { expiry: boolean; nudges: boolean }) => {
+        const iso = at(second);
+        const found = {
+          expiry: (await store.listDue({ at: iso, limit: 1 })).length > 0,
+          nudges: (await store.listNudgesDue({ at: iso, limit: 1 })).length > 0,
+          stalled:
+            (await store.listStalledSessions({ nowMs: Date.parse(iso), limit: 1, includeHeld: true }))
+              .length > 0,
+        };
+        expect({ expiry: found.expiry, nudges: found.nudges }).toEqual(expected);
+        const said = await store.dueWork?.(iso);
+        if (said === undefined) return;
+        expect({ expiry: said.expiry, nudges: said.nudges }).toEqual(expected);
+        // The stalled flag may be wider than the listing (leases, agents, unknown calls), never narrower.
+        if (found.stalled) expect(said.stalled).toBe(true);
+      };
+      await check(20, { expiry: false, nudges: false });
+      await check(35, { expiry: false, nudges: true });
+      await check(100, { expiry: true, nudges: true });
+      // Decided, both: nothing pending is due, and the session is left to be continued.
+      expect((await store.decide('r1', byPerson('approved', 40), [])).won).toBe(true);
+      expect((await store.decide('r2', byPerson('rejected', 40), [])).won).toBe(true);
+      await check(100, { expiry: false, nudges: false });
+    });
+
     it('fires a nudge once: the compare-and-set advances the next nudge and commits its audit entry', async () => {
       const store = ctx.store();
       await waiting(store, [['r1', nudgePlan()]]);

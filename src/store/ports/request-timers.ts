@@ -39,6 +39,16 @@ export interface ClaimChange {
   claim: RequestClaim | null;
 }
 
+/** What the store watcher's three sweeps would find at a moment (RequestTimers.dueWork). */
+export interface DueWork {
+  /** A pending request of either kind is at or past its expiry. */
+  expiry: boolean;
+  /** A pending request's next nudge has come. */
+  nudges: boolean;
+  /** A session is flagged to be continued (`continue_due`): held, in its grace, or stalled. */
+  stalled: boolean;
+}
+
 export type RequestClaimResult =
   | { won: true; request: ApprovalRequest }
   | { won: false; request: ApprovalRequest | null };
@@ -53,6 +63,15 @@ export type RequestClaimResult =
 export interface RequestTimers {
   /** Pending requests due a nudge at `query.at`, soonest first (an index range, not a scan). */
   listNudgesDue(query: NudgeDueQuery): Promise<ApprovalRequest[]>;
+  /**
+   * Optional: whether each of the store watcher's sweeps (expiry, nudges, stalled sessions)
+   * has anything to do at `at` (ISO-8601), in one round trip of three EXISTS on the partial
+   * indexes they read. An idle server asks this every pass instead of running the three
+   * queries that fetch rows: on SQL stores those ran in cold code every two seconds and made
+   * most of an idle server's CPU. It may say true where a sweep then finds nothing (the
+   * stalled flag ignores leases and agents), never false where one would find something.
+   */
+  dueWork?(at: string): Promise<DueWork>;
   /** The compare-and-set that fires one nudge; the row as it now stands when it won, else null. */
   advanceNudge(id: string, advance: NudgeAdvance, audit?: AuditEvent[]): Promise<ApprovalRequest | null>;
   /** The compare-and-set of claims; the loser gets the row as it stands. */

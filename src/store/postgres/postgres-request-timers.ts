@@ -23,7 +23,7 @@ export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): str
  */
 export function createPostgresRequestTimers(
   connection: Pick<Connection, 'query' | 'transaction'>,
-  t: Pick<Tables, 'approvals'>,
+  t: Pick<Tables, 'approvals' | 'sessions'>,
   codec: PayloadCodec,
   appendAudit: (q: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>,
 ): RequestTimers {
@@ -43,7 +43,23 @@ export function createPostgresRequestTimers(
     return (audit ?? []).length === 0 ? work(query) : connection.transaction(work);
   };
 
+  // The store watcher's three questions in one statement, each an EXISTS on its partial index.
+  const dueWorkSql = `SELECT
+    EXISTS (SELECT 1 FROM ${t.approvals} WHERE status = 'pending' AND expires_at <= $1) AS expiry,
+    EXISTS (SELECT 1 FROM ${t.approvals}
+      WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= $1) AS nudges,
+    EXISTS (SELECT 1 FROM ${t.sessions} WHERE continue_due IS NOT NULL) AS stalled`;
+
   return {
+    async dueWork(at) {
+      const row = (await query(dueWorkSql, [at]))[0] as {
+        expiry: boolean;
+        nudges: boolean;
+        stalled: boolean;
+      };
+      return { expiry: row.expiry === true, nudges: row.nudges === true, stalled: row.stalled === true };
+    },
+
     async listNudgesDue(due) {
       const rows = await query(nudgesDueSql(t, due.kind !== undefined), [
         due.at,

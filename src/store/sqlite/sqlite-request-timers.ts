@@ -13,6 +13,13 @@ const NUDGES_DUE_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXE
   WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= ? AND kind = ?
   ORDER BY next_nudge_at, id LIMIT ?`;
 
+/** The store watcher's three questions in one statement, each an EXISTS on its partial index. */
+const DUE_WORK_SQL = `SELECT
+  EXISTS (SELECT 1 FROM approvals INDEXED BY approvals_due WHERE status = 'pending' AND expires_at <= ?) AS expiry,
+  EXISTS (SELECT 1 FROM approvals INDEXED BY approvals_nudge_due
+    WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= ?) AS nudges,
+  EXISTS (SELECT 1 FROM sessions INDEXED BY sessions_continue_due WHERE continue_due IS NOT NULL) AS stalled`;
+
 /**
  * RequestTimers on the SQLite file: each change is one conditional UPDATE (the compare-and-set)
  * with its audit rows in the same transaction, so of two processes that read the same due row
@@ -29,6 +36,13 @@ export function createSqliteRequestTimers(
     return row === undefined ? null : toApproval(codec, row);
   };
   return {
+    async dueWork(at) {
+      return run(() => {
+        const row = sql(DUE_WORK_SQL).get(at, at) as { expiry: number; nudges: number; stalled: number };
+        return { expiry: row.expiry === 1, nudges: row.nudges === 1, stalled: row.stalled === 1 };
+      });
+    },
+
     async listNudgesDue(query) {
       return run(() =>
         (query.kind === undefined
