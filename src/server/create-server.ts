@@ -366,7 +366,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     now: ctx.now,
     intervalMs: options.watchIntervalMs ?? 2000,
     log,
-    ...(desk ? { runs: desk.runner } : {}),
+    ...(desk ? { runs: desk.runner, runsInStore: desk.checkpoints === (options.store as unknown) } : {}),
   });
 
   const purger = options.retention

@@ -307,4 +307,42 @@ describe('the store watcher expires through the due-query', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a port request kept by a checkpoint store of its own expires, though the main store's dueWork finds nothing", async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createSqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
+    const { createMemoryCheckpointStore } = await import('../../src/store/memory/memory-checkpoint-store.ts');
+    const { refundWorkflow } = await import('../../examples/bookstore/refund-workflow.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-watch-apart-'));
+    const sqlite = createSqliteStore({ path: join(dir, 'store.db') });
+    try {
+      let now = new Date('2026-01-01T10:00:00Z');
+      const server = testServer({
+        store: sqlite,
+        workflows: [refundWorkflow],
+        checkpoints: createMemoryCheckpointStore(),
+        now: () => now,
+      });
+      const run = await server.call('POST', '/v1/runs', {
+        as: 'svc',
+        body: { workflow: 'refund', run: 'refund-1040', input: 1040, user: 'c-300' },
+      });
+      const id = run.json.requests[0].id as string;
+      now = new Date('2027-06-01T10:00:00Z');
+      // The premise: the SQL store holds no request, so it says nothing is due.
+      expect(await sqlite.dueWork?.(now.toISOString())).toMatchObject({ expiry: false });
+      await server.watch();
+      // Recorded as the request's decision, not only shown as past its time.
+      expect((await server.call('GET', `/v1/requests/${id}`, { as: 'alice' })).json).toMatchObject({
+        status: 'expired',
+        decision: { verdict: 'expired', kind: 'expiry' },
+      });
+      await server.close();
+    } finally {
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

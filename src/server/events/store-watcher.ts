@@ -41,6 +41,12 @@ export function watchStore(options: {
   stalled?: Pick<StalledSweepOptions, 'limit' | 'graceMs'>;
   /** The server's workflow runs, whose overdue requests are expired and whose runs continue. */
   runs?: Pick<WorkflowRunner, 'expire' | 'resume'>;
+  /**
+   * The runs' requests are rows of `store` (their checkpoints are kept by it), so the store's
+   * `dueWork` covers their expiry too. Otherwise (a file checkpoint store beside a SQL one)
+   * `runs.expire()` asks its own store every pass.
+   */
+  runsInStore?: boolean;
 }): StoreWatcher {
   const { store, events, agents, now } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -82,7 +88,8 @@ export function watchStore(options: {
           log(`countersign: could not continue session ${session} after expiry: ${String(error)}`);
       }
     }
-    if (options.runs && due.expiry) await expireRuns(options.runs, resumeRuns);
+    if (options.runs && (due.expiry || options.runsInStore !== true))
+      await expireRuns(options.runs, resumeRuns);
     // Reminders, escalations and expiry warnings of both kinds (one table on the SQL stores),
     // from the nudge due-query; after expiry, so nothing expired is nudged.
     if (due.nudges) {
