@@ -155,6 +155,7 @@ export type {
 } from './store/ports/request-book.ts';
 export type {
   ClaimChange,
+  DueWork,
   NudgeAdvance,
   NudgeDueQuery,
   RequestClaimResult,
