@@ -3,8 +3,12 @@ import { type AddressInfo, createServer, Socket } from 'node:net';
 /**
  * A TCP proxy on loopback whose connections a test can cut, as a network drop does, and
  * whose new connections it can hold until released: the client reconnects exactly when told.
- * `heads` keeps the start of what each connection sent (its request line and headers).
+ * `heads` keeps every HTTP request head a client sent, in order: the start of each chunk that
+ * opens with a request line. Not only each connection's first chunk: a browser sends a
+ * reconnect over a kept-alive connection as readily as over a new one.
  */
+const REQUEST_LINE = /^[A-Z]+ \S+ HTTP\/1\.[01]\r\n/;
+
 export async function cutProxy(target: { host: string; port: number }) {
   const open = new Set<Socket>();
   const held: Socket[] = [];
@@ -31,7 +35,10 @@ export async function cutProxy(target: { host: string; port: number }) {
 
   const proxy = createServer((client) => {
     client.pause();
-    client.once('data', (chunk: Buffer) => heads.push(chunk.toString('latin1')));
+    client.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      if (REQUEST_LINE.test(text)) heads.push(text);
+    });
     if (holding) held.push(client);
     else forward(client);
   });
