@@ -106,8 +106,17 @@ export interface ServerOptions {
   secureCookies?: boolean;
   /** The origin browsers use (https://inbox.example.com), when a proxy rewrites Host. */
   publicOrigin?: string;
-  /** How often to sweep expiries and continue stalled sessions (default 2 s; 0 = never). */
+  /**
+   * How late a due expiry, reminder or stalled session may be swept while there is work, and
+   * after any event (default 2 s; 0 = never).
+   */
   watchIntervalMs?: number;
+  /**
+   * The longest an idle server sleeps between looks at the store (default 10 s): with nothing
+   * due it wakes at the soonest stored expiry or reminder, or within `watchIntervalMs` of an
+   * event on the bus; this bounds only what a process that announces nothing here raises.
+   */
+  watchIdleMs?: number;
   /**
    * How often the live streams and the webhooks read the audit log for what other processes
    * committed (default 1 s; 0 = only when the bus says something happened, as tests do).
@@ -365,6 +374,7 @@ export function createServer(options: ServerOptions): CountersignServer {
     agents,
     now: ctx.now,
     intervalMs: options.watchIntervalMs ?? 2000,
+    ...(options.watchIdleMs !== undefined ? { idleMs: options.watchIdleMs } : {}),
     log,
     ...(desk ? { runs: desk.runner, runsInStore: desk.checkpoints === (options.store as unknown) } : {}),
   });

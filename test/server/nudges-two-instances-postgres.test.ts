@@ -127,10 +127,12 @@ export const agents = [createAgent({ name: 'payments', instructions: 'You send p
     const nudges = hook.received
       .map((delivery) => verifyStandard(SECRET, delivery) as { type: string; data: { requestId?: string } })
       .filter((payload) => payload.type.startsWith('request.'));
-    expect(nudges.map((payload) => [payload.type, payload.data.requestId])).toEqual([
-      ['request.reminder', id],
+    // Each once; in no promised order: both instances wake when a nudge comes due and either
+    // may claim the next delivery first (the audit log above holds the order).
+    expect(nudges.map((payload) => [payload.type, payload.data.requestId]).sort()).toEqual([
       ['request.escalated', id],
       ['request.expiring', id],
+      ['request.reminder', id],
     ]);
     expect(a.stderr() + b.stderr()).not.toContain('could not send reminders');
   });

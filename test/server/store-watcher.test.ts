@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { hostname } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import type { CountersignEvent } from '../../src/events/event-bus.ts';
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
 import { bookstore, orderStatus } from '../helpers/bookstore-agent.ts';
@@ -65,6 +68,45 @@ describe('the store watcher', () => {
     expect(calls.filter((name) => name === 'getApproval')).toEqual([]);
     expect(calls.filter((name) => name === 'listApprovals')).toEqual([]);
     expect(calls.filter((name) => name === 'listDue')).toEqual(['listDue']);
+  });
+
+  it('an idle server sleeps until the soonest request is due: a few looks at the store, not one every interval', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-watch-'));
+    const store = createSqliteStore({ path: join(dir, 'store.db') });
+    let looks = 0;
+    const counted = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== 'dueWork' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          looks++;
+          return value.apply(target, args);
+        };
+      },
+    });
+    const { agent } = bookstore({ store, approvalTtl: '1500ms' });
+    const server = testServer({ agents: [agent], store: counted, watchIntervalMs: 50, watchIdleMs: 60_000 });
+    try {
+      await expect.poll(() => looks).toBeGreaterThan(0);
+      const turn = await server.call('POST', '/v1/sessions/s1/messages', {
+        as: 'svc',
+        body: { text: 'Please cancel my order 1044.', user: 'c-100' },
+      });
+      const id: string = turn.json.approvals[0].id;
+      const raised = Date.now();
+      // Expired by the pass the watcher planned for its expiry, not by an idle look 60 s on.
+      await expect
+        .poll(async () => (await store.getApproval(id))?.status, { timeout: 10_000 })
+        .toBe('expired');
+      expect(Date.now() - raised).toBeLessThan(5000);
+      // One look at start, one after the raise's event, one when due, one after the expiry's
+      // event: a 50 ms interval would have made about 30 in the 1.5 s.
+      expect(looks).toBeLessThanOrEqual(8);
+    } finally {
+      await server.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers overdue requests as expired and lets the session continue, so the customer hears it', async () => {

@@ -92,6 +92,32 @@ export function timerCases(ctx: ConformanceContext): void {
       await check(100, { expiry: false, nudges: false });
     });
 
+    it("dueWork's next is the soonest stored expiry or nudge of a pending request, null when none waits", async () => {
+      const store = ctx.store();
+      if (store.dueWork === undefined) return;
+      expect((await store.dueWork(at(20))).next).toBe(null);
+      // No nudges: the expiry is the next thing due.
+      await waiting(store, [['r2', null]]);
+      expect(await store.dueWork(at(20))).toEqual({
+        expiry: false,
+        nudges: false,
+        stalled: false,
+        next: at(100),
+      });
+      // A reminder at 30 s comes before it; a later expiry does not move it.
+      await raise(store, 's1', [
+        request({ id: 'r1', session: 's1', nudges: nudgePlan() }),
+        request({ id: 'r3', session: 's1', expiresAt: at(500) }),
+      ]);
+      expect((await store.dueWork(at(20))).next).toBe(at(30));
+      // Due now: the flag says so, and next is the moment that is past.
+      expect(await store.dueWork(at(31))).toMatchObject({ nudges: true, expiry: false, next: at(30) });
+      // Decided requests are not waiting: only r3's expiry is left.
+      for (const id of ['r1', 'r2'])
+        expect((await store.decide(id, byPerson('rejected', 40), [])).won).toBe(true);
+      expect((await store.dueWork(at(41))).next).toBe(at(500));
+    });
+
     it('fires a nudge once: the compare-and-set advances the next nudge and commits its audit entry', async () => {
       const store = ctx.store();
       await waiting(store, [['r1', nudgePlan()]]);

@@ -47,6 +47,13 @@ export interface DueWork {
   nudges: boolean;
   /** A session is flagged to be continued (`continue_due`): held, in its grace, or stalled. */
   stalled: boolean;
+  /**
+   * The soonest expiry or next nudge of any pending request (ISO-8601), or null when none
+   * waits. At or before `at` when `expiry` or `nudges` is true. Nothing already stored comes
+   * due before it, so a watcher with nothing due now may sleep until then: only a request
+   * raised or changed since (which the event bus announces) can come due sooner.
+   */
+  next: string | null;
 }
 
 export type RequestClaimResult =
@@ -65,8 +72,8 @@ export interface RequestTimers {
   listNudgesDue(query: NudgeDueQuery): Promise<ApprovalRequest[]>;
   /**
    * Optional: whether each of the store watcher's sweeps (expiry, nudges, stalled sessions)
-   * has anything to do at `at` (ISO-8601), in one round trip of three EXISTS on the partial
-   * indexes they read. An idle server asks this every pass instead of running the three
+   * has anything to do at `at` (ISO-8601), and when the next expiry or nudge comes, in one
+   * round trip of three index look-ups on the partial indexes they read. An idle server asks this every pass instead of running the three
    * queries that fetch rows: on SQL stores those ran in cold code every two seconds and made
    * most of an idle server's CPU. It may say true where a sweep then finds nothing (the
    * stalled flag ignores leases and agents), never false where one would find something.

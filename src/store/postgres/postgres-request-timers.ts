@@ -4,6 +4,7 @@ import { nextNudgeAt } from '../../core/nudges.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
+import { dueWorkOf } from '../sql/due-work.ts';
 import { toApproval } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import type { Connection, Query } from './connection.ts';
@@ -13,6 +14,19 @@ export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): str
   return `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
     WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= $1${ofKind ? ' AND kind = $3' : ''}
     ORDER BY next_nudge_at, id LIMIT $2`;
+}
+
+/**
+ * The store watcher's three questions in one statement: the soonest expiry and nudge (the
+ * first entry of each partial index) and whether any session is flagged. Exported so a test
+ * can ask PostgreSQL for its plan.
+ */
+export function dueWorkSql(t: Pick<Tables, 'approvals' | 'sessions'>): string {
+  return `SELECT
+    (SELECT expires_at FROM ${t.approvals} WHERE status = 'pending' ORDER BY expires_at LIMIT 1) AS expiry_at,
+    (SELECT next_nudge_at FROM ${t.approvals} WHERE status = 'pending' AND next_nudge_at IS NOT NULL
+      ORDER BY next_nudge_at LIMIT 1) AS nudge_at,
+    EXISTS (SELECT 1 FROM ${t.sessions} WHERE continue_due IS NOT NULL) AS stalled`;
 }
 
 /**
@@ -43,21 +57,16 @@ export function createPostgresRequestTimers(
     return (audit ?? []).length === 0 ? work(query) : connection.transaction(work);
   };
 
-  // The store watcher's three questions in one statement, each an EXISTS on its partial index.
-  const dueWorkSql = `SELECT
-    EXISTS (SELECT 1 FROM ${t.approvals} WHERE status = 'pending' AND expires_at <= $1) AS expiry,
-    EXISTS (SELECT 1 FROM ${t.approvals}
-      WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= $1) AS nudges,
-    EXISTS (SELECT 1 FROM ${t.sessions} WHERE continue_due IS NOT NULL) AS stalled`;
+  const dueWork = dueWorkSql(t);
 
   return {
     async dueWork(at) {
-      const row = (await query(dueWorkSql, [at]))[0] as {
-        expiry: boolean;
-        nudges: boolean;
+      const row = (await query(dueWork, []))[0] as {
+        expiry_at: string | null;
+        nudge_at: string | null;
         stalled: boolean;
       };
-      return { expiry: row.expiry === true, nudges: row.nudges === true, stalled: row.stalled === true };
+      return dueWorkOf(at, row.expiry_at, row.nudge_at, row.stalled === true);
     },
 
     async listNudgesDue(due) {

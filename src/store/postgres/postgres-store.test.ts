@@ -20,7 +20,7 @@ import type { RequestPageQuery, RequestSort } from '../store.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
-import { nudgesDueSql } from './postgres-request-timers.ts';
+import { dueWorkSql, nudgesDueSql } from './postgres-request-timers.ts';
 import {
   createPostgresStore,
   dueRequestsSql,
@@ -210,6 +210,24 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       });
       expect(plan).toMatch(/Index Scan using sessions_continue_due on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
+      expect(plan).not.toMatch(/Seq Scan|Sort/);
+    });
+
+    it("answers the watcher's one question from the first entry of each due index, never a scan", async () => {
+      fresh('due_work_plan');
+      await open();
+      // As above: forbidding scans and sorts shows whether the partial indexes can serve it.
+      const plan = await withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${dueWorkSql(tablesIn(schema))}`);
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Only Scan using approvals_due on approvals/);
+      expect(plan).toMatch(/Index Only Scan using approvals_nudge_due on approvals/);
+      expect(plan).toMatch(/sessions_continue_due on sessions/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
 

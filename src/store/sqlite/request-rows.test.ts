@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bindArgs } from '../../core/canonical-json.ts';
 import { at, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { migrations } from './migrations.ts';
-import { NUDGES_DUE_SQL } from './sqlite-request-timers.ts';
+import { DUE_WORK_SQL, NUDGES_DUE_SQL } from './sqlite-request-timers.ts';
 import { createSqliteStore, DUE_REQUESTS_SQL, type SqliteStore } from './sqlite-store.ts';
 
 describe('SQLite request rows (migration 9)', () => {
@@ -51,6 +51,24 @@ describe('SQLite request rows (migration 9)', () => {
         /^SEARCH approvals USING INDEX approvals_nudge_due \(next_nudge_at>\? AND next_nudge_at<\?\)$/,
       ),
     ]);
+  });
+
+  it("the watcher's one question reads the first entry of each due index: no table scan, no sort", async () => {
+    const store = open();
+    await leasedSession(store, 's1');
+    await raise(store, 's1', [request({ id: 'r1', session: 's1' })]);
+    const plan = raw((db) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${DUE_WORK_SQL}`)
+        .all()
+        .map((row) => String(row.detail)),
+    ).join('\n');
+    // Each walks its partial index in order and stops at the first entry (LIMIT 1, EXISTS):
+    // SQLite calls an ordered walk of an index a SCAN; of the table, a SCAN with no index.
+    expect(plan).toMatch(/approvals USING COVERING INDEX approvals_due\b/);
+    expect(plan).toMatch(/approvals USING COVERING INDEX approvals_nudge_due\b/);
+    expect(plan).toMatch(/sessions USING (COVERING )?INDEX sessions_continue_due\b/);
+    expect(plan).not.toMatch(/SCAN (approvals|sessions)$|TEMP B-TREE/m);
   });
 
   it('the expiry sweep walks the partial index of pending rows by expiry: no scan, no sort', async () => {

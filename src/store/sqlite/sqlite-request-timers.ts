@@ -3,6 +3,7 @@ import { nextNudgeAt } from '../../core/nudges.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
+import { dueWorkOf } from '../sql/due-work.ts';
 import { toApproval } from '../sql/rows.ts';
 import type { Connection } from './connection.ts';
 
@@ -14,10 +15,13 @@ const NUDGES_DUE_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXE
   ORDER BY next_nudge_at, id LIMIT ?`;
 
 /** The store watcher's three questions in one statement, each an EXISTS on its partial index. */
-const DUE_WORK_SQL = `SELECT
-  EXISTS (SELECT 1 FROM approvals INDEXED BY approvals_due WHERE status = 'pending' AND expires_at <= ?) AS expiry,
-  EXISTS (SELECT 1 FROM approvals INDEXED BY approvals_nudge_due
-    WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= ?) AS nudges,
+// The soonest expiry and nudge (the first entry of each partial index) and whether any
+// session is flagged: three index look-ups, whatever the number waiting.
+export const DUE_WORK_SQL = `SELECT
+  (SELECT expires_at FROM approvals INDEXED BY approvals_due WHERE status = 'pending'
+    ORDER BY expires_at LIMIT 1) AS expiry_at,
+  (SELECT next_nudge_at FROM approvals INDEXED BY approvals_nudge_due
+    WHERE status = 'pending' AND next_nudge_at IS NOT NULL ORDER BY next_nudge_at LIMIT 1) AS nudge_at,
   EXISTS (SELECT 1 FROM sessions INDEXED BY sessions_continue_due WHERE continue_due IS NOT NULL) AS stalled`;
 
 /**
@@ -38,8 +42,12 @@ export function createSqliteRequestTimers(
   return {
     async dueWork(at) {
       return run(() => {
-        const row = sql(DUE_WORK_SQL).get(at, at) as { expiry: number; nudges: number; stalled: number };
-        return { expiry: row.expiry === 1, nudges: row.nudges === 1, stalled: row.stalled === 1 };
+        const row = sql(DUE_WORK_SQL).get() as {
+          expiry_at: string | null;
+          nudge_at: string | null;
+          stalled: number;
+        };
+        return dueWorkOf(at, row.expiry_at, row.nudge_at, row.stalled === 1);
       });
     },
 
