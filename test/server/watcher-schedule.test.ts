@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CountersignEvent } from '../../src/events/event-bus.ts';
 import { createMemoryEventBus } from '../../src/events/memory/memory-event-bus.ts';
 import type { AgentRegistry } from '../../src/server/agent-registry.ts';
 import { WATCH_IDLE_MS, watchStore } from '../../src/server/events/store-watcher.ts';
@@ -9,6 +10,14 @@ const INTERVAL = 2000;
 const start = Date.parse('2026-12-01T12:00:00.000Z');
 const inSeconds = (seconds: number) => new Date(start + seconds * 1000).toISOString();
 const idle: DueWork = { expiry: false, nudges: false, stalled: false, next: null };
+/** Any event will do: the watcher looks within an interval of each. */
+const anEvent = (second: number): CountersignEvent => ({
+  type: 'turn.finished',
+  at: inSeconds(second),
+  session: 's1',
+  status: 'completed',
+  reply: null,
+});
 
 /**
  * When the watcher asks the store: a store whose dueWork answers what the test says and
@@ -79,22 +88,10 @@ describe('when the store watcher looks', () => {
     const { asked, events, watcher } = watched(() => ({ ...idle, next: inSeconds(3600) }));
     await vi.advanceTimersByTimeAsync(1000);
     expect(asked).toEqual([0]);
-    await events.publish({
-      type: 'turn.finished',
-      at: inSeconds(1),
-      session: 's1',
-      status: 'completed',
-      reply: null,
-    });
+    await events.publish(anEvent(1));
     // A burst of events moves the look once, to an interval after the first.
     await vi.advanceTimersByTimeAsync(500);
-    await events.publish({
-      type: 'turn.finished',
-      at: inSeconds(1.5),
-      session: 's1',
-      status: 'completed',
-      reply: null,
-    });
+    await events.publish(anEvent(1.5));
     await vi.advanceTimersByTimeAsync(5000);
     expect(asked).toEqual([0, 3]);
     await watcher.stop();
@@ -109,13 +106,7 @@ describe('when the store watcher looks', () => {
     });
     publish = async () => {
       publish = async () => undefined;
-      await events.publish({
-        type: 'turn.finished',
-        at: inSeconds(0),
-        session: 's1',
-        status: 'completed',
-        reply: null,
-      });
+      await events.publish(anEvent(0));
     };
     await vi.advanceTimersByTimeAsync(WATCH_IDLE_MS - 1);
     expect(asked).toEqual([0, 2]);
@@ -140,13 +131,7 @@ describe('when the store watcher looks', () => {
     const { asked, events, watcher } = watched(() => idle);
     await vi.advanceTimersByTimeAsync(0);
     await watcher.stop();
-    await events.publish({
-      type: 'turn.finished',
-      at: inSeconds(0),
-      session: 's1',
-      status: 'completed',
-      reply: null,
-    });
+    await events.publish(anEvent(0));
     await vi.advanceTimersByTimeAsync(3 * WATCH_IDLE_MS);
     expect(asked).toEqual([0]);
   });

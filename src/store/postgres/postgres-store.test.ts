@@ -79,6 +79,21 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     const sql = <T extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
       withAdmin(async (client) => (await client.query<T>(text, values)).rows);
 
+    /**
+     * The plan of `text` with sequential scans (and sorts, unless `sort`) forbidden: on the
+     * near-empty tables of a test the planner rightly prefers them, so forbidding them shows
+     * whether an index can serve the query's predicate (and order) at all.
+     */
+    const forcedPlan = (text: string, values: unknown[] = [], options: { sort?: boolean } = {}) =>
+      withAdmin(async (client) => {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        if (options.sort !== true) await client.query('SET LOCAL enable_sort = off');
+        const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values);
+        await client.query('ROLLBACK');
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+
     afterEach(async () => {
       for (const store of opened.splice(0)) await store.close();
     });
@@ -195,19 +210,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     it('can find stalled sessions through the partial index of open batches, never a whole-table scan', async () => {
       fresh('stalled_plan');
       await open();
-      // On empty tables the planner rightly prefers a sequential scan; forbidding it shows
-      // whether the query's predicate and order let the partial indexes serve it at all.
-      const plan = await withAdmin(async (client) => {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL enable_seqscan = off');
-        await client.query('SET LOCAL enable_sort = off');
-        const rows = await client.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN ${stalledSessionsText(tablesIn(schema))}`,
-          [false, 0, null, 50],
-        );
-        await client.query('ROLLBACK');
-        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-      });
+      const plan = await forcedPlan(stalledSessionsText(tablesIn(schema)), [false, 0, null, 50]);
       expect(plan).toMatch(/Index Scan using sessions_continue_due on sessions s/);
       expect(plan).toMatch(/executions_unknown on executions e/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
@@ -216,15 +219,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     it("answers the watcher's one question from the first entry of each due index, never a scan", async () => {
       fresh('due_work_plan');
       await open();
-      // As above: forbidding scans and sorts shows whether the partial indexes can serve it.
-      const plan = await withAdmin(async (client) => {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL enable_seqscan = off');
-        await client.query('SET LOCAL enable_sort = off');
-        const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${dueWorkSql(tablesIn(schema))}`);
-        await client.query('ROLLBACK');
-        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-      });
+      const plan = await forcedPlan(dueWorkSql(tablesIn(schema)));
       expect(plan).toMatch(/Index Only Scan using approvals_due on approvals/);
       expect(plan).toMatch(/Index Only Scan using approvals_nudge_due on approvals/);
       expect(plan).toMatch(/sessions_continue_due on sessions/);
@@ -234,19 +229,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     it('reads the audit log by cursor as an index range walk on seq, never a whole-table scan', async () => {
       fresh('audit_plan');
       await open();
-      const plan = await withAdmin(async (client) => {
-        await client.query('BEGIN');
-        // As above: on an empty table a scan and a sort are cheaper; forbidding them shows
-        // the primary key serves the range in order, so LIMIT stops the walk.
-        await client.query('SET LOCAL enable_seqscan = off');
-        await client.query('SET LOCAL enable_sort = off');
-        const rows = await client.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN ${auditPageText(tablesIn(schema), false)}`,
-          [10, 100],
-        );
-        await client.query('ROLLBACK');
-        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-      });
+      const plan = await forcedPlan(auditPageText(tablesIn(schema), false), [10, 100]);
       expect(plan).toMatch(/Index Scan using audit_pkey on audit/);
       expect(plan).toMatch(/Index Cond: \(seq > /);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
@@ -360,17 +343,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     it('serves the expiry due-query from the partial index of pending rows, in its order', async () => {
       fresh('due_plan');
       await open();
-      const plan = await withAdmin(async (client) => {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL enable_seqscan = off');
-        await client.query('SET LOCAL enable_sort = off');
-        const rows = await client.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN ${dueRequestsSql(tablesIn(schema), true)}`,
-          [at(100), 50, 'port'],
-        );
-        await client.query('ROLLBACK');
-        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-      });
+      const plan = await forcedPlan(dueRequestsSql(tablesIn(schema), true), [at(100), 50, 'port']);
       expect(plan).toMatch(/Index Scan using approvals_due on approvals/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
@@ -400,25 +373,14 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
           /approvals_by_status/,
         ],
       ];
-      const explain = (text: string, values: unknown[]) =>
-        withAdmin(async (client) => {
-          await client.query('BEGIN');
-          // As above: on empty tables a scan and a sort are cheaper; forbidding them shows
-          // whether an index serves the predicate in the page's order at all.
-          await client.query('SET LOCAL enable_seqscan = off');
-          await client.query('SET LOCAL enable_sort = off');
-          const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values);
-          await client.query('ROLLBACK');
-          return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-        });
       for (const [query, index] of cases) {
         const { page, count } = requestPageSql(dialect, planPage({ ...query, count: true }));
-        const pagePlan = await explain(page.text, page.values);
+        const pagePlan = await forcedPlan(page.text, page.values);
         expect(pagePlan, JSON.stringify(query)).toMatch(index);
         expect(pagePlan, JSON.stringify(query)).not.toMatch(/Seq Scan|Sort/);
-        if (count !== null) expect(await explain(count.text, count.values)).not.toMatch(/Seq Scan/);
+        if (count !== null) expect(await forcedPlan(count.text, count.values)).not.toMatch(/Seq Scan/);
       }
-      const audit = await explain(auditPageText(tablesIn(schema), true), [10, 100, 's1']);
+      const audit = await forcedPlan(auditPageText(tablesIn(schema), true), [10, 100, 's1']);
       expect(audit).toMatch(/Index Scan using audit_by_session on audit/);
       expect(audit).toMatch(/Index Cond: \(\(session = .*\) AND \(seq > /);
       expect(audit).not.toMatch(/Seq Scan|Sort/);
@@ -428,13 +390,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       fresh('stats_plan');
       await open();
       for (const [name, text] of Object.entries(postgresStatsSql(tablesIn(schema)))) {
-        const plan = await withAdmin(async (client) => {
-          await client.query('BEGIN');
-          await client.query('SET LOCAL enable_seqscan = off');
-          const rows = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, [at(0), at(100)]);
-          await client.query('ROLLBACK');
-          return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-        });
+        const plan = await forcedPlan(text, [at(0), at(100)], { sort: true });
         expect(plan, name).toMatch(/Index (Only )?Scan (Backward )?using approvals_decided on approvals/);
         expect(plan, name).not.toMatch(/Seq Scan/);
       }
@@ -443,17 +399,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
     it('serves the nudge due-query from the partial index of pending rows by next nudge, in its order', async () => {
       fresh('nudge_plan');
       await open();
-      const plan = await withAdmin(async (client) => {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL enable_seqscan = off');
-        await client.query('SET LOCAL enable_sort = off');
-        const rows = await client.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN ${nudgesDueSql(tablesIn(schema), true)}`,
-          [at(100), 50, 'port'],
-        );
-        await client.query('ROLLBACK');
-        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-      });
+      const plan = await forcedPlan(nudgesDueSql(tablesIn(schema), true), [at(100), 50, 'port']);
       expect(plan).toMatch(/Index Scan using approvals_nudge_due on approvals/);
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     });
