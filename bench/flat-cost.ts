@@ -298,7 +298,10 @@ async function measureSize(backend: Backend, n: number): Promise<FlatRow> {
   try {
     const pending: RequestPageQuery = { status: 'pending', limit: PAGE, openAt: new Date().toISOString() };
     const deep = Math.floor(n * 0.9);
-    const after = encodeCursor({ id: id(deep), createdAt: createdAt(deep) } as ApprovalRequest, 'oldest');
+    const after = encodeCursor(
+      { id: id(deep), createdAt: createdAt(deep) } as ApprovalRequest,
+      planPage(pending),
+    );
     const firstPage = await timed(() => store.pageRequests(pending));
     const deepPage = await timed(() => store.pageRequests({ ...pending, after }));
     const countedPage = await timed(() => store.pageRequests({ ...pending, count: true }));

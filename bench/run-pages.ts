@@ -188,7 +188,7 @@ async function measure(backend: Backend, n: number): Promise<Row> {
         customer: null,
         updatedAt: '',
       },
-      'newest',
+      planRunPage(first),
     );
     const firstPage = await median(() => store.pageRuns(first));
     const deepPage = await median(() => store.pageRuns({ ...first, after }));

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { MAX_PAGE_LIMIT } from '../store/request-page.ts';
+import type { CliValues, OptionName } from './command-table.ts';
 import type { Output } from './output.ts';
 
 /** The page size of the listing commands without --limit: a screenful. */
@@ -32,4 +33,17 @@ export function printNext(out: Output, command: string, next: string): void {
 /** A word as a POSIX shell reads it back: as it is when it is plain, else single-quoted. */
 export function shellWord(word: string): string {
   return /^[A-Za-z0-9._:@/=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command of the next page: `command` with the options of this one that shape the list
+ * (its filters, sort and page size), as a shell reads them back. A cursor is bound to the
+ * filters it was handed out under, so the next page's command must repeat them.
+ */
+export function again(command: string, values: CliValues, names: readonly OptionName[]): string {
+  const words = names.flatMap((name) => {
+    const value = values[name];
+    return typeof value === 'string' && value !== '' ? [`--${name}`, shellWord(value)] : [];
+  });
+  return [command, ...words].join(' ');
 }

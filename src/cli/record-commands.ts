@@ -18,7 +18,7 @@ import type { CliValues } from './command-table.ts';
 import { decider } from './decider.ts';
 import { formatApproval, formatAudit, formatExecution } from './format.ts';
 import { type Output, printList } from './output.ts';
-import { CLI_PAGE, printNext, wholeOption } from './paging.ts';
+import { again, CLI_PAGE, printNext, wholeOption } from './paging.ts';
 
 function wholeAfterSeq(text: string): number {
   if (!/^\d{1,15}$/.test(text))
@@ -47,10 +47,13 @@ function printRequestPage(
   out: Output,
   page: { items: readonly ApprovalView[]; next: string | null },
   command: string,
+  values: CliValues,
   empty: string,
 ): number {
   printList(out, page.items, formatApproval, empty, '\n\n');
-  if (page.next !== null) printNext(out, command, page.next);
+  // The cursor is bound to this page's filters: the next page's command repeats them.
+  if (page.next !== null)
+    printNext(out, again(command, values, ['session', 'tool', 'customer', 'text', 'limit']), page.next);
   return 0;
 }
 
@@ -62,6 +65,7 @@ export const pending: Command = async ({ values, context, out }) => {
     out,
     { items: page.items.map((row) => toApprovalView(row, at)), next: page.next },
     'pending',
+    values,
     'No requests are waiting.',
   );
 };
@@ -74,6 +78,7 @@ export const history: Command = async ({ values, context, out }) => {
     out,
     { items: page.items.map((row) => toApprovalView(row, at)), next: page.next },
     'history',
+    values,
     'Nothing has been decided yet.',
   );
 };
@@ -95,16 +100,25 @@ export const executions: Command = async ({ values, context, out }) => {
     });
   }
   const limit = wholeOption(values.limit, '--limit', CLI_PAGE, 'executions');
-  const rows = await listExecutions(await context.store(), {
+  // The filters the cursor is bound to: the next page's command repeats them.
+  const filter = {
     ...(values.session ? { session: values.session } : {}),
     ...(status ? { status } : {}),
-    ...(values.after ? { after: decodeExecutionCursor(values.after) } : {}),
+  };
+  const rows = await listExecutions(await context.store(), {
+    ...filter,
+    ...(values.after ? { after: decodeExecutionCursor(values.after, filter) } : {}),
     limit: limit + 1,
   });
   const page = rows.slice(0, limit);
   printList(out, page, formatExecution, 'No executions yet.');
   const last = page[page.length - 1];
-  if (rows.length > limit && last !== undefined) printNext(out, 'executions', encodeExecutionCursor(last));
+  if (rows.length > limit && last !== undefined)
+    printNext(
+      out,
+      again('executions', values, ['session', 'status', 'limit']),
+      encodeExecutionCursor(last, filter),
+    );
   return 0;
 };
 

@@ -25,7 +25,7 @@ import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { oneLine } from './format.ts';
 import { type Output, printList } from './output.ts';
-import { CLI_PAGE, printNext, shellWord, wholeOption } from './paging.ts';
+import { again, CLI_PAGE, printNext, wholeOption } from './paging.ts';
 
 function runnerFor(context: CliContext, withWorkflows: boolean): Promise<WorkflowRunner> {
   return context.runner(withWorkflows);
@@ -165,13 +165,6 @@ export const runs: Command = async ({ values, context, out }) => {
     });
   if (values.sort !== undefined && !runSorts.includes(values.sort))
     throw new InvalidInputError(`--sort must be ${RUN_SORTS.join(' or ')}, not ${values.sort}.`);
-  const filters: Array<[string, string | undefined]> = [
-    ['status', values.status],
-    ['workflow', values.workflow],
-    ['customer', values.customer],
-    ['sort', values.sort],
-    ['limit', values.limit],
-  ];
   const query: RunPageQuery = {
     ...(values.status ? { status: values.status as RunStatus } : {}),
     ...(values.workflow ? { workflow: values.workflow } : {}),
@@ -188,8 +181,8 @@ export const runs: Command = async ({ values, context, out }) => {
       `${run.run}  ${run.workflow} v${run.version}  ${run.status.padEnd(14)} ${run.updatedAt}${run.customer === null ? '' : `  for ${run.customer}`}`,
     values.status || values.workflow || values.customer ? 'No runs match.' : 'No workflow runs yet.',
   );
-  // The next page is the same listing: its filters, sort and size go with the cursor.
-  const again = filters.flatMap(([name, value]) => (value ? [`--${name}`, shellWord(value)] : []));
-  if (page.next !== null) printNext(out, ['runs', ...again].join(' '), page.next);
+  // The next page is the same listing: its filters (the cursor is bound to them), sort and size.
+  if (page.next !== null)
+    printNext(out, again('runs', values, ['status', 'workflow', 'customer', 'sort', 'limit']), page.next);
   return 0;
 };

@@ -65,7 +65,7 @@ export function mergePages(query: RequestPageQuery, pages: readonly RequestPage[
   const last = items[items.length - 1];
   const page: RequestPage = {
     items,
-    next: more && last !== undefined ? encodeCursor(last, plan.sort) : null,
+    next: more && last !== undefined ? encodeCursor(last, plan) : null,
   };
   if (pages.every((each) => each.total !== undefined)) {
     const count = pages.reduce((sum, each) => sum + (each.total?.count ?? 0), 0);

@@ -79,8 +79,9 @@ export type RunSort = 'newest' | 'oldest';
 /**
  * One page of runs. `status`, `workflow` and `customer` are exact matches (each has an index
  * in the page's order in SQLite and PostgreSQL). `after` is the `next` cursor of the page
- * before, for the same sort; a cursor is opaque and a malformed one (or one of another list
- * or sort) is refused with INVALID_CURSOR.
+ * before, for the same sort and filters (not `limit` or `count`); a cursor is opaque and a
+ * malformed one (or one of another list or sort, or handed out under other filters) is
+ * refused with INVALID_CURSOR.
  */
 export interface RunPageQuery {
   status?: RunStatus;

@@ -1,6 +1,7 @@
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
+import { type CursorFilters, decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import type { ExecutionFilter } from './ports/ledger.ts';
 import { MAX_PAGE_LIMIT } from './request-page.ts';
 
@@ -35,27 +36,40 @@ export function executionsInMemory(
   return filter.limit === undefined ? matching : matching.slice(0, filter.limit);
 }
 
-/** The ledger's page cursor: opaque to callers, versioned, refused (INVALID_CURSOR) when not ours. */
-export function encodeExecutionCursor(record: Pick<ExecutionRecord, 'startedAt' | 'requestId'>): string {
-  return Buffer.from(JSON.stringify([1, 'ledger', record.startedAt, record.requestId])).toString('base64url');
+/** The ledger's cursor order: apart from every request and run cursor's. */
+const LEDGER_ORDER = 'ledger';
+
+/**
+ * What a ledger cursor is bound to: `session` and `status`, the filters that select rows.
+ * Not a filter: `limit` (a client may change the page size between pages) and `after`.
+ */
+function cursorFilters(filter: ExecutionFilter): CursorFilters {
+  return { session: filter.session, status: filter.status };
 }
 
-export function decodeExecutionCursor(cursor: string): { startedAt: string; requestId: string } {
-  let parsed: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url');
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch (cause) {
-    throw new InvalidCursorError('The ledger page cursor is not one this listing handed out.', { cause });
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length !== 4 ||
-    parsed[0] !== 1 ||
-    parsed[1] !== 'ledger' ||
-    typeof parsed[2] !== 'string' ||
-    typeof parsed[3] !== 'string'
-  )
-    throw new InvalidCursorError('The ledger page cursor is not one this listing handed out.');
-  return { startedAt: parsed[2], requestId: parsed[3] };
+/**
+ * The ledger's page cursor, in the one keyset format (keyset-cursor.ts): opaque to callers,
+ * bound to the filter it was handed out under.
+ */
+export function encodeExecutionCursor(
+  record: Pick<ExecutionRecord, 'startedAt' | 'requestId'>,
+  filter: ExecutionFilter,
+): string {
+  return encodeKeysetCursor(LEDGER_ORDER, record.startedAt, record.requestId, cursorFilters(filter));
+}
+
+/** The position after which the next page starts; INVALID_CURSOR when not handed out for `filter`. */
+export function decodeExecutionCursor(
+  cursor: string,
+  filter: ExecutionFilter,
+): { startedAt: string; requestId: string } {
+  const { key, id } = decodeKeysetCursor(cursor, {
+    order: LEDGER_ORDER,
+    filters: cursorFilters(filter),
+    otherOrder: () =>
+      new InvalidCursorError('The page cursor belongs to another list, not to the execution ledger.', {
+        hint: 'Pass the `next` of a page of executions, or start again without a cursor.',
+      }),
+  });
+  return { startedAt: key, requestId: id };
 }

@@ -2,7 +2,7 @@ import type { ApprovalRequest } from '../core/approval.ts';
 import { InvalidCursorError } from '../core/errors/invalid-cursor-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { unsearchable } from '../core/storable-text.ts';
-import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
+import { type CursorFilters, decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import type { PageTotal, RequestPage, RequestPageQuery, RequestSort } from './ports/request-book.ts';
 
 // Paging rules once for every backend: the query's validation, the cursor's format, what a
@@ -117,11 +117,7 @@ export function planPage(query: RequestPageQuery): PagePlan {
   const tool = needle('tool', query.tool);
   const customer = needle('customer', query.customer);
   const text = needle('text', query.text);
-  return {
-    sort,
-    limit: query.limit,
-    count: query.count === true,
-    after: query.after === undefined || query.after === '' ? null : decodeCursor(query.after, sort),
+  const filters: PageFilters = {
     exact: {
       ...(status === undefined ? {} : { status }),
       ...(query.kind === undefined ? {} : { kind: query.kind }),
@@ -129,13 +125,35 @@ export function planPage(query: RequestPageQuery): PagePlan {
       ...(query.run === undefined ? {} : { run: query.run }),
       ...(query.role === undefined ? {} : { role: query.role }),
     },
-    ...(query.openAt === undefined ? {} : { openAt: query.openAt }),
     partial: {
       ...(tool === undefined ? {} : { tool: foldCase(tool) }),
       ...(customer === undefined ? {} : { customer: foldCase(customer) }),
       ...(text === undefined ? {} : { text: foldCase(text) }),
     },
   };
+  return {
+    sort,
+    limit: query.limit,
+    count: query.count === true,
+    after: query.after === undefined || query.after === '' ? null : decodeCursor(query.after, sort, filters),
+    ...filters,
+    ...(query.openAt === undefined ? {} : { openAt: query.openAt }),
+  };
+}
+
+/** The filters of a plan, as the cursor binds them. */
+type PageFilters = Pick<PagePlan, 'exact' | 'partial'>;
+
+/**
+ * What a request cursor is bound to: every filter that selects rows, as the plan applies it
+ * (needles trimmed and folded, so `tool=Refund` and `tool=refund ` are one list; blank
+ * needles are none). Not a filter here: `limit` (a client may change the page size between
+ * pages), `count`, `sort` (the cursor's order already names it; `expiring` implies pending
+ * either way) and `openAt`, which is the reader's clock, not the client's choice, and moves
+ * between every two pages.
+ */
+function cursorFilters(plan: PageFilters): CursorFilters {
+  return { ...plan.exact, ...plan.partial };
 }
 
 /** The value a request is ordered by under `sort` (ties broken by id). */
@@ -149,19 +167,30 @@ export function descending(sort: RequestSort): boolean {
   return sort === 'newest' || sort === 'decided';
 }
 
-/** Opaque to callers; it names the sort so a cursor is never read under another order. */
-export function encodeCursor(request: ApprovalRequest, sort: RequestSort): string {
-  return encodeKeysetCursor(sort, sortKey(request, sort), request.id);
+/**
+ * Opaque to callers; it names the sort so a cursor is never read under another order, and
+ * carries the digest of the plan's filters so it is never read under other filters.
+ */
+export function encodeCursor(
+  request: ApprovalRequest,
+  plan: Pick<PagePlan, 'sort' | 'exact' | 'partial'>,
+): string {
+  return encodeKeysetCursor(plan.sort, sortKey(request, plan.sort), request.id, cursorFilters(plan));
 }
 
-export function decodeCursor(cursor: string, sort: RequestSort): { key: string; id: string } {
-  const { order, key, id } = decodeKeysetCursor(cursor);
-  if (order !== sort) {
-    throw new InvalidCursorError(`The page cursor belongs to sort "${order}", not "${sort}".`, {
-      hint: 'Keep the sort of the first page while following `next`, or start again without `after`.',
-    });
-  }
-  return { key, id };
+export function decodeCursor(
+  cursor: string,
+  sort: RequestSort,
+  filters: PageFilters,
+): { key: string; id: string } {
+  return decodeKeysetCursor(cursor, {
+    order: sort,
+    filters: cursorFilters(filters),
+    otherOrder: (order) =>
+      new InvalidCursorError(`The page cursor belongs to sort "${order}", not "${sort}".`, {
+        hint: 'Keep the sort of the first page while following `next`, or start again without a cursor.',
+      }),
+  });
 }
 
 /** Whether a request matches the plan's filters (the cursor aside). */
@@ -212,7 +241,7 @@ export function afterCursor(request: ApprovalRequest, plan: PagePlan): boolean {
  * says there is a next page.
  */
 export function pageOf(rows: readonly ApprovalRequest[], plan: PagePlan, total?: number): RequestPage {
-  return keysetPage(rows, plan.limit, (last) => encodeCursor(last, plan.sort), total);
+  return keysetPage(rows, plan.limit, (last) => encodeCursor(last, plan), total);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type RunStatus,
   type RunSummary,
 } from './checkpoint-store.ts';
-import { decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
+import { type CursorFilters, decodeKeysetCursor, encodeKeysetCursor } from './keyset-cursor.ts';
 import { keysetPage, MAX_PAGE_LIMIT, PAGE_COUNT_CAP } from './request-page.ts';
 
 // Paging rules of runs once for every backend, as request-page.ts is for requests: the
@@ -66,34 +66,52 @@ export function planRunPage(query: RunPageQuery): RunPagePlan {
     const unfit = value === undefined ? null : unsearchable(value);
     if (unfit !== null) throw new InvalidInputError(`A ${name} filter cannot hold ${unfit}.`);
   }
+  const exact: RunPagePlan['exact'] = {
+    ...(query.status === undefined ? {} : { status: query.status }),
+    ...(workflow === undefined ? {} : { workflow }),
+    ...(customer === undefined ? {} : { customer }),
+  };
   return {
     sort,
     limit: query.limit,
     count: query.count === true,
-    after: query.after === undefined || query.after === '' ? null : decodeRunCursor(query.after, sort),
-    exact: {
-      ...(query.status === undefined ? {} : { status: query.status }),
-      ...(workflow === undefined ? {} : { workflow }),
-      ...(customer === undefined ? {} : { customer }),
-    },
+    after: query.after === undefined || query.after === '' ? null : decodeRunCursor(query.after, sort, exact),
+    exact,
   };
 }
 
-export function encodeRunCursor(run: RunSummary, sort: RunSort): string {
-  return encodeKeysetCursor(orderOf(sort), run.createdAt, run.run);
+/**
+ * What a run cursor is bound to: the filters as the plan applies them (status, and workflow
+ * and customer trimmed, blank ones none). Not a filter: `limit` (a client may change the page
+ * size between pages), `count`, and `sort` (the cursor's order names it).
+ */
+function cursorFilters(exact: RunPagePlan['exact']): CursorFilters {
+  return exact;
 }
 
-export function decodeRunCursor(cursor: string, sort: RunSort): { key: string; id: string } {
-  const { order, key, id } = decodeKeysetCursor(cursor);
-  if (order === orderOf(sort)) return { key, id };
-  const other = RUN_SORTS.find((candidate) => orderOf(candidate) === order);
-  if (other === undefined) {
-    throw new InvalidCursorError('The page cursor belongs to another list, not to the runs.', {
-      hint: 'Pass the `next` of a page of runs, or leave `after` out to start again.',
-    });
-  }
-  throw new InvalidCursorError(`The page cursor belongs to sort "${other}", not "${sort}".`, {
-    hint: 'Keep the sort of the first page while following `next`, or start again without `after`.',
+export function encodeRunCursor(run: RunSummary, plan: Pick<RunPagePlan, 'sort' | 'exact'>): string {
+  return encodeKeysetCursor(orderOf(plan.sort), run.createdAt, run.run, cursorFilters(plan.exact));
+}
+
+export function decodeRunCursor(
+  cursor: string,
+  sort: RunSort,
+  exact: RunPagePlan['exact'],
+): { key: string; id: string } {
+  return decodeKeysetCursor(cursor, {
+    order: orderOf(sort),
+    filters: cursorFilters(exact),
+    otherOrder: (order) => {
+      const other = RUN_SORTS.find((candidate) => orderOf(candidate) === order);
+      if (other === undefined) {
+        return new InvalidCursorError('The page cursor belongs to another list, not to the runs.', {
+          hint: 'Pass the `next` of a page of runs, or start again without a cursor.',
+        });
+      }
+      return new InvalidCursorError(`The page cursor belongs to sort "${other}", not "${sort}".`, {
+        hint: 'Keep the sort of the first page while following `next`, or start again without a cursor.',
+      });
+    },
   });
 }
 
@@ -127,7 +145,7 @@ export function afterRunCursor(run: RunSummary, plan: RunPagePlan): boolean {
 
 /** The page from up to `limit + 1` runs in order after the cursor: the extra one says there is more. */
 export function runPageOf(rows: readonly RunSummary[], plan: RunPagePlan, total?: number): RunPage {
-  return keysetPage(rows, plan.limit, (last) => encodeRunCursor(last, plan.sort), total);
+  return keysetPage(rows, plan.limit, (last) => encodeRunCursor(last, plan), total);
 }
 
 /** A page over runs held in memory (the memory and file stores): the same answer SQL gives. */

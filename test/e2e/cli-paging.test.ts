@@ -37,12 +37,37 @@ describe('countersign pending / history page with --limit and --after', () => {
     expect(first.stdout).toContain('apr_0');
     expect(first.stdout).toContain('apr_1');
     expect(first.stdout).not.toContain('apr_2');
-    const more = /More: countersign pending --after (\S+)/.exec(first.stdout);
+    const more = /More: countersign pending --limit 2 --after (\S+)/.exec(first.stdout);
     expect(more).not.toBeNull();
     const second = await runCli(['pending', '--limit', '2', '--after', more?.[1] ?? ''], env);
     expect(second.stdout).toContain('apr_2');
     expect(second.stdout).toContain('apr_3');
     expect(second.stdout).not.toMatch(/More:/);
+  });
+
+  it("the next page's command repeats the filters the cursor is bound to; other filters are INVALID_CURSOR", async () => {
+    const env = await seeded();
+    const first = await runCli(['pending', '--customer', 'C-1', '--limit', '1'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('apr_0');
+    const more = /More: countersign (pending --customer C-1 --limit 1 --after \S+)$/.exec(
+      first.stdout.trim(),
+    );
+    expect(more, first.stdout).not.toBeNull();
+    // Run as printed: the same filters, the next match (apr_2, Carol, is not one).
+    const second = await runCli((more?.[1] ?? '').split(' '), env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('apr_1');
+    expect(second.stdout).not.toContain('apr_0');
+    expect(second.stdout).not.toContain('apr_2');
+    // The cursor under other filters (here: none) is refused, saying what to do.
+    const cursor = /--after (\S+)$/.exec(more?.[1] ?? '')?.[1] ?? '';
+    const other = await runCli(['pending', '--after', cursor, '--json'], env);
+    expect(other.code).not.toBe(0);
+    expect((other.json as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'INVALID_CURSOR',
+      message: expect.stringMatching(/other filters.*start again from the first page without a cursor/i),
+    });
   });
 
   it('with --json, stdout stays the array and the cursor goes to stderr', async () => {
@@ -77,6 +102,11 @@ describe('countersign pending / history page with --limit and --after', () => {
     const rest = await runCli(['executions', '--limit', '1', '--json', '--after', next], env);
     expect((rest.json as Array<{ requestId: string }>).map((row) => row.requestId)).toEqual(['apr_1']);
     expect(rest.stderr).toBe('');
+    // Bound to its filters: printed with them for people, refused under others.
+    const mine = await runCli(['executions', '--session', 's1', '--limit', '1'], env);
+    expect(mine.stdout.trim()).toMatch(/More: countersign executions --session s1 --limit 1 --after \S+$/);
+    const other = await runCli(['executions', '--status', 'succeeded', '--json', '--after', next], env);
+    expect((other.json as { error: { code: string } }).error.code).toBe('INVALID_CURSOR');
   });
 
   it('history lists decided requests; a bad cursor or limit is a typed error', async () => {

@@ -39,6 +39,22 @@ describe('requestBooks: two books paged as one', () => {
     expect(newest.items.map((item) => item.id)).toEqual(['t5', 'p4', 't3']);
   });
 
+  it("binds the merged page's cursor to its filters: both books page on under them, and refuse others", async () => {
+    const book = await books();
+    const first = await book.pageRequests({ limit: 1, status: 'pending' });
+    expect(first.items.map((item) => item.id)).toEqual(['t1']);
+    const after = first.next ?? '';
+    const rest = await book.pageRequests({ limit: 3, status: 'pending', after });
+    expect(rest.items.map((item) => item.id)).toEqual(['p2', 't3', 'p4']);
+    // Under other filters: each book would refuse it; the merged list does.
+    await expect(
+      book.pageRequests({ limit: 3, kind: 'port', status: 'pending', after }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CURSOR',
+      message: expect.stringContaining('other filters'),
+    });
+  });
+
   it('refuses a bad cursor once, with the typed error', async () => {
     const book = await books();
     await expect(book.pageRequests({ limit: 2, after: '!!' })).rejects.toMatchObject({

@@ -40,12 +40,44 @@ describe('the inbox list, history and bulk decisions over HTTP (no browser)', ()
     expect(second.html).not.toContain('rel="next"');
 
     // A cursor of another order (or a mangled one) shows the first page, saying so.
+    const restarted =
+      'That page link was made for other filters or another order, or is out of date, so this is the first page.';
     const stale = await page(server, `${next.replace('after=', 'sort=newest&after=')}`, alice);
     expect(stale.status).toBe(200);
-    expect(stale.html).toContain('That page link is out of date, so this is the first page.');
+    expect(stale.html).toContain(restarted);
     expect(stale.html).toContain('Showing 1–50 of');
     const mangled = await page(server, '/?after=not-a-cursor', alice);
-    expect(mangled.html).toContain('That page link is out of date');
+    expect(mangled.html).toContain(restarted);
+    // The same link with another page size is the next page still: the size is no filter.
+    const bigger = await page(server, `${next}&limit=25`, alice);
+    expect(bigger.html).not.toContain(restarted);
+    expect(bigger.html.match(/<tr id="apr_/g)).toHaveLength(3);
+  });
+
+  it('a page link under other filters (an edited search) shows the first page of those filters, saying so', async () => {
+    const server = testServer();
+    for (let i = 0; i < 3; i++) await raiseCancel(server, `s-${i}`);
+    const alice = await signIn(server, tokens.alice);
+    const first = await page(server, '/?q=order&limit=25', alice);
+    expect(first.html).toContain('Showing 1–3 of');
+    // Three waiting, 25 to a page: no next link of its own. One from a page of 1 instead.
+    const firstOfOne = await server.call('GET', '/v1/requests?status=pending&text=order&limit=1', {
+      as: 'alice',
+    });
+    const cursor = firstOfOne.headers.get('x-next-cursor') ?? '';
+    expect(cursor).not.toBe('');
+    // The same search and a cursor handed out for it: the page after it, no restart.
+    const same = await page(server, `/?q=order&after=${cursor}&page=2`, alice);
+    expect(same.html).not.toContain('That page link was made for other filters');
+    expect(same.html.match(/<tr id="apr_/g)).toHaveLength(2);
+    // The search edited in the address: the first page of the new search, and it says why.
+    const edited = await page(server, `/?q=cancel&after=${cursor}&page=2`, alice);
+    expect(edited.status).toBe(200);
+    expect(edited.html).toContain(
+      'That page link was made for other filters or another order, or is out of date, so this is the first page.',
+    );
+    expect(edited.html).toContain('Showing 1–3 of');
+    expect(edited.html).toContain('(page 1)');
   });
 
   it('filters by tool and customer, partially and without case; an empty result says so', async () => {

@@ -80,6 +80,74 @@ describe('GET /v1/requests (and /v1/approvals) pages with a cursor', () => {
     expect(next.headers.get('link')).toBeNull();
   });
 
+  it('a cursor is bound to the filters it was handed out under: the same filters page on at any limit, others are 400 INVALID_CURSOR', async () => {
+    const server = await seeded();
+    const first = await server.call('GET', '/v1/requests?status=pending&tool=cancel&limit=2', {
+      as: 'alice',
+    });
+    expect(ids(first.json)).toEqual(['r0', 'r2']);
+    const after = encodeURIComponent(first.headers.get('x-next-cursor') ?? '');
+    expect(after).not.toBe('');
+    // The same filters (a needle in another case is the same filter), another page size, a count.
+    const same = await server.call(
+      'GET',
+      `/v1/requests?status=pending&tool=CANCEL&limit=1&count=true&after=${after}`,
+      { as: 'alice' },
+    );
+    expect(same.status).toBe(200);
+    expect(ids(same.json)).toEqual(['r4']);
+    expect(same.headers.get('x-total-count')).toBe('4');
+    // The alias lists tool calls only (kind=tool-call): another filter set, so another list.
+    const alias = await server.call(
+      'GET',
+      `/v1/approvals?status=pending&tool=cancel&limit=5&after=${after}`,
+      {
+        as: 'alice',
+      },
+    );
+    expect(alias.status).toBe(400);
+    expect(alias.json.error.code).toBe('INVALID_CURSOR');
+    // Its own cursor pages on in it, and in /v1/requests under the same filters.
+    const aliasFirst = await server.call('GET', '/v1/approvals?status=pending&tool=cancel&limit=2', {
+      as: 'alice',
+    });
+    const aliasAfter = encodeURIComponent(aliasFirst.headers.get('x-next-cursor') ?? '');
+    const aliasNext = await server.call(
+      'GET',
+      `/v1/approvals?status=pending&tool=cancel&after=${aliasAfter}`,
+      {
+        as: 'alice',
+      },
+    );
+    expect(ids(aliasNext.json)).toEqual(['r4', 'r6']);
+    const asRequests = await server.call(
+      'GET',
+      `/v1/requests?status=pending&tool=cancel&kind=tool-call&after=${aliasAfter}`,
+      { as: 'alice' },
+    );
+    expect(ids(asRequests.json)).toEqual(['r4', 'r6']);
+    // Other filters: once a page of the other list from this one's position, rows skipped silently.
+    for (const query of [
+      'status=pending',
+      'status=pending&tool=place',
+      'status=approved&tool=cancel&sort=oldest',
+      'tool=cancel&sort=oldest',
+      'status=pending&tool=cancel&text=jones',
+      'status=pending&tool=cancel&customer=c-200',
+      'status=pending&tool=cancel&session=s1',
+      'status=pending&tool=cancel&role=manager',
+      'status=pending&tool=cancel&kind=tool-call',
+    ]) {
+      const response = await server.call('GET', `/v1/requests?${query}&after=${after}`, { as: 'alice' });
+      expect(response.status, query).toBe(400);
+      expect(response.json.error, query).toEqual({
+        code: 'INVALID_CURSOR',
+        message:
+          'This cursor was handed out for other filters. Start again from the first page without a cursor, or send the same filters as the page that handed it out.',
+      });
+    }
+  });
+
   it('a bad cursor, sort or limit is a 400 with a stable code that says what to do', async () => {
     const server = await seeded();
     const bad = await server.call('GET', '/v1/requests?after=garbage!', { as: 'alice' });
@@ -136,5 +204,39 @@ describe('GET /v1/executions pages the ledger with a cursor', () => {
     expect(rest.headers.get('x-next-cursor')).toBeNull();
     const bad = await server.call('GET', '/v1/executions?after=nope!', { as: 'alice' });
     expect(bad.json.error.code).toBe('INVALID_CURSOR');
+  });
+
+  it('binds the cursor to session and status: the same filters page on at any limit, others are 400 INVALID_CURSOR', async () => {
+    const server = testServer();
+    await leasedSession(server.store, 's1');
+    await leasedSession(server.store, 's2');
+    for (const [index, [id, session]] of [
+      ['e1', 's1'],
+      ['e2', 's2'],
+      ['e3', 's1'],
+      ['e4', 's1'],
+    ].entries())
+      await server.store.startExecution({
+        requestId: id ?? '',
+        session: session ?? '',
+        callId: `call-${id}`,
+        tool: 'refund',
+        args: {},
+        idempotencyKey: `countersign:${id}`,
+        at: at(index),
+      });
+    const requestIds = (json: Array<{ requestId: string }>) => json.map((row) => row.requestId);
+    const first = await server.call('GET', '/v1/executions?session=s1&limit=1', { as: 'alice' });
+    expect(requestIds(first.json)).toEqual(['e1']);
+    const next = first.headers.get('x-next-cursor') ?? '';
+    expect(next).not.toBe('');
+    const rest = await server.call('GET', `/v1/executions?session=s1&limit=5&after=${next}`, { as: 'alice' });
+    expect(requestIds(rest.json)).toEqual(['e3', 'e4']);
+    for (const query of ['', 'session=s2&', 'session=s1&status=started&', 'status=started&']) {
+      const response = await server.call('GET', `/v1/executions?${query}after=${next}`, { as: 'alice' });
+      expect(response.status, query).toBe(400);
+      expect(response.json.error.code, query).toBe('INVALID_CURSOR');
+      expect(response.json.error.message, query).toMatch(/other filters\. Start again from the first page/);
+    }
   });
 });

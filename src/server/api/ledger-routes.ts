@@ -20,16 +20,20 @@ export function ledgerRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
     const session = queryText(c, 'session');
     const after = queryText(c, 'after');
     const limit = parseLimit(queryText(c, 'limit'), DEFAULT_PAGE_SIZE);
-    // One more than the page says whether there is a next one.
-    const rows = await listExecutions(ctx.store, {
+    // The filters the cursor is bound to: one handed out under others is INVALID_CURSOR.
+    const filter = {
       ...(session ? { session } : {}),
       ...(parsed ? { status: parsed.data } : {}),
-      ...(after ? { after: decodeExecutionCursor(after) } : {}),
+    };
+    // One more than the page says whether there is a next one.
+    const rows = await listExecutions(ctx.store, {
+      ...filter,
+      ...(after ? { after: decodeExecutionCursor(after, filter) } : {}),
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    setPageHeaders(c, { next: rows.length > limit && last ? encodeExecutionCursor(last) : null });
+    setPageHeaders(c, { next: rows.length > limit && last ? encodeExecutionCursor(last, filter) : null });
     return c.json(page);
   });
 

@@ -94,8 +94,9 @@ const requestListParams: Parameter[] = [
   ),
   queryParam(
     'after',
-    'The cursor of the next page (X-Next-Cursor, or follow the Link header); a cursor not handed out, or of ' +
-      'another sort, is 400 INVALID_CURSOR',
+    'The cursor of the next page (X-Next-Cursor, or follow the Link header), with the same filters: a cursor ' +
+      'not handed out, of another sort, or sent with other filters (limit and count are not filters) is 400 ' +
+      'INVALID_CURSOR',
   ),
   queryParam(
     'limit',
@@ -121,8 +122,9 @@ const runListParams: Parameter[] = [
   ),
   queryParam(
     'after',
-    'The cursor of the next page (X-Next-Cursor, or follow the Link header); a cursor not handed out, or of ' +
-      'another sort or list, is 400 INVALID_CURSOR',
+    'The cursor of the next page (X-Next-Cursor, or follow the Link header), with the same filters: a cursor ' +
+      'not handed out, of another sort or list, or sent with other filters (limit and count are not filters) is ' +
+      '400 INVALID_CURSOR',
   ),
   queryParam(
     'limit',
@@ -307,7 +309,11 @@ export const operations: Operation[] = [
     parameters: [
       onlySession,
       queryParam('status', 'Filter by status', executionStatus),
-      queryParam('after', 'The cursor of the next page (X-Next-Cursor, or follow the Link header)'),
+      queryParam(
+        'after',
+        'The cursor of the next page (X-Next-Cursor, or follow the Link header), with the same session and ' +
+          'status; under others it is 400 INVALID_CURSOR',
+      ),
       queryParam(
         'limit',
         `At most this many (1-${MAX_PAGE_LIMIT}, default 200)`,

@@ -43,7 +43,8 @@ export async function pageOfRows(
   try {
     return await read(listQuery, false);
   } catch (error) {
-    // A page link from before (another sort, cut short): the first page is always safe.
+    // A page link that does not fit (another sort, other filters: a person edited the address
+    // or kept a link from before; cut short): the first page is always safe.
     if (!CountersignError.is(error) || error.code !== 'INVALID_CURSOR' || !query.after) throw error;
     const { after: _after, ...first } = listQuery;
     // The pager's links are built from the query: they start from this first page too.

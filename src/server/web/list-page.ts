@@ -13,7 +13,7 @@ export interface RowsPage {
   total: { count: number; exact: boolean };
   /** The cursor of the next page; null on the last. */
   next: string | null;
-  /** The page link was out of date (a cursor of another order): this is the first page instead. */
+  /** The page link did not fit (a cursor of another order or other filters, or mangled): this is the first page instead. */
   restarted: boolean;
 }
 
@@ -70,7 +70,7 @@ export function pager(
   const shown = rows.views.length
     ? html`Showing ${offset.toLocaleString('en-US')}–${(offset + rows.views.length - 1).toLocaleString('en-US')} of <strong class="total">${totalText(rows.total)}</strong>`
     : html`Showing none of <strong class="total">${totalText(rows.total)}</strong>`;
-  return html`${rows.restarted ? html`<p class="flash error" role="alert">That page link is out of date, so this is the first page.</p>` : ''}<nav class="pager" aria-label="Pages">
+  return html`${rows.restarted ? html`<p class="flash error" role="alert">That page link was made for other filters or another order, or is out of date, so this is the first page.</p>` : ''}<nav class="pager" aria-label="Pages">
     <p class="showing" data-offset="${offset}" data-page="${query.page}">${shown} (page ${query.page})</p>
     ${query.after ? html`<a href="${listHref(path, query, { after: '', page: 1 }, defaultSort)}">First page</a>` : ''}
     ${rows.next ? html`<a rel="next" href="${listHref(path, query, { after: rows.next, page: query.page + 1 }, defaultSort)}">Next page</a>` : ''}

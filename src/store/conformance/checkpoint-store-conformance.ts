@@ -316,6 +316,14 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         });
         expect(second).toMatchObject({ next: null });
         expect(second.items.map((row) => row.id)).toEqual(['req_3']);
+        // The cursor is bound to its filters: another run or no kind is another list.
+        for (const other of [{ run: 'other', kind: 'port' as const }, { run: 'r' }])
+          await expect(
+            store().pageRequests({ limit: 2, ...other, after: first.next ?? '' }),
+          ).rejects.toMatchObject({
+            code: 'INVALID_CURSOR',
+            message: expect.stringContaining('other filters'),
+          });
         await store().decide('req_2', answeredBy('alice', 20));
         const decided = await store().pageRequests({ limit: 5, sort: 'decided' });
         expect(decided.items.map((row) => row.id)).toEqual(['req_2']);

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import type { ExecutionFinish, ExecutionStart } from '../store.ts';
+import { decodeExecutionCursor, encodeExecutionCursor } from '../execution-page.ts';
+import type { ExecutionFilter, ExecutionFinish, ExecutionStart } from '../store.ts';
 import { at, type ConformanceContext, event, leasedSession } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
@@ -200,6 +201,54 @@ export function ledgerCases(ctx: ConformanceContext): void {
       ]);
       for (const limit of [0, 1.5, 1001])
         await expect(store.listExecutions({ limit })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    });
+
+    it('pages the ledger by a cursor bound to its filters: the same filters page on, other filters are INVALID_CURSOR', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      await leasedSession(store, 's2');
+      await store.startExecution(start('r1', 's1', 10));
+      await store.startExecution(start('r2', 's2', 11));
+      await store.startExecution(start('r3', 's1', 12));
+      await store.startExecution(start('r4', 's1', 13));
+      // As GET /v1/executions and `countersign executions` page: one more than the page.
+      const page = async (filter: ExecutionFilter, limit: number, after?: string) => {
+        const rows = await store.listExecutions({
+          ...filter,
+          ...(after === undefined ? {} : { after: decodeExecutionCursor(after, filter) }),
+          limit: limit + 1,
+        });
+        const items = rows.slice(0, limit);
+        const last = items[items.length - 1];
+        return {
+          ids: items.map((record) => record.requestId),
+          next: rows.length > limit && last !== undefined ? encodeExecutionCursor(last, filter) : null,
+        };
+      };
+      const first = await page({ session: 's1' }, 1);
+      expect(first.ids).toEqual(['r1']);
+      const after = first.next ?? '';
+      expect(after).not.toBe('');
+      // The same filters, any page size: the rest of session s1, not s2's r2.
+      expect((await page({ session: 's1' }, 1, after)).ids).toEqual(['r3']);
+      expect(await page({ session: 's1' }, 5, after)).toEqual({ ids: ['r3', 'r4'], next: null });
+      for (const other of [
+        {},
+        { session: 's2' },
+        { session: 's1', status: 'started' as const },
+        { status: 'started' as const },
+      ])
+        expect(() => decodeExecutionCursor(after, other), JSON.stringify(other)).toThrow(
+          expect.objectContaining({
+            code: 'INVALID_CURSOR',
+            message: expect.stringMatching(
+              /other filters.*start again from the first page without a cursor/i,
+            ),
+          }),
+        );
+      // The ledger's cursor of the format before filters were bound is refused, saying why.
+      const unbound = Buffer.from(JSON.stringify([1, 'ledger', at(10), 'r1'])).toString('base64url');
+      expect(() => decodeExecutionCursor(unbound, {})).toThrow(/earlier version/);
     });
   });
 }

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { ApprovalRequest } from '../../core/approval.ts';
+import { encodeKeysetCursor } from '../keyset-cursor.ts';
 import { MAX_NEEDLE_LENGTH } from '../request-page.ts';
 import type { RequestPageQuery, Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, leasedSession, raise, request } from './fixtures.ts';
@@ -278,6 +279,64 @@ export function pageCases(ctx: ConformanceContext): void {
       ]);
     });
 
+    it('binds a cursor to its filters: the same filters page on (any page size), other filters are INVALID_CURSOR', async () => {
+      const store = await seeded();
+      await store.decide('b', byPerson('approved', 20));
+      const ids = (page: { items: ApprovalRequest[] }) => page.items.map((item) => item.id);
+      const query = { status: 'pending', tool: 'ORDER' } as const;
+      const first = await store.pageRequests({ limit: 2, ...query });
+      expect(ids(first)).toEqual(['a', 'c']);
+      const after = first.next ?? '';
+      expect(after).not.toBe('');
+      // The same filters: the next page, whatever the page size, the count, the instant open
+      // at (the reader's clock, not a filter) or how a needle is written (trimmed, any case).
+      expect(ids(await store.pageRequests({ limit: 2, ...query, after }))).toEqual(['d', 'e']);
+      expect(ids(await store.pageRequests({ limit: 1, ...query, after }))).toEqual(['d']);
+      expect(
+        ids(await store.pageRequests({ limit: 5, ...query, count: true, openAt: at(200), after })),
+      ).toEqual(['d', 'f']);
+      expect(ids(await store.pageRequests({ limit: 2, status: 'pending', tool: ' order ', after }))).toEqual([
+        'd',
+        'e',
+      ]);
+      // Other filters: one dropped, changed or added. Each once gave a page of the other list
+      // from this one's position, skipping rows without a word.
+      const others: Array<Omit<RequestPageQuery, 'limit'>> = [
+        { status: 'pending' },
+        { tool: 'ORDER' },
+        { status: 'approved', tool: 'ORDER' },
+        { status: 'pending', tool: 'refund' },
+        { ...query, session: 's2' },
+        { ...query, kind: 'tool-call' },
+        { ...query, run: 'r' },
+        { ...query, role: 'manager' },
+        { ...query, customer: 'dave' },
+        { ...query, text: 'copies' },
+        // The same text under another filter's name is another filter.
+        { status: 'pending', customer: 'ORDER' },
+      ];
+      for (const other of others) {
+        await expect(
+          store.pageRequests({ limit: 2, ...other, after }),
+          JSON.stringify(other),
+        ).rejects.toMatchObject({
+          code: 'INVALID_CURSOR',
+          message: expect.stringMatching(/other filters.*start again from the first page without a cursor/i),
+        });
+      }
+      // Another sort says so, before the filters.
+      await expect(store.pageRequests({ limit: 2, ...query, sort: 'newest', after })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+        message: expect.stringContaining('belongs to sort "oldest", not "newest"'),
+      });
+      // A cursor of the format before filters were bound is refused, saying why.
+      const unbound = Buffer.from(JSON.stringify([1, 'oldest', at(2), 'b'])).toString('base64url');
+      await expect(store.pageRequests({ limit: 2, after: unbound })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+        message: expect.stringMatching(/earlier version.*start again from the first page/i),
+      });
+    });
+
     it("refuses a mangled cursor, another sort's cursor and a bad limit, with typed errors", async () => {
       const store = await seeded();
       const page = await store.pageRequests({ limit: 2 });
@@ -291,10 +350,10 @@ export function pageCases(ctx: ConformanceContext): void {
       await expect(store.pageRequests({ limit: 2, after: cursor, sort: 'newest' })).rejects.toMatchObject({
         code: 'INVALID_CURSOR',
       });
-      // Forged in the cursor's own format: a NUL (PostgreSQL cannot take one) or half of a
-      // surrogate pair (U+FFFD to SQL) in its key or id is no cursor any listing handed out.
-      const forged = (key: string, id: string) =>
-        Buffer.from(JSON.stringify([1, 'oldest', key, id])).toString('base64url');
+      // Forged in the cursor's own format (no filters, as the query): a NUL (PostgreSQL cannot
+      // take one) or half of a surrogate pair (U+FFFD to SQL) in its key or id is no cursor
+      // any listing handed out.
+      const forged = (key: string, id: string) => encodeKeysetCursor('oldest', key, id, {});
       for (const after of [
         forged(at(1), 'a\u0000'),
         forged(`${at(1)}\u0000`, 'a'),

@@ -87,7 +87,7 @@ export function runPageAttackCases(store: () => CheckpointStore): void {
       await start('r-1', 1);
       await start('r-2', 2);
       const forged = (key: string, id: string, order = 'runs.newest') =>
-        store().pageRuns({ limit: 5, after: encodeKeysetCursor(order, key, id) });
+        store().pageRuns({ limit: 5, after: encodeKeysetCursor(order, key, id, {}) });
       // A well-formed cursor is a position: any key and id order among the stored ones.
       expect((await forged('zzz', '')).items.map((run) => run.run)).toEqual(['r-2', 'r-1']);
       expect((await forged('', '')).items).toEqual([]);
@@ -99,10 +99,16 @@ export function runPageAttackCases(store: () => CheckpointStore): void {
         Buffer.from('[1,"runs.newest","x"]').toString('base64url'),
         Buffer.from('[1,"runs.newest",1,"x"]').toString('base64url'),
         Buffer.from('[2,"runs.newest","x","y"]').toString('base64url'),
+        Buffer.from('[2,"runs.newest","x","y",7]').toString('base64url'),
+        Buffer.from('[3,"runs.newest","x","y","z"]').toString('base64url'),
+        // Of the format before filters were bound (refused: its filters are not known).
+        Buffer.from('[1,"runs.newest","x","y"]').toString('base64url'),
+        // Bound to filters this page has not got.
+        encodeKeysetCursor('runs.newest', 'x', 'y', { status: 'running' }),
         Buffer.from('{"order":"runs.newest"}').toString('base64url'),
         Buffer.from('[1,"runs.newest","x","y"').toString('base64url'),
-        encodeKeysetCursor('runs.updated', 'x', 'y'),
-        encodeKeysetCursor('newest', 'x', 'y'),
+        encodeKeysetCursor('runs.updated', 'x', 'y', {}),
+        encodeKeysetCursor('newest', 'x', 'y', {}),
         '=',
         '%%%',
         'W',

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { CheckpointStore, RunPageQuery, RunStatus } from '../checkpoint-store.ts';
-import { encodeCursor } from '../request-page.ts';
+import { encodeCursor, planPage } from '../request-page.ts';
 import { checkpoint } from './checkpoint-store-conformance.ts';
 import { at, portRequest, request } from './fixtures.ts';
 import { describe, it } from './harness.ts';
@@ -145,6 +145,45 @@ export function runPageCases(store: () => CheckpointStore): void {
       expect(second.total).toEqual({ count: 3, exact: true });
     });
 
+    it('binds a cursor to its filters: the same filters page on (any page size), other filters are INVALID_CURSOR', async () => {
+      await seeded();
+      const runs = (page: { items: Array<{ run: string }> }) => page.items.map((item) => item.run);
+      const first = await store().pageRuns({ limit: 1, customer: 'c-100' });
+      expect(runs(first)).toEqual(['r-e']);
+      const after = first.next ?? '';
+      expect(after).not.toBe('');
+      // The same filters: the next page whatever the page size or the count; a customer is
+      // trimmed as the list trims it.
+      expect(runs(await store().pageRuns({ limit: 1, customer: 'c-100', after }))).toEqual(['r-c']);
+      expect(runs(await store().pageRuns({ limit: 5, customer: ' c-100 ', count: true, after }))).toEqual([
+        'r-c',
+        'r-a',
+      ]);
+      // Other filters: one dropped, changed or added, or the same value under another name.
+      const others: Array<Omit<RunPageQuery, 'limit'>> = [
+        {},
+        { customer: 'C-100' },
+        { customer: 'c-200' },
+        { customer: 'c-100', status: 'awaiting_input' },
+        { customer: 'c-100', workflow: 'refund' },
+        { workflow: 'c-100' },
+      ];
+      for (const other of others)
+        await expect(
+          store().pageRuns({ limit: 2, ...other, after }),
+          JSON.stringify(other),
+        ).rejects.toMatchObject({
+          code: 'INVALID_CURSOR',
+          message: expect.stringMatching(/other filters.*start again from the first page without a cursor/i),
+        });
+      // A cursor of the format before filters were bound is refused, saying why.
+      const unbound = Buffer.from(JSON.stringify([1, 'runs.newest', at(4), 'r-e'])).toString('base64url');
+      await expect(store().pageRuns({ limit: 2, after: unbound })).rejects.toMatchObject({
+        code: 'INVALID_CURSOR',
+        message: expect.stringMatching(/earlier version.*start again from the first page/i),
+      });
+    });
+
     it('refuses a cursor it did not hand out, one of the other sort or of a request list (INVALID_CURSOR), and a bad query (INVALID_INPUT)', async () => {
       await seeded();
       const newest = await store().pageRuns({ limit: 2 });
@@ -153,7 +192,10 @@ export function runPageCases(store: () => CheckpointStore): void {
       expect(await codeOf(store().pageRuns({ limit: 2, sort: 'oldest', after: newest.next ?? '' }))).toBe(
         'INVALID_CURSOR',
       );
-      const requestCursor = encodeCursor(request({ id: 'x', session: 's1' }), 'newest');
+      const requestCursor = encodeCursor(
+        request({ id: 'x', session: 's1' }),
+        planPage({ limit: 2, sort: 'newest' }),
+      );
       expect(await codeOf(store().pageRuns({ limit: 2, after: requestCursor }))).toBe('INVALID_CURSOR');
       expect(await codeOf(store().pageRuns({ limit: 0 }))).toBe('INVALID_INPUT');
       expect(await codeOf(store().pageRuns({ limit: 1001 }))).toBe('INVALID_INPUT');

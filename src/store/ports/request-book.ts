@@ -107,7 +107,9 @@ export type RequestSort = 'oldest' | 'newest' | 'expiring' | 'decided';
  * One page of requests. Exact filters (`status`, `kind`, `session`, `run`, `role`) compare
  * the column; `tool`, `customer` and `text` (over the effect and the customer) are
  * case-insensitive partial matches. `after` is the `next` cursor of the page before, for the
- * same sort; a cursor is opaque and a malformed one is refused with INVALID_CURSOR.
+ * same sort and the same filters (not `limit`, `count` or `openAt`); a cursor is opaque, and
+ * a malformed one, or one handed out under another sort or other filters, is refused with
+ * INVALID_CURSOR.
  */
 export interface RequestPageQuery {
   status?: ApprovalStatus;

@@ -16,7 +16,7 @@ import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '
 import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { encodeCursor, planPage } from '../request-page.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
-import type { RequestPageQuery, RequestSort } from '../store.ts';
+import type { RequestPageQuery } from '../store.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
@@ -352,21 +352,24 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       fresh('page_plan');
       await open();
       const dialect = postgresPageDialect(tablesIn(schema).approvals);
-      const cursor = (sort: RequestSort) =>
-        encodeCursor(request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }), sort);
+      // The query with a cursor bound to its own filters and sort, as a page hands one out.
+      const paged = (query: RequestPageQuery): RequestPageQuery => ({
+        ...query,
+        after: encodeCursor(
+          request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }),
+          planPage(query),
+        ),
+      });
       const cases: Array<[RequestPageQuery, RegExp]> = [
-        [{ limit: 50, after: cursor('oldest') }, /approvals_by_created/],
-        [{ limit: 50, status: 'pending', after: cursor('oldest') }, /approvals_by_status/],
+        [paged({ limit: 50 }), /approvals_by_created/],
+        [paged({ limit: 50, status: 'pending' }), /approvals_by_status/],
         [
-          { limit: 50, status: 'pending', sort: 'newest', after: cursor('newest') },
+          paged({ limit: 50, status: 'pending', sort: 'newest' }),
           /Index Scan Backward using approvals_by_status/,
         ],
-        [{ limit: 50, sort: 'expiring', after: cursor('expiring') }, /approvals_due/],
-        [
-          { limit: 50, sort: 'decided', after: cursor('decided') },
-          /Index Scan Backward using approvals_decided/,
-        ],
-        [{ limit: 50, session: 's1', after: cursor('oldest') }, /approvals_by_session/],
+        [paged({ limit: 50, sort: 'expiring' }), /approvals_due/],
+        [paged({ limit: 50, sort: 'decided' }), /Index Scan Backward using approvals_decided/],
+        [paged({ limit: 50, session: 's1' }), /approvals_by_session/],
         [{ limit: 50, run: 'r-1' }, /approvals_by_run/],
         [
           { limit: 50, status: 'pending', text: 'refund', tool: 'order', customer: 'c', role: 'manager' },

@@ -77,9 +77,10 @@ describe.skipIf(url === null)('PostgreSQL text search', () => {
     opened.push(store);
     expect(store.textSearch).toEqual({ indexed: true });
     const pending: RequestPageQuery = { status: 'pending', limit: 50 };
+    // Bound to the page it is used with: pending, this text, newest first.
     const after = encodeCursor(
       { id: 'apr-0010000', createdAt: createdAt(10_000) } as ApprovalRequest,
-      'newest',
+      planPage({ ...pending, text: 'CUSTOMER C-7.', sort: 'newest' }),
     );
     await withAdmin(async (client) => {
       await fill(client, schema, 20_000);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunPageQuery, RunSort } from '../checkpoint-store.ts';
+import type { RunPageQuery } from '../checkpoint-store.ts';
 import { encodeRunCursor, planRunPage } from '../run-page.ts';
 import { runPageSql } from '../sql/run-page-sql.ts';
 import { SQLITE_RUN_PAGE_DIALECT } from './sqlite-checkpoints.ts';
@@ -30,8 +30,10 @@ const plan = (text: string, values: ReadonlyArray<string | number>) =>
     .map((row) => String(row.detail))
     .join('\n');
 
-const cursor = (sort: RunSort) =>
-  encodeRunCursor(
+/** The query with a cursor bound to its own filters and sort, as a page hands one out. */
+const paged = (query: RunPageQuery): RunPageQuery => ({
+  ...query,
+  after: encodeRunCursor(
     {
       run: 'r-1',
       workflow: 'refund',
@@ -42,31 +44,32 @@ const cursor = (sort: RunSort) =>
       createdAt: '2030-01-01T00:00:00.000Z',
       updatedAt: '2030-01-01T00:00:00.000Z',
     },
-    sort,
-  );
+    planRunPage(query),
+  ),
+});
 
 describe('pages of runs: query plans', () => {
   it('walks the index of the most selective filter in the page order: no sort, no scan of the table', () => {
     const cases: Array<[RunPageQuery, RegExp]> = [
       [{ limit: 50 }, /SCAN workflow_runs USING (COVERING )?INDEX workflow_runs_by_created/],
       [
-        { limit: 50, after: cursor('newest') },
+        paged({ limit: 50 }),
         /SEARCH workflow_runs USING INDEX workflow_runs_by_created \(\(created_at,id\)<\(\?,\?\)\)/,
       ],
       [
-        { limit: 50, sort: 'oldest', after: cursor('oldest') },
+        paged({ limit: 50, sort: 'oldest' }),
         /SEARCH workflow_runs USING INDEX workflow_runs_by_created \(\(created_at,id\)>\(\?,\?\)\)/,
       ],
       [
-        { limit: 50, status: 'awaiting_input', after: cursor('newest') },
+        paged({ limit: 50, status: 'awaiting_input' }),
         /workflow_runs_by_status \(status=\? AND \(created_at,id\)<\(\?,\?\)\)/,
       ],
       [
-        { limit: 50, workflow: 'refund', sort: 'oldest', after: cursor('oldest') },
+        paged({ limit: 50, workflow: 'refund', sort: 'oldest' }),
         /workflow_runs_by_workflow \(workflow=\? AND \(created_at,id\)>\(\?,\?\)\)/,
       ],
       [
-        { limit: 50, customer: 'c-100', after: cursor('newest') },
+        paged({ limit: 50, customer: 'c-100' }),
         /workflow_runs_by_customer \(customer=\? AND \(created_at,id\)<\(\?,\?\)\)/,
       ],
       [

@@ -10,7 +10,7 @@ import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '
 import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { encodeCursor, planPage } from '../request-page.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
-import type { RequestPageQuery, RequestSort } from '../store.ts';
+import type { RequestPageQuery } from '../store.ts';
 import { migrations } from './migrations.ts';
 import { SQLITE_PAGE_DIALECT } from './page-requests.ts';
 import { STALLED_SESSIONS_SQL } from './row-queries.ts';
@@ -134,29 +134,29 @@ describe('SQLite store', () => {
 
   it('pages requests by walking an index in the page order: no sort, no scan of the table', async () => {
     open();
-    const cursor = (sort: RequestSort) =>
-      encodeCursor(request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }), sort);
+    // The query with a cursor bound to its own filters and sort, as a page hands one out.
+    const paged = (query: RequestPageQuery): RequestPageQuery => ({
+      ...query,
+      after: encodeCursor(
+        request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }),
+        planPage(query),
+      ),
+    });
     const cases: Array<[RequestPageQuery, RegExp]> = [
       [{ limit: 50 }, /approvals_by_created/],
       [{ limit: 50, status: 'pending' }, /approvals_by_status \(status=\?\)/],
       [
-        { limit: 50, status: 'pending', after: cursor('oldest') },
+        paged({ limit: 50, status: 'pending' }),
         /approvals_by_status \(status=\? AND \(created_at,id\)>\(\?,\?\)\)/,
       ],
       [
-        { limit: 50, status: 'pending', sort: 'newest', after: cursor('newest') },
+        paged({ limit: 50, status: 'pending', sort: 'newest' }),
         /approvals_by_status \(status=\? AND \(created_at,id\)<\(\?,\?\)\)/,
       ],
+      [paged({ limit: 50, sort: 'expiring' }), /approvals_due \(\(expires_at,id\)>\(\?,\?\)\)/],
+      [paged({ limit: 50, sort: 'decided' }), /approvals_decided \(.*\(decided_at,id\)<\(\?,\?\)\)/],
       [
-        { limit: 50, sort: 'expiring', after: cursor('expiring') },
-        /approvals_due \(\(expires_at,id\)>\(\?,\?\)\)/,
-      ],
-      [
-        { limit: 50, sort: 'decided', after: cursor('decided') },
-        /approvals_decided \(.*\(decided_at,id\)<\(\?,\?\)\)/,
-      ],
-      [
-        { limit: 50, session: 's1', after: cursor('oldest') },
+        paged({ limit: 50, session: 's1' }),
         /approvals_by_session \(session=\? AND \(created_at,id\)>\(\?,\?\)\)/,
       ],
       [{ limit: 50, run: 'r-1', status: 'pending' }, /approvals_by_run \(run=\?\)/],
@@ -192,12 +192,18 @@ describe('SQLite store', () => {
 
   it('narrows a text page through the FTS5 trigram index: candidates by rowid, then a sort of those few', async () => {
     open();
-    const cursor = (sort: RequestSort) =>
-      encodeCursor(request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }), sort);
+    // The query with a cursor bound to its own filters and sort, as a page hands one out.
+    const paged = (query: RequestPageQuery): RequestPageQuery => ({
+      ...query,
+      after: encodeCursor(
+        request({ id: 'x', session: 's1', decision: byPerson('approved', 5) }),
+        planPage(query),
+      ),
+    });
     const queries: RequestPageQuery[] = [
       { limit: 50, status: 'pending', text: 'customer c-7.' },
-      { limit: 50, text: 'customer c-7.', sort: 'newest', after: cursor('newest') },
-      { limit: 50, text: 'customer c-7.', sort: 'expiring', after: cursor('expiring') },
+      paged({ limit: 50, text: 'customer c-7.', sort: 'newest' }),
+      paged({ limit: 50, text: 'customer c-7.', sort: 'expiring' }),
       { limit: 50, text: 'customer c-7.', sort: 'decided', status: 'approved' },
       { limit: 50, customer: 'c-7', session: 's1', tool: 'refund' },
     ];
