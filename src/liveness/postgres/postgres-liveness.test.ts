@@ -19,7 +19,12 @@ import { CONFIRM_MS, deadOwners } from '../dead-owners.ts';
 import { formatOwner } from '../lease-owner.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
 import type { ProcessSpace } from '../process-space.ts';
-import { createPostgresLiveness, keyOfToken, type PostgresLivenessOptions } from './postgres-liveness.ts';
+import {
+  createPostgresLiveness,
+  keyOfToken,
+  livenessApplicationName,
+  type PostgresLivenessOptions,
+} from './postgres-liveness.ts';
 
 const url = await postgresForTests();
 const server = url ?? TEST_PG_URL;
@@ -225,6 +230,36 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
       expect(await until(() => holder.token(), 3000)).toBe(token);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('its connection is named after this process and its token, unless the URL or PGAPPNAME names it', async () => {
+    const nameOf = (token: string) =>
+      withAdmin(async (client) => {
+        const { rows } = await client.query<{ name: string }>(
+          'SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1',
+          [await holderPid(token)],
+        );
+        return rows[0]?.name;
+      });
+    const plain = open();
+    const token = (await plain.token())!;
+    expect(await nameOf(token)).toBe(`countersign-liveness ${process.pid} ${token}`);
+    expect(livenessApplicationName(2n ** 62n - 1n, 4_294_967_295)).toBe(
+      'countersign-liveness 4294967295 pg3fffffffffffffff',
+    );
+    expect(Buffer.byteLength(livenessApplicationName(2n ** 62n - 1n, 4_294_967_295))).toBeLessThanOrEqual(63);
+    const app = `cs_test_named_${process.pid}`;
+    const named = open({ connectionString: withApplicationName(server, app) });
+    expect(await nameOf((await named.token())!)).toBe(app);
+    const previous = process.env.PGAPPNAME;
+    process.env.PGAPPNAME = `${app}_env`;
+    try {
+      const fromEnv = open();
+      expect(await nameOf((await fromEnv.token())!)).toBe(`${app}_env`);
+    } finally {
+      if (previous === undefined) delete process.env.PGAPPNAME;
+      else process.env.PGAPPNAME = previous;
     }
   });
 

@@ -40,6 +40,16 @@ export function tokenOfKey(key: bigint): string {
   return `pg${key.toString(16)}`;
 }
 
+/**
+ * What pg_stat_activity shows for the connection holding `key` (unless the URL's
+ * `application_name` or PGAPPNAME says otherwise): this process's pid and its token, so one
+ * process's lock connection can be found, and ended, without touching any other's. At most
+ * 21 + 10 + 1 + 18 = 50 bytes: under PostgreSQL's 63 (NAMEDATALEN − 1), which it would cut.
+ */
+export function livenessApplicationName(key: bigint, pid = process.pid): string {
+  return `countersign-liveness ${pid} ${tokenOfKey(key)}`;
+}
+
 /** The advisory lock key a token names, or null for a token this backend did not mint. */
 export function keyOfToken(token: string): bigint | null {
   const hex = TOKEN.exec(token)?.[1];
@@ -96,6 +106,9 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
  *   backend had lost it anyway; if not, the old backend still holds it, others see this
  *   process alive, and it is kept.
+ * - The connection is named `countersign-liveness <pid> <token>` in pg_stat_activity
+ *   (livenessApplicationName; the URL's `application_name` or PGAPPNAME wins), so one
+ *   process's lock connection can be told from the others'.
  * - `idle_session_timeout` is turned off for this session (a server setting would otherwise
  *   end it), and the socket, once it holds the lock, is unref'd: it never keeps a finished
  *   process running.
@@ -155,7 +168,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       connectionTimeoutMillis: timeoutMs,
       // TCP keepalive: a peer that vanished is found by the kernel too, not only by the ping.
       keepAlive: true,
-      fallback_application_name: 'countersign-liveness',
+      // A fallback: the URL's application_name, or PGAPPNAME, still wins.
+      fallback_application_name: livenessApplicationName(key),
     });
     client.on('error', (error: Error) => lost(client, error.message));
     client.on('end', () => lost(client, 'the connection was closed'));
