@@ -1,3 +1,5 @@
+import { livenessLogLine } from '../liveness/liveness-log.ts';
+
 /** One worker event for a person reading the terminal; `--json` prints the event itself. */
 export function workerLogLine(line: Record<string, unknown>): string {
   const list = (value: unknown) => (Array.isArray(value) ? value.join(', ') : String(value));
@@ -15,9 +17,7 @@ export function workerLogLine(line: Record<string, unknown>): string {
     case 'taken-over':
       return `Took over sessions whose holder died: ${list(line.sessions)} (from ${list(line.holders)}).`;
     case 'liveness':
-      return line.held
-        ? 'Holding the liveness lock again: other hosts see this worker alive.'
-        : `Lost the liveness lock (${line.reason}); holding it again. Meanwhile workers on other hosts may take over the sessions this one runs.`;
+      return livenessLogLine(line, 'worker');
     case 'sweep-failed':
       return `The sweep for stalled sessions failed: ${line.message} It runs again in a moment; check the store if this repeats.`;
     case 'stopping':

@@ -76,6 +76,12 @@ const HELD_SQL = `SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text AS 
     AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
     AND ((l.classid::bigint << 32) | l.objid::bigint) = ANY($1::bigint[])`;
 
+/** An error's message; a refused connect to several addresses is an AggregateError without one. */
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.message || (error as { code?: string }).code || error.name;
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -101,6 +107,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  *   doubling to at most `maxBackoffMs` (MAX_BACKOFF_MS: five attempts a second, so a server
  *   that refuses for good is not flooded, and one back from a restart is found in time). A
  *   token must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
+ *   Listeners hear the loss, each failed attempt (`retry`, with its error) and the hold again.
  * - **No answer** (the server failed over, a dropped NAT entry: the socket still looks open
  *   here): a ping every `checkMs`; one unanswered for `timeoutMs` makes it lock the key on a
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
@@ -130,6 +137,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
   let closed = false;
   let attempt: Promise<boolean> | null = null;
   let failures = 0;
+  /** Why the latest attempt to hold the key failed: told to listeners while it is lost. */
+  let failure = '';
   let retryTimer: NodeJS.Timeout | undefined;
   let checking = false;
   /** The ping in flight on the held connection: one unanswered is waited for again, not repeated. */
@@ -171,7 +180,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       // A fallback: the URL's application_name, or PGAPPNAME, still wins.
       fallback_application_name: livenessApplicationName(key),
     });
-    client.on('error', (error: Error) => lost(client, error.message));
+    client.on('error', (error: Error) => lost(client, messageOf(error)));
     client.on('end', () => lost(client, 'the connection was closed'));
     try {
       await withTimeout(client.connect(), timeoutMs);
@@ -206,6 +215,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
           // in theory); after it, this process's previous backend, which the server has not
           // ended yet. Others see the key held, so this process alive, meanwhile.
           if (!everHeld) key = newKey();
+          failure = 'its key is locked by another session';
           release(client);
           return false;
         }
@@ -220,7 +230,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         if (previous !== null) release(previous);
         else emit({ held: true, token: tokenOfKey(key) });
         return true;
-      } catch {
+      } catch (error) {
+        failure = messageOf(error);
         if (client !== undefined) release(client);
         return false;
       }
@@ -239,6 +250,9 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       void hold().then((ok) => {
         if (ok) return;
         failures += 1;
+        // Not a change: told so that a log can say why it is still not held (throttled there).
+        if (everHeld && held === null && !closed)
+          emit({ held: false, token: tokenOfKey(key), reason: failure, retry: true });
         scheduleRetry();
       });
     }, pause);
