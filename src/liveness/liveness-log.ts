@@ -1,3 +1,4 @@
+import { outageDuration, type ReminderSchedule, trackOutage } from '../core/outage.ts';
 import type { Liveness, LivenessChange } from './liveness.ts';
 
 /**
@@ -23,73 +24,41 @@ export type LivenessEvent =
   | { event: 'liveness'; held: true; token: string; lostMs: number; attempts: number };
 
 /**
- * The first "still not held" line comes this long after the loss; each later one when the
- * loss has lasted twice as long again (30 s, 1, 2, 4, 8 min), at most REMINDER_GAP_MAX_MS
- * apart. The lock is retried several times a second: one line per attempt would flood the log
- * while PostgreSQL is down, and a fixed 30 s would still write 120 lines an hour of an outage
- * that the first lines already told. Doubling keeps an hour's outage to about 15 lines, and
- * the cap means the log's newest word on it is never more than 5 minutes old.
- */
-export const FIRST_REMINDER_MS = 30_000;
-export const REMINDER_GAP_MAX_MS = 5 * 60_000;
-
-export interface WatchOptions {
-  /** Defaults FIRST_REMINDER_MS and REMINDER_GAP_MAX_MS. */
-  firstReminderMs?: number;
-  reminderGapMaxMs?: number;
-}
-
-/**
- * Logs when `liveness`'s lock is lost, while it stays lost (throttled, see FIRST_REMINDER_MS)
- * and when it is held again; the first hold is not a change worth a line. Returns the stop.
+ * Logs when `liveness`'s lock is lost, while it stays lost (throttled: the schedule of
+ * src/core/outage.ts, since the lock is retried several times a second) and when it is held
+ * again; the first hold is not a change worth a line. Returns the stop.
  */
 export function watchLiveness(
   liveness: Liveness,
   log: (event: LivenessEvent) => void,
-  options: WatchOptions = {},
+  schedule: ReminderSchedule = {},
 ): () => void {
-  const firstMs = options.firstReminderMs ?? FIRST_REMINDER_MS;
-  const gapMaxMs = options.reminderGapMaxMs ?? REMINDER_GAP_MAX_MS;
-  let lost: { at: number; token: string; attempts: number; reason: string } | null = null;
-  let reminder: NodeJS.Timeout | undefined;
-
-  const remindAfter = (ms: number) => {
-    reminder = setTimeout(() => {
-      if (lost === null) return;
-      const lostMs = Date.now() - lost.at;
-      const { token, attempts, reason } = lost;
-      log({ event: 'liveness', held: false, still: true, token, lostMs, attempts, reason });
-      remindAfter(Math.max(1, Math.min(lostMs, gapMaxMs)));
-    }, ms);
-    reminder.unref();
-  };
+  // The token the loss was told with; the reminders repeat it.
+  let lostToken = '';
+  const outage = trackOutage(({ ms, attempts, reason }) => {
+    log({ event: 'liveness', held: false, still: true, token: lostToken, lostMs: ms, attempts, reason });
+  }, schedule);
 
   const unsubscribe = liveness.onChange((change: LivenessChange) => {
     const reason = change.reason ?? 'no reason given';
     if (!change.held && change.retry) {
-      if (lost === null) return;
-      lost.attempts += 1;
-      lost.reason = reason;
+      outage.failed(reason);
       return;
     }
     if (!change.held) {
-      if (lost !== null) return;
-      lost = { at: Date.now(), token: change.token, attempts: 0, reason };
+      if (!outage.begin(reason)) return;
+      lostToken = change.token;
       log({ event: 'liveness', held: false, token: change.token, reason });
-      remindAfter(firstMs);
       return;
     }
-    if (lost === null) return;
-    const { at, attempts } = lost;
-    lost = null;
-    clearTimeout(reminder);
-    log({ event: 'liveness', held: true, token: change.token, lostMs: Date.now() - at, attempts });
+    const ended = outage.end();
+    if (ended === null) return;
+    log({ event: 'liveness', held: true, token: change.token, lostMs: ended.ms, attempts: ended.attempts });
   });
 
   return () => {
     unsubscribe();
-    clearTimeout(reminder);
-    lost = null;
+    outage.stop();
   };
 }
 
@@ -97,16 +66,8 @@ export function watchLiveness(
 export function livenessLogLine(event: Record<string, unknown>, who: 'worker' | 'server'): string {
   const lostMs = Number(event.lostMs);
   if (event.held === true)
-    return `Holding the liveness lock again after ${duration(lostMs)}: other hosts see this ${who} alive.`;
+    return `Holding the liveness lock again after ${outageDuration(lostMs)}: other hosts see this ${who} alive.`;
   if (event.still === true)
-    return `Still not holding the liveness lock after ${duration(lostMs)} (${event.attempts} failed attempts; the last: ${event.reason}). Meanwhile other hosts may take over the sessions this ${who} runs.`;
+    return `Still not holding the liveness lock after ${outageDuration(lostMs)} (${event.attempts} failed attempts; the last: ${event.reason}). Meanwhile other hosts may take over the sessions this ${who} runs.`;
   return `Lost the liveness lock (${event.reason}); holding it again. Meanwhile other hosts may take over the sessions this ${who} runs.`;
-}
-
-function duration(ms: number): string {
-  if (!Number.isFinite(ms)) return 'a while';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.floor((ms - minutes * 60_000) / 1000)} s`;
 }

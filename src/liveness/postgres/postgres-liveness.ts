@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { failureReason } from '../../core/outage.ts';
 import { secureRandomBytes } from '../../core/random-bytes.ts';
 import { CONFIRM_MS } from '../dead-owners.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
@@ -75,12 +76,6 @@ const HELD_SQL = `SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text AS 
   WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
     AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
     AND ((l.classid::bigint << 32) | l.objid::bigint) = ANY($1::bigint[])`;
-
-/** An error's message; a refused connect to several addresses is an AggregateError without one. */
-function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  return error.message || (error as { code?: string }).code || error.name;
-}
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -180,7 +175,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       // A fallback: the URL's application_name, or PGAPPNAME, still wins.
       fallback_application_name: livenessApplicationName(key),
     });
-    client.on('error', (error: Error) => lost(client, messageOf(error)));
+    client.on('error', (error: Error) => lost(client, failureReason(error)));
     client.on('end', () => lost(client, 'the connection was closed'));
     try {
       await withTimeout(client.connect(), timeoutMs);
@@ -231,7 +226,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         else emit({ held: true, token: tokenOfKey(key) });
         return true;
       } catch (error) {
-        failure = messageOf(error);
+        failure = failureReason(error);
         if (client !== undefined) release(client);
         return false;
       }
