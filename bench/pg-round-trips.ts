@@ -31,7 +31,9 @@ function bucket(name: string) {
 function isLiveness(client: object): boolean {
   const parameters = (client as { connectionParameters?: { fallback_application_name?: unknown } })
     .connectionParameters;
-  return parameters?.fallback_application_name === 'countersign-liveness';
+  const name = parameters?.fallback_application_name;
+  // `countersign-liveness <pid> <token>` (livenessApplicationName).
+  return typeof name === 'string' && name.startsWith('countersign-liveness ');
 }
 
 /**

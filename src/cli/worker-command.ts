@@ -2,6 +2,7 @@ import type { Agent } from '../agent/create-agent.ts';
 import { livenessOf } from '../agent/lease.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { watchLiveness } from '../liveness/liveness-log.ts';
 import { thisProcess } from '../liveness/process-space.ts';
 import type { ContinuationJob, ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { CommandInput } from './command-input.ts';
@@ -107,12 +108,12 @@ export async function workerCommand({ values, context, out }: CommandInput): Pro
       continuationHandler(agents, async (session) => (await store.getSession(session))?.agent ?? null, log),
       { concurrency },
     );
-    // Logged when the liveness lock is lost and held again: while it is lost, workers on other
-    // hosts may take over the sessions this one runs.
+    // Logged when the liveness lock is lost, while it stays lost (throttled) and when it is held
+    // again: while it is lost, workers on other hosts may take over the sessions this one runs.
     const liveness = livenessOf(store);
     // After the first attempt to hold it: what the ready line says, so the log shows changes only.
     const token = await liveness.token();
-    const unwatch = liveness.onChange((change) => log({ event: 'liveness', ...change }));
+    const unwatch = watchLiveness(liveness, log);
     log({
       event: 'ready',
       pid: process.pid,

@@ -1,3 +1,6 @@
+import { outageDuration } from '../core/outage.ts';
+import { livenessLogLine } from '../liveness/liveness-log.ts';
+
 /** One worker event for a person reading the terminal; `--json` prints the event itself. */
 export function workerLogLine(line: Record<string, unknown>): string {
   const list = (value: unknown) => (Array.isArray(value) ? value.join(', ') : String(value));
@@ -14,10 +17,14 @@ export function workerLogLine(line: Record<string, unknown>): string {
       return `Queued stalled sessions: ${list(line.sessions)}.`;
     case 'taken-over':
       return `Took over sessions whose holder died: ${list(line.sessions)} (from ${list(line.holders)}).`;
+    case 'takeover-failed':
+      if (line.still === true)
+        return `Still cannot look for sessions of dead workers after ${outageDuration(Number(line.failedMs))} (${line.attempts} failed attempts; the last: ${line.message}). Meanwhile this worker takes over no session whose worker died; it keeps trying.`;
+      return `Cannot look for sessions of dead workers (${line.message}). Until it can, this worker takes over no session whose worker died; it keeps trying and will say when it can again.`;
+    case 'takeover-recovered':
+      return `Looking for sessions of dead workers again after ${outageDuration(Number(line.failedMs))} (${line.attempts} failed attempts): this worker takes them over again.`;
     case 'liveness':
-      return line.held
-        ? 'Holding the liveness lock again: other hosts see this worker alive.'
-        : `Lost the liveness lock (${line.reason}); holding it again. Meanwhile workers on other hosts may take over the sessions this one runs.`;
+      return livenessLogLine(line, 'worker');
     case 'sweep-failed':
       return `The sweep for stalled sessions failed: ${line.message} It runs again in a moment; check the store if this repeats.`;
     case 'stopping':

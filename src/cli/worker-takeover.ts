@@ -1,4 +1,5 @@
 import { livenessOf } from '../agent/lease.ts';
+import { failureReason, trackOutage } from '../core/outage.ts';
 import { deadOwners } from '../liveness/dead-owners.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { Store } from '../store/store.ts';
@@ -52,13 +53,25 @@ export async function takeOverDeadHolders(
   return taken;
 }
 
-/** Looks now and then every `intervalMs` until stopped; a failed look is logged and retried. */
+/**
+ * Looks now and then every `intervalMs` until stopped. A failed look is retried at the next
+ * tick, and logged as an outage (src/core/outage.ts): one `takeover-failed` line when looks
+ * start failing, reminders while they keep failing (`still: true`, 30 s after the first, then
+ * 1, 2, 4, 8 min, at most 5 min apart), and `takeover-recovered` when one works again. Not
+ * one line per failed look: while PostgreSQL is down that was one a second.
+ */
 export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Promise<void> } {
   const seen = new Map<string, string>();
+  const outage = trackOutage(({ ms, attempts, reason }) => {
+    options.log({ event: 'takeover-failed', still: true, failedMs: ms, attempts, message: reason });
+  });
   let running: Promise<void> | null = null;
   const look = () => {
     running ??= takeOverDeadHolders(options, seen)
       .then((taken) => {
+        const ended = outage.end();
+        if (ended !== null)
+          options.log({ event: 'takeover-recovered', failedMs: ended.ms, attempts: ended.attempts });
         if (taken.length > 0)
           options.log({
             event: 'taken-over',
@@ -67,10 +80,9 @@ export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Pro
           });
       })
       .catch((error: unknown) => {
-        options.log({
-          event: 'takeover-failed',
-          message: error instanceof Error ? error.message : String(error),
-        });
+        const message = failureReason(error);
+        if (outage.begin(message)) options.log({ event: 'takeover-failed', message });
+        outage.failed(message);
       })
       .finally(() => {
         running = null;
@@ -84,6 +96,7 @@ export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Pro
     async stop() {
       clearInterval(timer);
       await running;
+      outage.stop();
     },
   };
 }

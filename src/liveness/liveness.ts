@@ -27,7 +27,9 @@ export interface Liveness {
   released(tokens: readonly string[]): Promise<ReadonlySet<string>>;
   /**
    * Calls `listener` when this process starts or stops holding its token: while it holds none
-   * other processes may judge the owners it minted dead. Returns the unsubscribe.
+   * other processes may judge the owners it minted dead. After a loss, also each time an
+   * attempt to hold it again fails (`retry`): several a second while the server refuses, so
+   * throttle before logging (liveness-log.ts). Returns the unsubscribe.
    */
   onChange(listener: (change: LivenessChange) => void): () => void;
   /**
@@ -43,9 +45,15 @@ export interface Liveness {
 }
 
 export interface LivenessChange {
+  /** Whether this process holds its token from now on. */
   held: boolean;
   /** The token held or lost. */
   token: string;
-  /** Why it was lost (the connection's error), when it was. */
+  /** Why it was lost (the connection's error), or, with `retry`, why that attempt failed. */
   reason?: string;
+  /**
+   * true on a failed attempt to hold the token again after losing it: not a change (it was
+   * not held, and still is not). Never before the token was first held, nor while it is.
+   */
+  retry?: true;
 }

@@ -1,7 +1,9 @@
+import { livenessOf } from '../agent/lease.ts';
 import type { AppModule } from '../app/load-app.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { describeRetention } from '../core/retention.ts';
 import type { EventBus } from '../events/event-bus.ts';
+import { livenessLogLine, watchLiveness } from '../liveness/liveness-log.ts';
 import type { AnyLanguageModel } from '../model/language-model.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { Store } from '../store/store.ts';
@@ -81,7 +83,13 @@ export async function serveCommand(input: ServeInput): Promise<number> {
   if (config.webhook) lines.push(`  Webhooks: ${config.webhook.url}`);
   lines.push('Press Ctrl+C to stop.');
   input.print(lines.join('\n'));
+  // A line when the liveness lock (PostgreSQL) is lost, while it stays lost (throttled) and when
+  // it is held again: while it is lost, processes on other hosts may take this one's sessions.
+  const unwatch = watchLiveness(livenessOf(input.store), (event) =>
+    input.print(livenessLogLine(event, 'server')),
+  );
   await (input.until ?? untilSignal());
+  unwatch();
   await running.close();
   await events?.close();
   return 0;

@@ -122,6 +122,33 @@ export async function terminateBackends(applicationName: string): Promise<number
   });
 }
 
+/**
+ * The backend holding the liveness lock of the process `pid` (its connection is named
+ * `countersign-liveness <pid> <token>`, src/liveness/postgres/postgres-liveness.ts), with the
+ * name, or null while it holds none. Throws if more than one matches.
+ */
+export async function livenessBackend(pid: number): Promise<{ pid: number; name: string } | null> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ pid: number; name: string }>(
+      `SELECT a.pid, a.application_name AS name FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+        WHERE a.application_name LIKE $1 AND l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted`,
+      [`countersign-liveness ${pid} pg%`],
+    );
+    if (rows.length > 1) throw new Error(`${rows.length} liveness backends for process ${pid}`);
+    return rows[0] ?? null;
+  });
+}
+
+/** Ends the one backend `backend` names (livenessBackend), by its pid; true when it did. */
+export async function terminateBackend(backend: { pid: number }): Promise<boolean> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ ended: boolean }>('SELECT pg_terminate_backend($1) AS ended', [
+      backend.pid,
+    ]);
+    return rows[0]?.ended === true;
+  });
+}
+
 /** The pids of the backends named `applicationName` whose last statement was `query`. */
 export async function backendsRunning(applicationName: string, query: string): Promise<number[]> {
   return withAdmin(async (client) => {

@@ -4,6 +4,8 @@ import { binPath } from './cli.ts';
 export interface ServeProcess {
   base: string;
   child: ChildProcess;
+  /** All it printed to stdout so far, the banner included. */
+  stdout: () => string;
   stderr: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
   return {
     base,
     child,
+    stdout: () => out,
     stderr: () => err,
     exited,
     async stop() {

@@ -10,7 +10,10 @@ export interface WorkerLine {
   [key: string]: unknown;
 }
 
-/** A `countersign worker --json` child process and the JSON lines it has printed. */
+/**
+ * A `countersign worker --json` child process and the JSON lines it has printed; without
+ * `--json` (`text`), each line it printed is `{ event: 'text', text }`.
+ */
 export interface WorkerProcess {
   child: ChildProcess;
   lines: WorkerLine[];
@@ -21,13 +24,17 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** `where`: run it as on another host (other-host.ts); it then exits 137, not by signal, when killed. */
+/**
+ * `where`: run it as on another host (other-host.ts); it then exits 137, not by signal, when
+ * killed. `output: 'text'`: without `--json`, as a person runs it.
+ */
 export function startWorker(
   env: Record<string, string>,
   args: string[] = [],
   where?: Elsewhere,
+  output: 'json' | 'text' = 'json',
 ): WorkerProcess {
-  const argv = [process.execPath, binPath, 'worker', '--json', ...args];
+  const argv = [process.execPath, binPath, 'worker', ...(output === 'json' ? ['--json'] : []), ...args];
   const [command, commandArgs] = where === undefined ? [argv[0]!, argv.slice(1)] : elsewhere(where, argv);
   const child = spawn(command, commandArgs, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deadOwners } from '../dead-owners.ts';
 import { formatOwner } from '../lease-owner.ts';
-import type { Liveness } from '../liveness.ts';
+import type { Liveness, LivenessChange } from '../liveness.ts';
 import type { ProcessSpace } from '../process-space.ts';
 
 export interface LivenessSubject {
@@ -12,6 +12,19 @@ export interface LivenessSubject {
    * backend shared across hosts (postgres); false for the local one, where the term decides.
    */
   crossHost: boolean;
+  /**
+   * Takes `process`'s lock away as an outage would, while it lives (postgres: its lock
+   * connection terminated); absent for a backend with nothing to lose (local).
+   */
+  cut?(process: Liveness): Promise<void>;
+}
+
+async function until(probe: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** An observer in another space: nothing it judges can be settled by a PID. */
@@ -79,6 +92,53 @@ export function livenessCases(name: string, subject: LivenessSubject): void {
         await other.close();
       }
     });
+
+    it('a listener hears nothing while the token stays held, nor when the process lets go', async () => {
+      const holder = await subject.open();
+      const changes: LivenessChange[] = [];
+      const token = await holder.token();
+      holder.onChange((change) => changes.push(change));
+      expect(await holder.token()).toBe(token);
+      await holder.now();
+      await holder.close();
+      expect(changes).toEqual([]);
+    });
+
+    // Only a backend with a lock to lose: the local one has none.
+    const cut = subject.cut;
+    if (cut !== undefined)
+      it('its lock lost while it lives: listeners hear the loss with a reason, then the hold again, with its one token; it is not judged dead meanwhile', async () => {
+        const holder = await subject.open();
+        const other = await subject.open();
+        try {
+          const token = await holder.token();
+          expect(token).not.toBeNull();
+          const owner = await ownerOf(holder);
+          const heard: LivenessChange[] = [];
+          const unsubscribed: LivenessChange[] = [];
+          // A listener that throws stops neither the others nor the lock.
+          holder.onChange(() => {
+            throw new Error('a broken listener');
+          });
+          holder.onChange((change) => heard.push(change));
+          holder.onChange((change) => unsubscribed.push(change))();
+          await cut(holder);
+          expect(await deadOwners([owner], other, { here: observer })).toEqual(new Set());
+          await until(() => heard.some((change) => change.held));
+          // The loss, any failed attempts to hold it again (each with its reason), the hold.
+          const [loss, ...rest] = heard;
+          const again = rest.pop();
+          expect(loss).toEqual({ held: false, token, reason: expect.stringMatching(/./) });
+          for (const attempt of rest)
+            expect(attempt).toEqual({ held: false, token, reason: expect.stringMatching(/./), retry: true });
+          expect(again).toEqual({ held: true, token });
+          expect(unsubscribed).toEqual([]);
+          expect(await holder.token()).toBe(token);
+        } finally {
+          await holder.close();
+          await other.close();
+        }
+      });
 
     it(
       subject.crossHost

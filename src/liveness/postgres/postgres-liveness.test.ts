@@ -18,8 +18,14 @@ import { livenessCases } from '../conformance/liveness-cases.ts';
 import { CONFIRM_MS, deadOwners } from '../dead-owners.ts';
 import { formatOwner } from '../lease-owner.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
+import { type LivenessEvent, watchLiveness } from '../liveness-log.ts';
 import type { ProcessSpace } from '../process-space.ts';
-import { createPostgresLiveness, keyOfToken, type PostgresLivenessOptions } from './postgres-liveness.ts';
+import {
+  createPostgresLiveness,
+  keyOfToken,
+  livenessApplicationName,
+  type PostgresLivenessOptions,
+} from './postgres-liveness.ts';
 
 const url = await postgresForTests();
 const server = url ?? TEST_PG_URL;
@@ -154,7 +160,14 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
     await pool.end();
   });
 
-  livenessCases('postgres', { open: async () => open(), crossHost: true });
+  livenessCases('postgres', {
+    open: async () => open(),
+    crossHost: true,
+    async cut(process) {
+      const pid = await holderPid((await process.token())!);
+      await withAdmin((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
+    },
+  });
 
   it('a SIGKILLed process’s token is released as soon as its socket closes', async () => {
     const fixture = fileURLToPath(new URL('holder.fixture.ts', import.meta.url));
@@ -196,13 +209,16 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
     });
     expect(after).not.toBe(before);
     expect(await holder.token()).toBe(token);
-    expect(changes.map(({ held, token: t }) => ({ held, token: t }))).toEqual([
+    // An attempt may find the key still locked by the terminated backend (`retry`): not a change.
+    const held = changes.filter((change) => !change.retry);
+    expect(held.map(({ held, token: t }) => ({ held, token: t }))).toEqual([
       { held: false, token },
       { held: true, token },
     ]);
-    const gapMs = changes[1]!.at - changes[0]!.at;
+    expect(held[0]!.reason).toBe('terminating connection due to administrator command');
+    const gapMs = held[1]!.at - held[0]!.at;
     console.info(
-      `liveness lock held again ${gapMs} ms after it was lost (${changes[1]!.at - terminated} ms after the terminate)`,
+      `liveness lock held again ${gapMs} ms after it was lost (${held[1]!.at - terminated} ms after the terminate)`,
     );
     expect(gapMs).toBeLessThan(CONFIRM_MS);
   });
@@ -212,6 +228,8 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
     try {
       const holder = open({ connectionString: proxy.url });
       const token = (await holder.token())!;
+      const changes: LivenessChange[] = [];
+      holder.onChange((change) => changes.push(change));
       const other = open();
       proxy.down();
       // A long restart: the holder has backed off to its slowest pace.
@@ -223,8 +241,119 @@ describe.skipIf(url === null)('PostgreSQL liveness', () => {
       proxy.up();
       expect(await deadOwners([ownerWith(token)], other, { here: observer })).toEqual(new Set());
       expect(await until(() => holder.token(), 3000)).toBe(token);
+      // Listeners heard the loss, every attempt turned away (each with its error), the hold.
+      const [loss, ...rest] = changes;
+      const again = rest.pop();
+      expect(loss).toMatchObject({ held: false, token });
+      expect(rest.length).toBeGreaterThanOrEqual(10);
+      for (const attempt of rest)
+        expect(attempt).toEqual({ held: false, token, reason: expect.stringMatching(/./), retry: true });
+      expect(again).toEqual({ held: true, token });
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('its key locked by another session when it lost it: each attempt says so, it is seen alive, and it holds it once freed', async () => {
+    const holder = open();
+    const token = (await holder.token())!;
+    const key = String(keyOfToken(token));
+    const changes: LivenessChange[] = [];
+    holder.onChange((change) => changes.push(change));
+    // What serve and worker log of it, reminders 100 ms apart rather than 30 s.
+    const logged: LivenessEvent[] = [];
+    watchLiveness(holder, (event) => logged.push(event), { firstReminderMs: 100, reminderGapMaxMs: 100 });
+    const other = open();
+    const taker = new pg.Client({ connectionString: server });
+    await taker.connect();
+    try {
+      // Waits for the key; granted the moment the holder's backend ends, before it reconnects.
+      const taken = taker.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+      await until(() =>
+        withAdmin(async (client) => {
+          const { rows } = await client.query(
+            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND NOT granted
+               AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+            [key],
+          );
+          return rows.length > 0;
+        }),
+      );
+      const before = await holderPid(token);
+      await withAdmin((client) => client.query('SELECT pg_terminate_backend($1)', [before]));
+      await taken;
+      expect(await holderPid(token)).toBe((await taker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+      await until(async () => changes.filter((change) => change.retry).length >= 3);
+      await until(async () => logged.length >= 2);
+      expect(await holder.token()).toBeNull();
+      expect(await deadOwners([ownerWith(token)], other, { here: observer })).toEqual(new Set());
+      await taker.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+      expect(await until(() => holder.token(), 3000)).toBe(token);
+      const [loss, ...rest] = changes;
+      const again = rest.pop();
+      expect(loss).toEqual({
+        held: false,
+        token,
+        reason: 'terminating connection due to administrator command',
+      });
+      expect(new Set(rest.map((change) => JSON.stringify(change)))).toEqual(
+        new Set([
+          JSON.stringify({ held: false, token, reason: 'its key is locked by another session', retry: true }),
+        ]),
+      );
+      expect(again).toEqual({ held: true, token });
+      // One line for the loss, reminders naming the latest failure, one for the hold.
+      const reminders = logged.slice(1, -1);
+      expect(logged[0]).toEqual({ event: 'liveness', held: false, token, reason: loss!.reason });
+      expect(reminders.length).toBeGreaterThanOrEqual(1);
+      expect(
+        reminders.map((reminder) => 'attempts' in reminder && reminder.attempts).at(-1),
+      ).toBeLessThanOrEqual(rest.length);
+      for (const reminder of reminders)
+        expect(reminder).toMatchObject({
+          still: true,
+          token,
+          reason: 'its key is locked by another session',
+        });
+      expect(logged.at(-1)).toEqual({
+        event: 'liveness',
+        held: true,
+        token,
+        lostMs: expect.any(Number),
+        attempts: rest.length,
+      });
+    } finally {
+      await taker.end();
+    }
+  });
+
+  it('its connection is named after this process and its token, unless the URL or PGAPPNAME names it', async () => {
+    const nameOf = (token: string) =>
+      withAdmin(async (client) => {
+        const { rows } = await client.query<{ name: string }>(
+          'SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1',
+          [await holderPid(token)],
+        );
+        return rows[0]?.name;
+      });
+    const plain = open();
+    const token = (await plain.token())!;
+    expect(await nameOf(token)).toBe(`countersign-liveness ${process.pid} ${token}`);
+    expect(livenessApplicationName(2n ** 62n - 1n, 4_294_967_295)).toBe(
+      'countersign-liveness 4294967295 pg3fffffffffffffff',
+    );
+    expect(Buffer.byteLength(livenessApplicationName(2n ** 62n - 1n, 4_294_967_295))).toBeLessThanOrEqual(63);
+    const app = `cs_test_named_${process.pid}`;
+    const named = open({ connectionString: withApplicationName(server, app) });
+    expect(await nameOf((await named.token())!)).toBe(app);
+    const previous = process.env.PGAPPNAME;
+    process.env.PGAPPNAME = `${app}_env`;
+    try {
+      const fromEnv = open();
+      expect(await nameOf((await fromEnv.token())!)).toBe(`${app}_env`);
+    } finally {
+      if (previous === undefined) delete process.env.PGAPPNAME;
+      else process.env.PGAPPNAME = previous;
     }
   });
 

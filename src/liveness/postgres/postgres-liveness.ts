@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { failureReason } from '../../core/outage.ts';
 import { secureRandomBytes } from '../../core/random-bytes.ts';
 import { CONFIRM_MS } from '../dead-owners.ts';
 import type { Liveness, LivenessChange } from '../liveness.ts';
@@ -38,6 +39,16 @@ const TOKEN = /^pg([0-9a-f]{1,16})$/;
 
 export function tokenOfKey(key: bigint): string {
   return `pg${key.toString(16)}`;
+}
+
+/**
+ * What pg_stat_activity shows for the connection holding `key` (unless the URL's
+ * `application_name` or PGAPPNAME says otherwise): this process's pid and its token, so one
+ * process's lock connection can be found, and ended, without touching any other's. At most
+ * 21 + 10 + 1 + 18 = 50 bytes: under PostgreSQL's 63 (NAMEDATALEN − 1), which it would cut.
+ */
+export function livenessApplicationName(key: bigint, pid = process.pid): string {
+  return `countersign-liveness ${pid} ${tokenOfKey(key)}`;
 }
 
 /** The advisory lock key a token names, or null for a token this backend did not mint. */
@@ -91,11 +102,15 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  *   doubling to at most `maxBackoffMs` (MAX_BACKOFF_MS: five attempts a second, so a server
  *   that refuses for good is not flooded, and one back from a restart is found in time). A
  *   token must stay released for CONFIRM_MS (dead-owners.ts) before anyone acts on it.
+ *   Listeners hear the loss, each failed attempt (`retry`, with its error) and the hold again.
  * - **No answer** (the server failed over, a dropped NAT entry: the socket still looks open
  *   here): a ping every `checkMs`; one unanswered for `timeoutMs` makes it lock the key on a
  *   new connection *before* letting go of the old one. If the new one gets the lock, the old
  *   backend had lost it anyway; if not, the old backend still holds it, others see this
  *   process alive, and it is kept.
+ * - The connection is named `countersign-liveness <pid> <token>` in pg_stat_activity
+ *   (livenessApplicationName; the URL's `application_name` or PGAPPNAME wins), so one
+ *   process's lock connection can be told from the others'.
  * - `idle_session_timeout` is turned off for this session (a server setting would otherwise
  *   end it), and the socket, once it holds the lock, is unref'd: it never keeps a finished
  *   process running.
@@ -117,6 +132,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
   let closed = false;
   let attempt: Promise<boolean> | null = null;
   let failures = 0;
+  /** Why the latest attempt to hold the key failed: told to listeners while it is lost. */
+  let failure = '';
   let retryTimer: NodeJS.Timeout | undefined;
   let checking = false;
   /** The ping in flight on the held connection: one unanswered is waited for again, not repeated. */
@@ -155,9 +172,10 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       connectionTimeoutMillis: timeoutMs,
       // TCP keepalive: a peer that vanished is found by the kernel too, not only by the ping.
       keepAlive: true,
-      fallback_application_name: 'countersign-liveness',
+      // A fallback: the URL's application_name, or PGAPPNAME, still wins.
+      fallback_application_name: livenessApplicationName(key),
     });
-    client.on('error', (error: Error) => lost(client, error.message));
+    client.on('error', (error: Error) => lost(client, failureReason(error)));
     client.on('end', () => lost(client, 'the connection was closed'));
     try {
       await withTimeout(client.connect(), timeoutMs);
@@ -192,6 +210,7 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
           // in theory); after it, this process's previous backend, which the server has not
           // ended yet. Others see the key held, so this process alive, meanwhile.
           if (!everHeld) key = newKey();
+          failure = 'its key is locked by another session';
           release(client);
           return false;
         }
@@ -206,7 +225,8 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
         if (previous !== null) release(previous);
         else emit({ held: true, token: tokenOfKey(key) });
         return true;
-      } catch {
+      } catch (error) {
+        failure = failureReason(error);
         if (client !== undefined) release(client);
         return false;
       }
@@ -225,6 +245,9 @@ export function createPostgresLiveness(options: PostgresLivenessOptions): Livene
       void hold().then((ok) => {
         if (ok) return;
         failures += 1;
+        // Not a change: told so that a log can say why it is still not held (throttled there).
+        if (everHeld && held === null && !closed)
+          emit({ held: false, token: tokenOfKey(key), reason: failure, retry: true });
         scheduleRetry();
       });
     }, pause);
