@@ -48,6 +48,7 @@ describe('workerLogLine', () => {
       'stalled',
       'stopping',
       'sweep-failed',
+      'sweep-recovered',
       'taken-over',
       'takeover-failed',
       'takeover-recovered',

@@ -26,7 +26,11 @@ export function workerLogLine(line: Record<string, unknown>): string {
     case 'liveness':
       return livenessLogLine(line, 'worker');
     case 'sweep-failed':
-      return `The sweep for stalled sessions failed: ${line.message} It runs again in a moment; check the store if this repeats.`;
+      if (line.still === true)
+        return `The sweep for stalled sessions still fails after ${outageDuration(Number(line.failedMs))} (${line.attempts} failed sweeps; the last: ${line.message}) Meanwhile no decided session nobody continues is queued; it keeps trying every ${outageDuration(Number(line.intervalMs))}.`;
+      return `The sweep for stalled sessions failed: ${line.message} It runs again in ${outageDuration(Number(line.intervalMs))} and will say when it works again; check the store if this repeats.`;
+    case 'sweep-recovered':
+      return `The sweep for stalled sessions works again after ${outageDuration(Number(line.failedMs))} (${line.attempts} failed sweeps).`;
     case 'stopping':
       return `Stopping on ${line.signal}: finishing the sessions in hand.`;
     default:

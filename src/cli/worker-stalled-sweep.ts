@@ -1,4 +1,5 @@
 import { continuableStalledSessions } from '../agent/stalled-sessions.ts';
+import { failureReason, trackOutage } from '../core/outage.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { Store } from '../store/store.ts';
 
@@ -31,19 +32,29 @@ export async function enqueueStalledSessions(
   return stalled.map((session) => session.id);
 }
 
-/** Sweeps now and then every `intervalMs` until stopped; a failed sweep is logged and retried. */
+/**
+ * Sweeps now and then every `intervalMs` until stopped. A failing sweep is logged as an
+ * outage (src/core/outage.ts): one `sweep-failed` line when sweeps start failing, reminders
+ * (`still: true`) while they go on, one `sweep-recovered` when one works again.
+ */
 export function startWorkerSweep(options: WorkerSweepOptions): { stop(): Promise<void> } {
+  const intervalMs = options.intervalMs ?? 30_000;
+  const outage = trackOutage(({ ms, attempts, reason }) => {
+    options.log({ event: 'sweep-failed', still: true, failedMs: ms, attempts, message: reason, intervalMs });
+  });
   let running: Promise<void> | null = null;
   const sweep = () => {
     running ??= enqueueStalledSessions(options)
       .then((sessions) => {
+        const ended = outage.end();
+        if (ended !== null)
+          options.log({ event: 'sweep-recovered', failedMs: ended.ms, attempts: ended.attempts });
         if (sessions.length > 0) options.log({ event: 'stalled', sessions });
       })
       .catch((error: unknown) => {
-        options.log({
-          event: 'sweep-failed',
-          message: error instanceof Error ? error.message : String(error),
-        });
+        const message = failureReason(error);
+        if (outage.begin(message)) options.log({ event: 'sweep-failed', message, intervalMs });
+        outage.failed(message);
       })
       .finally(() => {
         running = null;
@@ -51,11 +62,12 @@ export function startWorkerSweep(options: WorkerSweepOptions): { stop(): Promise
     return running;
   };
   void sweep();
-  const timer = setInterval(() => void sweep(), options.intervalMs ?? 30_000);
+  const timer = setInterval(() => void sweep(), intervalMs);
   timer.unref();
   return {
     async stop() {
       clearInterval(timer);
+      outage.stop();
       await running;
     },
   };

@@ -129,12 +129,42 @@ describe("the worker's stalled-session sweep", () => {
     await until(() => queue.jobs.length >= 2);
     await sweep.stop();
     const enqueued = queue.jobs.length;
-    expect(lines[0]).toEqual({ event: 'sweep-failed', message: 'connection reset' });
-    expect(lines.slice(1, 3)).toEqual([
+    expect(lines[0]).toEqual({ event: 'sweep-failed', message: 'connection reset', intervalMs: 40 });
+    // The next sweep works: said once, then its sessions.
+    expect(lines[1]).toMatchObject({ event: 'sweep-recovered', attempts: 1 });
+    expect(lines.slice(2, 4)).toEqual([
       { event: 'stalled', sessions: ['s'] },
       { event: 'stalled', sessions: ['s'] },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(queue.jobs).toHaveLength(enqueued);
+  });
+  it('a sweep that keeps failing is one line, not one per sweep; one more when it works again', async () => {
+    const store = sqlite();
+    let down = true;
+    let calls = 0;
+    const flaky: Store = {
+      ...store,
+      listStalledSessions: (query) => {
+        calls++;
+        return down ? Promise.reject(new Error('connect ECONNREFUSED')) : store.listStalledSessions(query);
+      },
+    };
+    const lines: Array<Record<string, unknown>> = [];
+    const sweep = startWorkerSweep({
+      store: flaky,
+      queue: recordingQueue(),
+      agents: ['bookstore'],
+      intervalMs: 5,
+      log: (line) => lines.push(line),
+    });
+    await until(() => calls >= 20);
+    down = false;
+    await until(() => lines.some((line) => line.event === 'sweep-recovered'));
+    await sweep.stop();
+    expect(lines.filter((line) => line.event === 'sweep-failed')).toEqual([
+      { event: 'sweep-failed', message: 'connect ECONNREFUSED', intervalMs: 5 },
+    ]);
+    expect(lines.find((line) => line.event === 'sweep-recovered')?.attempts).toBeGreaterThanOrEqual(20);
   });
 });
