@@ -190,6 +190,7 @@ export type {
   ExecutionFinish,
   ExecutionStart,
   ExecutionStartResult,
+  LeaseFence,
   LeaseInfo,
   LeaseRenewal,
   LeaseRequest,

@@ -62,11 +62,11 @@ export function keepLease(store: Store, session: string, owner: string, leaseMs:
 
 /**
  * Throws SESSION_BUSY unless `owner` still holds the session's lease: asked before a run
- * declares a call's outcome unknown. The store fences steps, not that write, and a run whose
- * lease was taken over (its process judged dead while it lived: a failover, a pause) would
- * otherwise call unknown the call the new holder is running, and a person would be asked to
- * settle it meanwhile. A read, then the write: a takeover between the two is not caught, the
- * rest are.
+ * declares a call's outcome unknown. The store fences steps and ledger starts, not that
+ * write, and a run whose lease was taken over (its process judged dead while it lived: a
+ * failover, a pause) would otherwise call unknown the call the new holder is running, and a
+ * person would be asked to settle it meanwhile. A read, then the write: a takeover between
+ * the two is not caught, the rest are.
  */
 export async function mustHoldLease(store: Pick<Store, 'getLease'>, session: string, owner: string) {
   const holder = (await store.getLease(session))?.owner ?? null;

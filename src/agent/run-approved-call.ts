@@ -9,9 +9,10 @@ import type { BatchCall } from '../core/session.ts';
 import { signal } from '../core/signals.ts';
 import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
-import type { ExecutionFinish, Store } from '../store/store.ts';
+import type { ExecutionFinish, LeaseFence, Store } from '../store/store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { faultPoint } from './fault-point.ts';
+import { leaseNow } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
 
 export interface ApprovedCallDeps {
@@ -19,6 +20,8 @@ export interface ApprovedCallDeps {
   store: Store;
   session: string;
   toolContext(callId: string, requestId: string | null): ToolContext;
+  /** The run's lease owner: every ledger start is fenced on it (ExecutionStart.lease). */
+  leaseOwner: string;
   /** Throws SESSION_BUSY unless the run still holds the session's lease (lease.ts, mustHoldLease). */
   mustHoldLease(): Promise<void>;
 }
@@ -34,6 +37,9 @@ export type ApprovedCallOutcome =
 /**
  * The stored call, exactly once: ledger row before, result after. A row found in
  * `started` means an earlier process died mid-call; only idempotent tools run again.
+ * The row is started only while this run holds the session's lease (fenced in the store):
+ * a run whose lease was taken over fails with SESSION_BUSY before anything runs, and the new
+ * holder runs the call, instead of finding it started and calling it unknown.
  */
 export function runApprovedCall(
   deps: ApprovedCallDeps,
@@ -105,6 +111,7 @@ async function runOnce(
         args,
         idempotencyKey: key,
         at: now(),
+        lease: await leaseFence(deps),
       },
       [
         {
@@ -128,6 +135,7 @@ async function runOnce(
     };
   }
 
+  // Throws SESSION_BUSY, writing nothing, if the lease is no longer this run's.
   const started = await store.startExecution(
     {
       requestId: request.id,
@@ -137,6 +145,7 @@ async function runOnce(
       args,
       idempotencyKey: key,
       at: now(),
+      lease: await leaseFence(deps),
     },
     [
       {
@@ -216,6 +225,11 @@ async function runOnce(
   await store.finishExecution(request.id, finish);
   announceFinished(runtime, session, finish);
   return { kind: 'result', result };
+}
+
+/** This run's lease, judged on the lease clock (leaseNow: on PostgreSQL the server's). */
+async function leaseFence(deps: ApprovedCallDeps): Promise<LeaseFence> {
+  return { owner: deps.leaseOwner, nowMs: await leaseNow(deps.store) };
 }
 
 /** Once a ledger result is durable: the crash-test boundary, then the live event. */

@@ -740,6 +740,7 @@ export class SessionRun {
       store: this.store,
       session: this.session.id,
       toolContext: (callId, requestId) => this.toolContext(callId, requestId),
+      leaseOwner: this.owner,
       mustHoldLease: () => mustHoldLease(this.store, this.session.id, this.owner),
     };
   }

@@ -2,6 +2,8 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { SessionBusyError } from '../core/errors/session-busy-error.ts';
 import type { ExecutionStatus } from '../core/execution.ts';
+import type { LeaseInfo } from '../core/lease.ts';
+import type { LeaseFence } from './ports/leases.ts';
 
 // Shared by every backend so the same failure reads the same whichever store is configured.
 
@@ -16,6 +18,25 @@ export function leaseLost(session: string, holder: string | null, owner: string)
     `Session ${session} is held by ${holder === null ? 'no run' : `run ${holder}`}, not by ${owner}; the step was not saved.`,
     { hint: 'Another run took the session over; load it again before continuing.' },
   );
+}
+
+/**
+ * A fenced ledger start refused (lease-rules.ts): `lease` is the session's as read when the
+ * start was refused. The caller must not run the call.
+ */
+export function executionStartRefused(
+  requestId: string,
+  session: string,
+  lease: LeaseInfo | null,
+  fence: LeaseFence,
+): SessionBusyError {
+  const why =
+    lease?.owner === fence.owner
+      ? `the lease of run ${fence.owner} ran out at ${new Date(lease.untilMs).toISOString()} (now ${new Date(fence.nowMs).toISOString()})`
+      : `session ${session} is held by ${lease?.owner == null ? 'no run' : `run ${lease.owner}`}, not by ${fence.owner}`;
+  return new SessionBusyError(`The call of request ${requestId} was not started: ${why}.`, {
+    hint: 'Nothing ran. The run holding the session (or the next one to take it) runs the call; load the session again before continuing.',
+  });
 }
 
 export function staleStep(session: string, stored: number, expected: number): SessionBusyError {

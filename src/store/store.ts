@@ -33,7 +33,7 @@ export type {
   Retention,
   RetentionCutoffs,
 } from './ports/erasure.ts';
-export type { LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
+export type { LeaseFence, LeaseRenewal, LeaseRequest, Leases } from './ports/leases.ts';
 export type {
   ExecutionFilter,
   ExecutionFinish,

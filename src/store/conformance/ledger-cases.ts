@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { decodeExecutionCursor, encodeExecutionCursor } from '../execution-page.ts';
 import type { ExecutionFilter, ExecutionFinish, ExecutionStart } from '../store.ts';
-import { at, type ConformanceContext, event, leasedSession } from './fixtures.ts';
+import { at, atMs, type ConformanceContext, event, leasedSession } from './fixtures.ts';
 import { describe, it } from './harness.ts';
 
 function start(requestId: string, session = 's1', seconds = 10): ExecutionStart {
@@ -166,6 +166,75 @@ export function ledgerCases(ctx: ConformanceContext): void {
         code: 'NOT_FOUND',
       });
       expect(await ctx.store().getExecution('r1')).toBeNull();
+    });
+
+    it('a fenced start succeeds for the lease holder, at its term’s last instant too', async () => {
+      const store = ctx.store();
+      // leasedSession: run-1 holds s1 until atMs(1000).
+      await leasedSession(store, 's1');
+      const fenced = { ...start('r1'), lease: { owner: 'run-1', nowMs: atMs(1000) } };
+      const first = await store.startExecution(fenced, [event('execution.started', 's1', 'r1')]);
+      expect(first.created).toBe(true);
+      expect(first.record).toMatchObject({ requestId: 'r1', status: 'started', startedAt: at(10) });
+      expect((await store.getExecution('r1'))?.status).toBe('started');
+      expect((await store.listAudit()).map((entry) => entry.kind)).toEqual(['execution.started']);
+      // Still the holder: a second start finds the row, as an unfenced one does.
+      const again = await store.startExecution({ ...fenced, at: at(20) });
+      expect(again).toEqual({ created: false, record: first.record });
+    });
+
+    it('a fenced start by a run whose lease was taken over is SESSION_BUSY and writes nothing', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      // Another process judged run-1 dead and took the session over.
+      expect(
+        await store.acquireLease({
+          session: 's1',
+          owner: 'run-2',
+          untilMs: atMs(2000),
+          nowMs: atMs(5),
+          takeOverFrom: 'run-1',
+        }),
+      ).toBe(true);
+      const stale = { ...start('r1'), lease: { owner: 'run-1', nowMs: atMs(6) } };
+      const refused = store.startExecution(stale, [event('execution.started', 's1', 'r1')]);
+      await expect(refused).rejects.toMatchObject({
+        code: 'SESSION_BUSY',
+        message: expect.stringContaining('r1'),
+      });
+      expect(await store.getExecution('r1')).toBeNull();
+      expect(await store.listExecutions()).toEqual([]);
+      expect(await store.listAudit()).toEqual([]);
+      expect(await store.getLease('s1')).toEqual({ owner: 'run-2', untilMs: atMs(2000) });
+      // The new holder starts it.
+      const taken = await store.startExecution({ ...start('r1'), lease: { owner: 'run-2', nowMs: atMs(6) } });
+      expect(taken.created).toBe(true);
+      // And once the row exists, the old holder is still refused, not handed the row: it
+      // must not go on as if the call were its own (an idempotent tool would run again).
+      await expect(store.startExecution(stale)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      expect(await store.getExecution('r1')).toEqual(taken.record);
+    });
+
+    it('a fenced start is SESSION_BUSY once the holder’s term ran out, or the lease was released', async () => {
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      const late = { ...start('r1'), lease: { owner: 'run-1', nowMs: atMs(1000) + 1 } };
+      await expect(store.startExecution(late)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      expect(await store.getExecution('r1')).toBeNull();
+      await store.releaseLease('s1', 'run-1');
+      const released = { ...start('r1'), lease: { owner: 'run-1', nowMs: atMs(6) } };
+      await expect(store.startExecution(released)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      expect(await store.getExecution('r1')).toBeNull();
+      // Unfenced, the same start goes through: the fence is the caller's to ask for.
+      expect((await store.startExecution(start('r1'))).created).toBe(true);
+    });
+
+    it('a fenced start for an unknown session is NOT_FOUND', async () => {
+      const store = ctx.store();
+      await expect(
+        store.startExecution({ ...start('r1', 'nope'), lease: { owner: 'run-1', nowMs: atMs(1) } }),
+      ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await store.getExecution('r1')).toBeNull();
     });
 
     it('lists executions by session and status, oldest first', async () => {

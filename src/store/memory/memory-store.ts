@@ -15,6 +15,7 @@ import { auditCursor } from '../audit-cursor.ts';
 import { assertStatsQuery, statsOfRows } from '../decision-stats.ts';
 import { executionsInMemory } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import { holdsLease } from '../lease-rules.ts';
 import type { DataKeys } from '../ports/data-keys.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
 import type { WebSessionStore } from '../ports/server/web-session-store.ts';
@@ -26,6 +27,7 @@ import {
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
+  executionStartRefused,
   leaseLost,
   ruleExists,
   ruleOutsideSession,
@@ -417,6 +419,13 @@ export function createMemoryStore(): MemoryStore {
     },
 
     async startExecution(start, events) {
+      // Fenced first: a run that lost the session learns so even if the row exists.
+      if (start.lease !== undefined) {
+        const entry = requireSession(start.session);
+        const lease = { owner: entry.leaseOwner, untilMs: entry.leaseUntil };
+        if (!holdsLease(lease, start.lease))
+          throw executionStartRefused(start.requestId, start.session, lease, start.lease);
+      }
       const existing = executions.get(start.requestId);
       if (existing !== undefined) return { created: false, record: copy(existing) };
       requireSession(start.session);

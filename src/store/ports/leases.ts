@@ -9,6 +9,16 @@ export interface LeaseRequest {
   takeOverFrom?: string;
 }
 
+/**
+ * Who must hold a session's lease for a write to go through, and the time to judge its term
+ * by: the lease clock's (Liveness#now, as `nowMs` of acquireLease). The rule is
+ * src/store/lease-rules.ts: the stored owner is `owner` and its term has not run out at `nowMs`.
+ */
+export interface LeaseFence {
+  owner: string;
+  nowMs: number;
+}
+
 export interface LeaseRenewal {
   session: string;
   owner: string;

@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../../core/audit.ts';
 import type { ExecutionRecord, ExecutionStatus } from '../../core/execution.ts';
 import type { JsonValue } from '../../core/json.ts';
+import type { LeaseFence } from './leases.ts';
 
 export interface ExecutionStart {
   requestId: string;
@@ -10,6 +11,14 @@ export interface ExecutionStart {
   args: JsonValue;
   idempotencyKey: string;
   at: string;
+  /**
+   * Fencing: the start succeeds only while this owner holds the session's lease at `nowMs`
+   * (src/store/lease-rules.ts), checked in the same statement or transaction that inserts the
+   * row, and before an existing row is looked at; otherwise it fails with SESSION_BUSY and
+   * writes nothing, and the caller must not run the call. A run always passes its own;
+   * without it (tests, tools that seed a ledger) the start is not fenced.
+   */
+  lease?: LeaseFence;
 }
 
 /** `created` is false when a ledger row for this request already existed (a retry or a crash). */
@@ -39,6 +48,11 @@ export interface ExecutionFilter {
 
 /** The execution ledger: at most one run of an approved call, and how it ended. */
 export interface Ledger {
+  /**
+   * Inserts the `started` row unless one exists for the request (then `created: false` and
+   * the row as stored). With `start.lease`, fenced: SESSION_BUSY, nothing written, unless
+   * that owner still holds the session's lease.
+   */
   startExecution(start: ExecutionStart, audit?: AuditEvent[]): Promise<ExecutionStartResult>;
   /** Marks a started (or unknown) execution as finished. Returns the updated record. */
   finishExecution(requestId: string, finish: ExecutionFinish): Promise<ExecutionRecord>;

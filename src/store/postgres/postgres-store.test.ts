@@ -7,6 +7,7 @@ import {
   postgresForTests,
   TEST_PG_URL,
   withAdmin,
+  withApplicationName,
 } from '../../../test/helpers/postgres.ts';
 import { verifyAuditChain } from '../../core/audit.ts';
 import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
@@ -744,6 +745,49 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
       expect(takenOver).toMatchObject({ status: 'fulfilled', value: { ok: true, messageCount: 1 } });
       expect((await store.loadMessages('s1')).map((m) => m.message)).not.toContainEqual(user('stale'));
       expect(await store.listAudit()).toEqual([]);
+    });
+
+    it('a fenced ledger start meets a takeover still in flight: it waits for it, then is refused', async () => {
+      fresh('fenced_start');
+      const store = await open({ connectionString: withApplicationName(connectionString, schema) });
+      await leasedSession(store, 's1', 'run-a');
+      const start = {
+        requestId: 'r1',
+        session: 's1',
+        callId: 'c1',
+        tool: 't',
+        args: {},
+        idempotencyKey: 'countersign:r1',
+        at: at(2),
+        lease: { owner: 'run-a', nowMs: atMs(2) },
+      };
+      await withAdmin(async (taker) => {
+        // Another process takes the session over; its transaction has not committed yet. The
+        // start's snapshot still shows run-a as the holder: only the session row's lock
+        // (FOR SHARE) makes it wait and judge the row as the takeover leaves it.
+        await taker.query('BEGIN');
+        await taker.query(`UPDATE "${schema}".sessions SET lease_owner = 'run-b' WHERE id = 's1'`);
+        const attempt = store.startExecution(start).then(
+          () => 'started',
+          (error: unknown) => error,
+        );
+        // Wait until the start is blocked on that row lock, then commit the takeover.
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const waiting = await sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE application_name = $1 AND wait_event_type = 'Lock' AND position('INSERT INTO' in query) > 0`,
+            [schema],
+          );
+          if (waiting[0]?.n === 1) break;
+          if (Date.now() > deadline) throw new Error('the fenced start never waited for the takeover');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await taker.query('COMMIT');
+        expect(await attempt).toMatchObject({ code: 'SESSION_BUSY' });
+      });
+      expect(await store.getExecution('r1')).toBeNull();
+      expect(await store.getLease('s1')).toMatchObject({ owner: 'run-b' });
     });
 
     it('four processes appending audit events at once keep one unbroken chain', async () => {

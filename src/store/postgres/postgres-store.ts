@@ -13,6 +13,7 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import { holdsLease, holdsLeaseSql } from '../lease-rules.ts';
 import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -46,6 +47,7 @@ import type {
 import {
   executionAlreadyFinished,
   executionNotFound,
+  executionStartRefused,
   leaseLost,
   ruleOutsideSession,
   sessionExists,
@@ -264,6 +266,22 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       AS session_row
     FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1) a`;
 
+  // The ledger's compare-and-set: only the first start of a request inserts a row, and only
+  // into a session that exists.
+  const startText = (condition: string) => `
+    INSERT INTO ${t.executions} (${EXECUTION_COLUMNS})
+    SELECT $1, $2, $3, $4, $5, $6, 'started', NULL, 1, $7, NULL
+    WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = $2${condition})
+    ON CONFLICT (request_id) DO NOTHING RETURNING ${EXECUTION_COLUMNS}`;
+  const startSql = startText('');
+  // Fenced (ExecutionStart.lease): and only while $8 holds the session's lease at $9
+  // (lease-rules.ts). FOR SHARE makes the check exact under READ COMMITTED: a takeover that
+  // committed after this statement's snapshot is waited for or found (the row is re-read at
+  // its newest version and the condition checked again), and one that comes later waits until
+  // this transaction has committed the row, so it finds it. The lock is the session row's, for
+  // this one short transaction; it blocks only writes to that session.
+  const fencedStartSql = startText(` AND ${holdsLeaseSql('$8::text', '$9::bigint')} FOR SHARE`);
+
   /** Why a fenced step matched nothing, for the error; read after the fact, so only a diagnosis. */
   async function refusal(q: Query, step: StepCommit): Promise<Error> {
     const row = first(
@@ -276,6 +294,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       return staleStep(step.session, messageCount, step.expectedMessageCount);
     }
     return leaseLost(step.session, owner, step.leaseOwner);
+  }
+
+  async function readLease(q: Query, session: string): Promise<LeaseInfo | null> {
+    const row = first(await q(`SELECT lease_owner, lease_until FROM ${t.sessions} WHERE id = $1`, [session]));
+    return row === undefined ? null : toLease(row, session);
   }
 
   async function takeLease(q: Query, request: LeaseRequest): Promise<boolean> {
@@ -421,10 +444,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async getLease(session): Promise<LeaseInfo | null> {
-      const row = first(
-        await query(`SELECT lease_owner, lease_until FROM ${t.sessions} WHERE id = $1`, [session]),
-      );
-      return row === undefined ? null : toLease(row, session);
+      return readLease(query, session);
     },
 
     async getApproval(id) {
@@ -592,33 +612,46 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
+      const { lease } = start;
       const created = await write((audit ?? []).length === 0, async (q, link) => {
-        // The ledger's compare-and-set: only the first start of a request inserts a row.
         const row = first(
-          await q(
-            `INSERT INTO ${t.executions} (${EXECUTION_COLUMNS})
-             SELECT $1, $2, $3, $4, $5, $6, 'started', NULL, 1, $7, NULL
-             WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = $2)
-             ON CONFLICT (request_id) DO NOTHING RETURNING ${EXECUTION_COLUMNS}`,
-            [
-              start.requestId,
-              start.session,
-              start.callId,
-              start.tool,
-              codec.encode(start.args, sessionScope(start.session)),
-              start.idempotencyKey,
-              start.at,
-            ],
-          ),
+          await q(lease === undefined ? startSql : fencedStartSql, [
+            start.requestId,
+            start.session,
+            start.callId,
+            start.tool,
+            codec.encode(start.args, sessionScope(start.session)),
+            start.idempotencyKey,
+            start.at,
+            ...(lease === undefined ? [] : [lease.owner, lease.nowMs]),
+          ]),
         );
         if (row === undefined) return null;
         link(audit, start.at);
         return toExecution(codec, row);
       });
       if (created !== null) return { created: true, record: created };
+      // Nothing inserted: a lease not held (checked first, as the statement does), a row
+      // already there, or no session. Read after the fact, so only a diagnosis.
+      if (lease !== undefined) {
+        const held = await readLease(query, start.session);
+        if (held === null) throw sessionNotFound(start.session);
+        if (!holdsLease(held, lease))
+          throw executionStartRefused(start.requestId, start.session, held, lease);
+      }
       const existing = await executionById(query, start.requestId);
-      if (existing === null) throw sessionNotFound(start.session);
-      return { created: false, record: existing };
+      if (existing !== null) return { created: false, record: existing };
+      // The statement refused a fenced start that a later read found held: only a lease
+      // lost and taken back by the same owner in between can do that; refuse it all the same.
+      if (lease !== undefined) {
+        throw executionStartRefused(
+          start.requestId,
+          start.session,
+          await readLease(query, start.session),
+          lease,
+        );
+      }
+      throw sessionNotFound(start.session);
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {

@@ -11,6 +11,7 @@ import { jsonCodec, type PayloadCodec } from '../codec.ts';
 import { assembleStats, assertStatsQuery } from '../decision-stats.ts';
 import { assertExecutionFilter } from '../execution-page.ts';
 import { guardStore } from '../guard.ts';
+import { holdsLease } from '../lease-rules.ts';
 import type { DataKeys } from '../ports/data-keys.ts';
 import type { SchemaVersion } from '../ports/schema-version.ts';
 import type { Outbox } from '../ports/server/outbox.ts';
@@ -43,6 +44,7 @@ import {
   executionAlreadyFinished,
   executionExists,
   executionNotFound,
+  executionStartRefused,
   leaseLost,
   ruleOutsideSession,
   sessionExists,
@@ -495,9 +497,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
     async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
       return write(() => {
+        // Fenced first, in the write transaction (which holds the file's write lock, so no
+        // takeover lands between this check and the insert): a run that lost the session
+        // learns so even if the row exists.
+        if (start.lease !== undefined) {
+          const row = sql('SELECT lease_owner, lease_until FROM sessions WHERE id = ?').get(start.session);
+          if (row === undefined) throw sessionNotFound(start.session);
+          const lease = toLease(row, start.session);
+          if (!holdsLease(lease, start.lease))
+            throw executionStartRefused(start.requestId, start.session, lease, start.lease);
+        }
         const existing = executionById(start.requestId);
         if (existing !== null) return { created: false, record: existing };
-        requireSession(start.session);
+        if (start.lease === undefined) requireSession(start.session);
         const record: ExecutionRecord = {
           requestId: start.requestId,
           session: start.session,
