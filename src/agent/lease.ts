@@ -5,6 +5,7 @@ import { formatOwner } from '../liveness/lease-owner.ts';
 import type { Liveness } from '../liveness/liveness.ts';
 import { localLiveness } from '../liveness/local/local-liveness.ts';
 import { thisProcess } from '../liveness/process-space.ts';
+import { storeNow } from '../liveness/store-clock.ts';
 import type { Store } from '../store/store.ts';
 import { leaseLost } from '../store/store-errors.ts';
 
@@ -34,11 +35,11 @@ export async function holderIsDead(store: Pick<Store, 'liveness'>, owner: string
 }
 
 /**
- * The time a lease's term is written and judged in: the store's one clock (Liveness#now; on
+ * The time a lease's term is written and judged in: the store's one clock (storeNow; on
  * PostgreSQL the server's), never this host's wall clock, which another host's may disagree with.
  */
 export function leaseNow(store: Pick<Store, 'liveness'>): Promise<number> {
-  return livenessOf(store).now();
+  return storeNow(store);
 }
 
 /**

@@ -1,6 +1,9 @@
 import { toApprovalView } from '../agent/views.ts';
+import type { ApprovalRequest } from '../core/approval.ts';
 import { parseDuration } from '../core/duration.ts';
+import { storeNow } from '../liveness/store-clock.ts';
 import type { Command } from './command-input.ts';
+import type { CliContext } from './context.ts';
 import { decider } from './decider.ts';
 import { formatApproval } from './format.ts';
 
@@ -10,6 +13,11 @@ import { formatApproval } from './format.ts';
  * refused here; the server checks roles too.
  */
 
+/** The request as shown after a claim: judged on the clock claims run on (storeNow), as the API's. */
+async function claimView(context: CliContext, request: ApprovalRequest) {
+  return toApprovalView(request, new Date(await storeNow(await context.store())).toISOString());
+}
+
 export const claim: Command = async ({ args, values, context, out }) => {
   const forMs = values.for === undefined ? undefined : parseDuration(values.for, '--for');
   const request = await (await context.requestDesk()).claim(
@@ -17,7 +25,7 @@ export const claim: Command = async ({ args, values, context, out }) => {
     { by: decider(values) },
     forMs === undefined ? {} : { forMs },
   );
-  const view = toApprovalView(request, new Date().toISOString());
+  const view = await claimView(context, request);
   if (out.json) out.data(view);
   else out.print(`Claimed ${view.id} until ${view.claim?.until ?? '-'}.\n${formatApproval(view)}`);
   return 0;
@@ -25,7 +33,7 @@ export const claim: Command = async ({ args, values, context, out }) => {
 
 export const release: Command = async ({ args, values, context, out }) => {
   const request = await (await context.requestDesk()).release(args[0]!, { by: decider(values) });
-  const view = toApprovalView(request, new Date().toISOString());
+  const view = await claimView(context, request);
   if (out.json) out.data(view);
   else out.print(`Released ${view.id}: nobody holds it.`);
   return 0;

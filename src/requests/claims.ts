@@ -7,7 +7,20 @@ import { ClaimedError } from '../core/errors/claimed-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { ForbiddenError } from '../core/errors/forbidden-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { type ClockedStore, storeNow } from '../liveness/store-clock.ts';
 import type { RequestTimers } from '../store/ports/request-timers.ts';
+
+/** Where claims are kept, with the clock they are written and judged on (storeNow). */
+export type ClaimStore = Pick<RequestTimers, 'changeClaim'> & ClockedStore;
+
+/**
+ * The moment a claim is taken or given back at: on the store's clock (storeNow; PostgreSQL:
+ * the server's), so its term, the lapse of the claim it meets and its audit entry's time mean
+ * the same on every host sharing the store. `local` (the caller's `now`) where no other host does.
+ */
+async function claimNow(store: ClockedStore, local: Date): Promise<string> {
+  return new Date(await storeNow(store, () => local.getTime())).toISOString();
+}
 
 /** Why the request cannot be claimed or given back at all: decided, or past its expiry. */
 function assertOpen(request: ApprovalRequest, now: string): void {
@@ -26,16 +39,17 @@ function assertOpen(request: ApprovalRequest, now: string): void {
  * Takes `request` for `decider` for `forMs` (default 15 minutes, at most 8 hours, never past
  * its expiry), or renews their own claim. Exactly who may decide it may claim it (the
  * raiser and the customer may not: decision-rights.ts); someone else's live claim is CLAIMED.
- * One compare-and-set in the store, audited as `request.claimed` with it.
+ * One compare-and-set in the store, audited as `request.claimed` with it. The term counts
+ * from now on the store's clock (claimNow); `options.now` is this host's time, used where no
+ * other host shares the store.
  */
 export async function claimRequest(
-  store: Pick<RequestTimers, 'changeClaim'>,
+  store: ClaimStore,
   request: ApprovalRequest,
   parties: RequestParties,
   decider: Decider,
   options: { now: Date; forMs?: number },
 ): Promise<ApprovalRequest> {
-  const now = options.now.toISOString();
   const forMs = options.forMs ?? DEFAULT_CLAIM_MS;
   if (!Number.isFinite(forMs) || forMs < MIN_CLAIM_MS || forMs > MAX_CLAIM_MS) {
     throw new InvalidInputError(
@@ -45,13 +59,14 @@ export async function claimRequest(
       },
     );
   }
+  const now = await claimNow(store, options.now);
   assertOpen(request, now);
   const refusal = decisionRefusal(parties, decider, 'claim');
   if (refusal !== null) throw new ForbiddenError(refusal, { hint: 'Nothing was claimed.' });
   const held = activeClaim(request, now);
   if (held !== null && claimStanding(request, decider.name, now) === 'other')
     throw new ClaimedError(request.id, held);
-  const untilMs = Math.min(options.now.getTime() + forMs, Date.parse(request.expiresAt));
+  const untilMs = Math.min(Date.parse(now) + forMs, Date.parse(request.expiresAt));
   const claim = { by: decider.name, until: new Date(untilMs).toISOString() };
   const entry: AuditEvent = {
     kind: 'request.claimed',
@@ -67,12 +82,12 @@ export async function claimRequest(
 
 /** Gives back `decider`'s claim. Nobody holding it is a no-op; someone else holding it is CLAIMED. */
 export async function releaseRequest(
-  store: Pick<RequestTimers, 'changeClaim'>,
+  store: ClaimStore,
   request: ApprovalRequest,
   decider: Decider,
   options: { now: Date },
 ): Promise<ApprovalRequest> {
-  const now = options.now.toISOString();
+  const now = await claimNow(store, options.now);
   assertOpen(request, now);
   if (request.claim === null) return request;
   if (request.claim.by !== decider.name) {

@@ -10,12 +10,11 @@ import type { JsonValue } from '../core/json.ts';
 import { escalationInForce } from '../core/nudges.ts';
 import type { SessionRecord } from '../core/session.ts';
 import { ATTR, SPAN, withSpan } from '../core/tracing.ts';
-import type { RequestTimers } from '../store/ports/request-timers.ts';
 import type { Workflow } from '../workflow/define-workflow.ts';
 import type { RunView } from '../workflow/run-view.ts';
 import type { WorkflowRunner } from '../workflow/runner.ts';
 import { approvalAnswer, type ResponseSchema } from './answer-shape.ts';
-import { claimRequest, releaseRequest } from './claims.ts';
+import { type ClaimStore, claimRequest, releaseRequest } from './claims.ts';
 import type { RequestReader } from './request-books.ts';
 
 /**
@@ -61,8 +60,11 @@ export interface RequestOutcome {
 
 export interface RequestDeskOptions {
   store: Pick<RequestReader, 'getApproval' | 'getApprovalWithSession'>;
-  /** Where claims are kept (the server's or CLI's Store); without it, claiming is refused. */
-  timers?: Pick<RequestTimers, 'changeClaim'>;
+  /**
+   * Where claims are kept (the server's or CLI's Store); without it, claiming is refused.
+   * Claims run on its clock (its `liveness`: PostgreSQL's server clock), else on `now`.
+   */
+  timers?: ClaimStore;
   now?: () => Date;
   /** The agent that raised a tool call (by the row's `agent`). */
   agentFor: (name: string) => Agent | Promise<Agent>;

@@ -1,8 +1,10 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { toApprovalView } from '../../agent/views.ts';
+import type { ApprovalRequest } from '../../core/approval.ts';
 import { parseDuration } from '../../core/duration.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
+import { storeNow } from '../../liveness/store-clock.ts';
 import { toHttpView } from '../approval-views.ts';
 import { readBodyText } from '../http/read-body-text.ts';
 import { readJson } from '../http/read-json.ts';
@@ -35,6 +37,14 @@ async function claimBodyOf(c: Context<ServerEnv>): Promise<z.output<typeof claim
  * src/requests/claims.ts hold the rules). The body is optional: no body claims for 15 minutes.
  */
 export function claimRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
+  // The claim in the answer is judged on the clock it was taken on (storeNow), not this
+  // host's: on a host whose clock runs ahead, a claim just won would read as lapsed.
+  const claimView = async (request: ApprovalRequest) =>
+    toHttpView(
+      toApprovalView(request, new Date(await storeNow(ctx.store, () => ctx.now().getTime())).toISOString()),
+      ctx,
+    );
+
   app.post('/v1/requests/:id/claim', async (c) => {
     const identity = requireIdentity(c);
     const body = await claimBodyOf(c);
@@ -44,7 +54,7 @@ export function claimRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       { by: identity.name, roles: identity.roles },
       forMs === undefined ? {} : { forMs },
     );
-    return c.json(toHttpView(toApprovalView(request, ctx.now().toISOString()), ctx));
+    return c.json(await claimView(request));
   });
 
   app.post('/v1/requests/:id/release', async (c) => {
@@ -53,6 +63,6 @@ export function claimRoutes(app: Hono<ServerEnv>, ctx: ServerContext): void {
       by: identity.name,
       roles: identity.roles,
     });
-    return c.json(toHttpView(toApprovalView(request, ctx.now().toISOString()), ctx));
+    return c.json(await claimView(request));
   });
 }

@@ -5,6 +5,7 @@ import type { JsonValue } from '../../core/json.ts';
 import { createAuditFollower } from '../../events/audit-follower.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
 import { loggedEventsOf } from '../../events/from-audit.ts';
+import { storeNow } from '../../liveness/store-clock.ts';
 import type { Delivery, DeliveryOutcome, Outbox } from '../../store/ports/server/outbox.ts';
 import type { Store } from '../../store/store.ts';
 import { SIGNATURE_HEADER, signPayload } from './signature.ts';
@@ -24,7 +25,10 @@ export interface WebhookOptions {
    * said so (default 1 s; 0: only when the bus wakes it).
    */
   followMs?: number;
-  /** How long a claimed delivery is held before another process may retry it (default timeout + 30 s). */
+  /**
+   * How long a claimed delivery is held before another process may retry it (default timeout
+   * + 30 s), on the store's clock like every outbox time (storeNow: PostgreSQL's server clock).
+   */
   leaseMs?: number;
   log?: (line: string) => void;
   fetch?: typeof fetch;
@@ -110,11 +114,20 @@ const retryable = (status: number) => status >= 500 || status === 408 || status 
  * retried with growing waits while the receiver fails (network, timeout, 5xx, 408, 429) and
  * given up on other 4xx. Rows left by a process that stopped are picked up by the next pass
  * of any process sharing the store.
+ *
+ * Every outbox time (when a row is due, when a claim lapses, when a retry comes due) is on the
+ * store's clock (storeNow: PostgreSQL's server clock), never this host's: the processes that
+ * compare them may run on hosts whose clocks disagree, and a host a minute ahead would take
+ * every claim a minute early (posting the same notice twice) while one a minute behind would
+ * hold its own a minute past their term.
  */
 export function startWebhooks(
   bus: EventBus,
-  /** The audit log the notices come from, and the key/value state that keeps the cursor. */
-  store: Pick<Store, 'listAudit' | 'lastAuditSeq' | 'getState' | 'setState'>,
+  /**
+   * The audit log the notices come from, the key/value state that keeps the cursor, and the
+   * clock the outbox's times are on (its `liveness`; this host's clock without one).
+   */
+  store: Pick<Store, 'listAudit' | 'lastAuditSeq' | 'getState' | 'setState' | 'liveness'>,
   outbox: Outbox,
   options: WebhookOptions,
 ): WebhookSender {
@@ -128,6 +141,8 @@ export function startWebhooks(
   const standardKey = standardWebhookKey(options.secret);
   const owner = `webhooks:${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
   const stopped = new AbortController();
+  /** Now on the store's clock: what every `nextAtMs` and claim here is written and judged in. */
+  const now = () => storeNow(store);
 
   /** Posts in flight (each ends with its outcome recorded). */
   const inFlight = new Set<Promise<void>>();
@@ -159,13 +174,13 @@ export function startWebhooks(
       });
       await response.body?.cancel().catch(() => undefined);
       if (response.ok) {
-        await finish(row, { status: 'delivered', at: new Date().toISOString() });
+        await finish(row, async () => ({ status: 'delivered', at: new Date().toISOString() }));
         return;
       }
       outcome = `HTTP ${response.status}`;
       if (!retryable(response.status)) {
         log(`countersign: webhook ${row.id} (${type}) refused with ${outcome}; not retried.`);
-        await finish(row, { status: 'failed', at: new Date().toISOString(), error: outcome });
+        await finish(row, async () => ({ status: 'failed', at: new Date().toISOString(), error: outcome }));
         return;
       }
     } catch (error) {
@@ -173,38 +188,64 @@ export function startWebhooks(
     }
     if (stopped.signal.aborted) {
       // Cut off by stop(): back in the queue, due now, for whichever process runs next.
-      await finish(row, { status: 'retry', nextAtMs: Date.now(), error: 'interrupted by shutdown' });
+      await finish(row, async () => ({
+        status: 'retry',
+        nextAtMs: await now(),
+        error: 'interrupted by shutdown',
+      }));
       return;
     }
     const delay = delays[row.attempts - 1];
     if (delay === undefined) {
       log(`countersign: webhook ${row.id} (${type}) failed ${row.attempts} times (${outcome}); giving up.`);
-      await finish(row, { status: 'failed', at: new Date().toISOString(), error: outcome });
+      await finish(row, async () => ({ status: 'failed', at: new Date().toISOString(), error: outcome }));
       return;
     }
-    const nextAtMs = Date.now() + delay;
-    if (await finish(row, { status: 'retry', nextAtMs, error: outcome })) scheduleRetry(row.id, nextAtMs);
+    let nextAtMs = 0;
+    const retried = await finish(row, async () => {
+      nextAtMs = (await now()) + delay;
+      return { status: 'retry', nextAtMs, error: outcome };
+    });
+    if (retried) scheduleRetry(row.id, nextAtMs, delay);
   }
 
-  /** A pass when this process's retry comes due, rather than at the next poll. */
-  function scheduleRetry(id: string, atMs: number): void {
+  /**
+   * A pass when this process's retry comes due (at `atMs` on the store's clock, in about
+   * `inMs`), rather than at the next poll.
+   */
+  function scheduleRetry(id: string, atMs: number, inMs: number): void {
     if (stopped.signal.aborted) return;
     const timer = setTimeout(
       () => {
-        // Timers may fire a millisecond early; a pass then would find the row not yet due.
-        if (Date.now() < atMs) return scheduleRetry(id, atMs);
-        retrying.delete(id);
-        kick();
+        // Timers may fire a millisecond early, and run on this host's clock, not the store's:
+        // a pass before the row is due on the store's clock would find nothing.
+        now().then(
+          (nowMs) => {
+            // Claimed by a pass meanwhile, or stopped: that pass cleared the entry.
+            if (retrying.get(id) !== timer) return;
+            if (nowMs < atMs) return scheduleRetry(id, atMs, atMs - nowMs);
+            retrying.delete(id);
+            kick();
+          },
+          () => {
+            // The clock could not be read: the next poll looks again.
+            if (retrying.get(id) === timer) retrying.delete(id);
+          },
+        );
       },
-      Math.max(0, atMs - Date.now()),
+      Math.max(0, inMs),
     );
     retrying.set(id, timer);
   }
 
-  /** Records an outcome; false when the claim was lost (it lapsed and another process took the row). */
-  async function finish(row: Delivery, outcome: DeliveryOutcome): Promise<boolean> {
+  /**
+   * Records an outcome (made at the last moment: a retry's time is read from the store's
+   * clock); false when the claim was lost (it lapsed and another process took the row), or
+   * when it could not be recorded.
+   */
+  async function finish(row: Delivery, outcome: () => Promise<DeliveryOutcome>): Promise<boolean> {
     try {
-      return await outbox.finishDelivery(row.id, owner, outcome);
+      return await outbox.finishDelivery(row.id, owner, await outcome());
     } catch (error) {
       // The claim lapses and the row is retried later: at least once, under the same id.
       log(`countersign: webhook ${row.id}: could not record its outcome (${(error as Error).message}).`);
@@ -220,7 +261,7 @@ export function startWebhooks(
       if (stopped.signal.aborted || room <= 0) return;
       let rows: Delivery[];
       try {
-        rows = await outbox.claimDeliveries({ nowMs: Date.now(), limit: room, leaseMs, owner });
+        rows = await outbox.claimDeliveries({ nowMs: await now(), limit: room, leaseMs, owner });
         lastClaimError = '';
       } catch (error) {
         const message = (error as Error).message;
@@ -285,6 +326,8 @@ export function startWebhooks(
     },
     deliver: async (entries) => {
       let queued = 0;
+      // Due at once: now on the store's clock, which the claims judge it by.
+      const dueNow = await now();
       for (const { event } of loggedEventsOf(entries)) {
         const payload = webhookPayload(event);
         if (payload === null) continue;
@@ -294,7 +337,7 @@ export function startWebhooks(
           // An event is plain JSON: it is what /v1/events streams as `data`.
           payload: payload as unknown as JsonValue,
           createdAt: payload.createdAt,
-          nextAtMs: Date.now(),
+          nextAtMs: dueNow,
         });
         if (created) queued += 1;
       }

@@ -32,6 +32,10 @@ export interface NudgeAdvance {
  * Take (`claim` set) or give back (`claim` null) a request, as `by`, at `at` (ISO-8601).
  * Taking holds when the row is pending and unexpired at `at` and nobody else's claim holds at
  * `at` (a lapsed claim is free; the holder may renew); giving back when `by` holds it.
+ * `at` and `claim.until` are on the store's clock (storeNow in src/liveness/store-clock.ts;
+ * PostgreSQL: the server's), since a claim written on one host lapses by another's `at`; the
+ * store compares the times it is given and reads no clock itself. `at` is also the audit
+ * entries' time.
  */
 export interface ClaimChange {
   by: string;

@@ -23,6 +23,8 @@ export function createPostgresOutbox(query: Query, t: Tables, codec: PayloadCode
       // SKIP LOCKED: a row another claimer is taking right now is passed over, not waited for.
       // A row it already took is re-checked against the WHERE after its commit, and its new
       // next_at no longer matches.
+      // nowMs and next_at are on the server's clock, not the claimer's host's (the sender reads
+      // it: storeNow), so a claim lapses at the same moment for every host.
       const rows = await query(
         `WITH due AS (
            SELECT id FROM ${t.deliveries}

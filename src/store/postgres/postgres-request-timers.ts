@@ -91,6 +91,8 @@ export function createPostgresRequestTimers(
     },
 
     async changeClaim(id, change, audit) {
+      // change.at and claim_until are on the server's clock, not the claimer's host's (claims.ts
+      // reads it: storeNow), so a claim lapses at the same moment for every host.
       const won =
         change.claim === null
           ? await casWithAudit(

@@ -12,7 +12,7 @@ export interface DeliveryEnqueue {
   /** Stored through the PayloadCodec, like every other payload. */
   payload: JsonValue;
   createdAt: string;
-  /** Epoch ms from which the row is due. */
+  /** Epoch ms from which the row is due, on the store's clock (see `Outbox`). */
   nextAtMs: number;
 }
 
@@ -37,6 +37,7 @@ export interface Delivery {
 }
 
 export interface DeliveryClaim {
+  /** Now on the store's clock (see `Outbox`): rows with `nextAtMs <= nowMs` are due. */
   nowMs: number;
   /** At most this many rows. */
   limit: number;
@@ -45,7 +46,7 @@ export interface DeliveryClaim {
   owner: string;
 }
 
-/** How a claimed delivery ended (`finishDelivery`). */
+/** How a claimed delivery ended (`finishDelivery`); a retry's `nextAtMs` is on the store's clock. */
 export type DeliveryOutcome =
   | { status: 'delivered'; at: string }
   | { status: 'retry'; nextAtMs: number; error: string }
@@ -56,6 +57,11 @@ export type DeliveryOutcome =
  * by every process on the store. A server port, not part of `Store`: an agent backend need not
  * implement it. The built-in stores do (SQLite and PostgreSQL: the `deliveries` table);
  * `createMemoryOutbox` is the process-local one.
+ *
+ * Its times (`nextAtMs`, `nowMs`) are epoch ms on one clock for every process that shares
+ * the outbox, since one process's claim lapses by another's reading of now: the store's
+ * (storeNow in src/liveness/store-clock.ts; PostgreSQL: the server's, whatever each host's
+ * wall clock says). The outbox compares the times it is given; it reads no clock itself.
  */
 export interface Outbox {
   /**
