@@ -127,6 +127,13 @@ describe('when the store watcher looks', () => {
     await watcher.stop();
   });
 
+  it('a soonest time that does not read (an edited row) is looked at every interval, not in a busy loop', async () => {
+    const { asked, watcher } = watched(() => ({ ...idle, next: 'garbage' }));
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(asked).toEqual([0, 2, 4, 6]);
+    await watcher.stop();
+  });
+
   it('after stop, nothing runs and no event wakes it', async () => {
     const { asked, events, watcher } = watched(() => idle);
     await vi.advanceTimersByTimeAsync(0);

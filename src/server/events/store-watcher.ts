@@ -154,7 +154,10 @@ export function watchStore(options: {
     // Port requests kept by a checkpoint store of their own are not in `next`.
     if (busy || (options.runs && options.runsInStore !== true)) return options.intervalMs;
     if (due.next === null) return idleMs;
-    return Math.min(idleMs, Math.max(0, Date.parse(due.next) - nowMs));
+    const nextMs = Date.parse(due.next);
+    // A time that does not read (an edited row) must not make a busy loop of NaN timeouts.
+    if (!Number.isFinite(nextMs)) return options.intervalMs;
+    return Math.min(idleMs, Math.max(0, nextMs - nowMs));
   };
 
   const tick = () => {
