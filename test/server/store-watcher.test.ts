@@ -4,12 +4,18 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { bookstoreAgent } from '../../examples/bookstore/app.ts';
+import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
+import { createSupportWorkflow } from '../../examples/bookstore/support-workflow.ts';
 import { createAgent } from '../../src/agent/create-agent.ts';
 import type { CountersignEvent } from '../../src/events/event-bus.ts';
+import { createDemoModel } from '../../src/model/demo-model.ts';
+import { createMemoryCheckpointStore } from '../../src/store/memory/memory-checkpoint-store.ts';
 import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineTool } from '../../src/tools/define-tool.ts';
+import { createWorkflowRunner } from '../../src/workflow/runner.ts';
 import { bookstore, orderStatus } from '../helpers/bookstore-agent.ts';
 import { scriptModel } from '../helpers/script-model.ts';
 import { testServer } from './helpers.ts';
@@ -286,14 +292,6 @@ describe('the store watcher continues stalled sessions', () => {
 
 describe('the store watcher expires through the due-query', () => {
   it("expires an agent's call inside a run from the due-query and continues the run: one request, one sweep", async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { createSqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
-    const { createSupportWorkflow } = await import('../../examples/bookstore/support-workflow.ts');
-    const { bookstoreAgent } = await import('../../examples/bookstore/app.ts');
-    const { createDemoModel } = await import('../../src/model/demo-model.ts');
-    const { createWorkflowRunner } = await import('../../src/workflow/runner.ts');
     const dir = mkdtempSync(join(tmpdir(), 'countersign-watch-due-'));
     const sqlite = createSqliteStore({ path: join(dir, 'store.db') });
     try {
@@ -351,12 +349,6 @@ describe('the store watcher expires through the due-query', () => {
   });
 
   it("a port request kept by a checkpoint store of its own expires, though the main store's dueWork finds nothing", async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { createSqliteStore } = await import('../../src/store/sqlite/sqlite-store.ts');
-    const { createMemoryCheckpointStore } = await import('../../src/store/memory/memory-checkpoint-store.ts');
-    const { refundWorkflow } = await import('../../examples/bookstore/refund-workflow.ts');
     const dir = mkdtempSync(join(tmpdir(), 'countersign-watch-apart-'));
     const sqlite = createSqliteStore({ path: join(dir, 'store.db') });
     try {

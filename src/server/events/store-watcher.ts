@@ -74,7 +74,6 @@ export function watchStore(options: {
   let rest = options.intervalMs;
 
   const pass = async () => {
-    rest = options.intervalMs;
     const at = now();
     const iso = at.toISOString();
     // One question first where the store can answer it (SQL stores: three index look-ups in
@@ -150,7 +149,8 @@ export function watchStore(options: {
    * CPU on SQLite, 1.3 ms on PostgreSQL), so asking every `intervalMs` was most of its CPU.
    */
   const restAfter = (due: DueWork, nowMs: number): number => {
-    const busy = due.expiry || due.nudges || due.stalled || store.dueWork === undefined;
+    // A store without dueWork answered EVERYTHING_DUE: busy.
+    const busy = due.expiry || due.nudges || due.stalled;
     // Port requests kept by a checkpoint store of their own are not in `next`.
     if (busy || (options.runs && options.runsInStore !== true)) return options.intervalMs;
     if (due.next === null) return idleMs;

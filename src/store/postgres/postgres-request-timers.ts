@@ -4,7 +4,8 @@ import { nextNudgeAt } from '../../core/nudges.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
-import { dueWorkOf } from '../sql/due-work.ts';
+import { dueWorkOf, dueWorkSql } from '../sql/due-work.ts';
+
 import { toApproval } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import type { Connection, Query } from './connection.ts';
@@ -14,19 +15,6 @@ export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): str
   return `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
     WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= $1${ofKind ? ' AND kind = $3' : ''}
     ORDER BY next_nudge_at, id LIMIT $2`;
-}
-
-/**
- * The store watcher's three questions in one statement: the soonest expiry and nudge (the
- * first entry of each partial index) and whether any session is flagged. Exported so a test
- * can ask PostgreSQL for its plan.
- */
-export function dueWorkSql(t: Pick<Tables, 'approvals' | 'sessions'>): string {
-  return `SELECT
-    (SELECT expires_at FROM ${t.approvals} WHERE status = 'pending' ORDER BY expires_at LIMIT 1) AS expiry_at,
-    (SELECT next_nudge_at FROM ${t.approvals} WHERE status = 'pending' AND next_nudge_at IS NOT NULL
-      ORDER BY next_nudge_at LIMIT 1) AS nudge_at,
-    EXISTS (SELECT 1 FROM ${t.sessions} WHERE continue_due IS NOT NULL) AS stalled`;
 }
 
 /**

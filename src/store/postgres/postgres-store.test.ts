@@ -16,12 +16,13 @@ import { jsonCodec } from '../codec.ts';
 import { at, atMs, byPerson, event, leasedSession, raise, request, user } from '../conformance/fixtures.ts';
 import { ALL_STORE_SUITES, describeStoreConformance } from '../conformance/store-conformance.ts';
 import { encodeCursor, planPage } from '../request-page.ts';
+import { dueWorkSql } from '../sql/due-work.ts';
 import { requestPageSql } from '../sql/request-page-sql.ts';
 import type { RequestPageQuery } from '../store.ts';
 import { withRetries } from './connection.ts';
 import { loadMigrations } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
-import { dueWorkSql, nudgesDueSql } from './postgres-request-timers.ts';
+import { nudgesDueSql } from './postgres-request-timers.ts';
 import {
   createPostgresStore,
   dueRequestsSql,

@@ -3,8 +3,9 @@ import { nextNudgeAt } from '../../core/nudges.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
-import { dueWorkOf } from '../sql/due-work.ts';
+import { dueWorkOf, dueWorkSql } from '../sql/due-work.ts';
 import { toApproval } from '../sql/rows.ts';
+import { tableNames } from '../sql/tables.ts';
 import type { Connection } from './connection.ts';
 
 /** Pending rows by next nudge time: a range of `approvals_nudge_due`, never every pending row. */
@@ -14,15 +15,11 @@ const NUDGES_DUE_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXE
   WHERE status = 'pending' AND next_nudge_at IS NOT NULL AND next_nudge_at <= ? AND kind = ?
   ORDER BY next_nudge_at, id LIMIT ?`;
 
-/** The store watcher's three questions in one statement, each an EXISTS on its partial index. */
-// The soonest expiry and nudge (the first entry of each partial index) and whether any
-// session is flagged: three index look-ups, whatever the number waiting.
-export const DUE_WORK_SQL = `SELECT
-  (SELECT expires_at FROM approvals INDEXED BY approvals_due WHERE status = 'pending'
-    ORDER BY expires_at LIMIT 1) AS expiry_at,
-  (SELECT next_nudge_at FROM approvals INDEXED BY approvals_nudge_due
-    WHERE status = 'pending' AND next_nudge_at IS NOT NULL ORDER BY next_nudge_at LIMIT 1) AS nudge_at,
-  EXISTS (SELECT 1 FROM sessions INDEXED BY sessions_continue_due WHERE continue_due IS NOT NULL) AS stalled`;
+/** The watcher's one question, each sub-query on its partial index. */
+export const DUE_WORK_SQL = dueWorkSql(
+  { approvals: 'approvals', sessions: 'sessions' },
+  (index) => ` INDEXED BY ${index}`,
+);
 
 /**
  * RequestTimers on the SQLite file: each change is one conditional UPDATE (the compare-and-set)
