@@ -43,7 +43,9 @@ export function shellWord(word: string): string {
 export function again(command: string, values: CliValues, names: readonly OptionName[]): string {
   const words = names.flatMap((name) => {
     const value = values[name];
-    return typeof value === 'string' && value !== '' ? [`--${name}`, shellWord(value)] : [];
+    if (typeof value !== 'string' || value === '') return [];
+    // A value that starts with a dash goes after `=`: `--text --force` reads as no value.
+    return value.startsWith('-') ? [shellWord(`--${name}=${value}`)] : [`--${name}`, shellWord(value)];
   });
   return [command, ...words].join(' ');
 }

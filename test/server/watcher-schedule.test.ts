@@ -134,6 +134,15 @@ describe('when the store watcher looks', () => {
     await watcher.stop();
   });
 
+  it('a soonest time that reads as past but sorts as not yet due (another format) is looked at every interval, not in a busy loop', async () => {
+    // An edited row: 13:00 at +02:00 is 11:00Z, an hour ago, but as text it sorts after the
+    // pass's '2026-12-01T12:…Z', so the store does not call it due.
+    const { asked, watcher } = watched(() => ({ ...idle, next: '2026-12-01T13:00:00+02:00' }));
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(asked).toEqual([0, 2, 4, 6]);
+    await watcher.stop();
+  });
+
   it('after stop, nothing runs and no event wakes it', async () => {
     const { asked, events, watcher } = watched(() => idle);
     await vi.advanceTimersByTimeAsync(0);

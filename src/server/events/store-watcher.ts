@@ -155,8 +155,10 @@ export function watchStore(options: {
     if (busy || (options.runs && options.runsInStore !== true)) return options.intervalMs;
     if (due.next === null) return idleMs;
     const nextMs = Date.parse(due.next);
-    // A time that does not read (an edited row) must not make a busy loop of NaN timeouts.
-    if (!Number.isFinite(nextMs)) return options.intervalMs;
+    // A time that does not read (an edited row) must not make a busy loop of NaN timeouts;
+    // nor one that reads as past although, compared as text, the store did not call it due
+    // (an edited row in another format, such as an offset '+02:00'): a 0 ms loop otherwise.
+    if (!Number.isFinite(nextMs) || nextMs <= nowMs) return options.intervalMs;
     return Math.min(idleMs, Math.max(0, nextMs - nowMs));
   };
 
