@@ -16,10 +16,7 @@ const NUDGES_DUE_OF_KIND_SQL = `SELECT ${APPROVAL_COLUMNS} FROM approvals INDEXE
   ORDER BY next_nudge_at, id LIMIT ?`;
 
 /** The watcher's one question, each sub-query on its partial index. */
-export const DUE_WORK_SQL = dueWorkSql(
-  { approvals: 'approvals', sessions: 'sessions' },
-  (index) => ` INDEXED BY ${index}`,
-);
+export const DUE_WORK_SQL = dueWorkSql(tableNames(), (index) => ` INDEXED BY ${index}`);
 
 /**
  * RequestTimers on the SQLite file: each change is one conditional UPDATE (the compare-and-set)
