@@ -21,6 +21,8 @@ export interface HttpPostgresRow {
   won: number;
   otherErrors: number;
   /** Statements sent to PostgreSQL per decision (BEGIN and COMMIT included), warm-up included. */
+  statementsPerDecision: number;
+  /** Waits for PostgreSQL per decision: statements pipelined behind another share one. */
   roundTripsPerDecision: number;
   /** Server transactions per decision: BEGIN…COMMIT blocks plus autocommit statements. */
   transactionsPerDecision: number;
@@ -141,7 +143,12 @@ export async function decisionsOverHttpPostgres(
     const byMethod = Object.fromEntries(
       Object.entries(counts.byMethod).map(([name, c]) => [
         name,
-        { calls: per(c.calls), roundTrips: per(c.roundTrips), transactions: per(c.transactions) },
+        {
+          calls: per(c.calls),
+          statements: per(c.statements),
+          roundTrips: per(c.roundTrips),
+          transactions: per(c.transactions),
+        },
       ]),
     );
     return {
@@ -152,6 +159,7 @@ export async function decisionsOverHttpPostgres(
       p99Ms: percentile(latencies, 99),
       won,
       otherErrors: count - won,
+      statementsPerDecision: per(counts.statements),
       roundTripsPerDecision: per(counts.roundTrips),
       transactionsPerDecision: per(counts.transactions),
       serverCpuUsPerDecision: Math.round((cpu.user + cpu.system) / decided),
@@ -201,6 +209,7 @@ export function printHttpPostgresTable(bench: HttpPostgresBench, repeats: number
       'p99 ms': row.p99Ms,
       errors: row.otherErrors,
       'transactions/decision': row.transactionsPerDecision,
+      'statements/decision': row.statementsPerDecision,
       'round trips/decision': row.roundTripsPerDecision,
       'server CPU µs/decision': row.serverCpuUsPerDecision,
       'tool runs': row.toolRuns,

@@ -6,6 +6,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { benchDir } from './agent-loop.ts';
 import { clientProcess, pgExecutions, seedRequests } from './http-postgres.ts';
 import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
+import type { PgCounts } from './pg-round-trips.ts';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 
@@ -21,6 +22,7 @@ export interface InstanceRow {
   /** CPU of all the server processes together, per decision (warm-up included). */
   serverCpuUsPerDecision: number;
   transactionsPerDecision: number;
+  statementsPerDecision: number;
   roundTripsPerDecision: number;
   doubleExecutions: number;
 }
@@ -75,18 +77,18 @@ export async function decisionsOnInstances(
     ]);
     let cpuUs = 0;
     let transactions = 0;
+    let statements = 0;
     let roundTrips = 0;
     for (const server of servers) server.child.stdin!.write('stop\n');
     for (const server of servers) {
-      const done = JSON.parse(await server.next()) as {
-        cpuUs: number;
-        roundTrips: number;
-        transactions: number;
-        byMethod: Record<string, { calls: number; roundTrips: number; transactions: number }>;
-      };
+      const done = JSON.parse(await server.next()) as Pick<
+        PgCounts,
+        'statements' | 'roundTrips' | 'transactions' | 'byMethod'
+      > & { cpuUs: number };
       if (process.env.BENCH_VERBOSE) console.error(instances, JSON.stringify(done.byMethod));
       cpuUs += done.cpuUs;
       transactions += done.transactions;
+      statements += done.statements;
       roundTrips += done.roundTrips;
     }
     const decided = warmup + count;
@@ -102,6 +104,7 @@ export async function decisionsOnInstances(
       errors: count - won,
       serverCpuUsPerDecision: Math.round(cpuUs / decided),
       transactionsPerDecision: Math.round((transactions / decided) * 100) / 100,
+      statementsPerDecision: Math.round((statements / decided) * 100) / 100,
       roundTripsPerDecision: Math.round((roundTrips / decided) * 100) / 100,
       doubleExecutions: doubles,
     };
@@ -158,6 +161,7 @@ export function printInstanceTable(bench: InstanceBench, repeats: number): void 
       errors: row.errors,
       'server CPU µs/decision': row.serverCpuUsPerDecision,
       'transactions/decision': row.transactionsPerDecision,
+      'statements/decision': row.statementsPerDecision,
       'round trips/decision': row.roundTripsPerDecision,
       'double executions': row.doubleExecutions,
     })),

@@ -2,18 +2,33 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { Store } from '../src/store/store.ts';
 
-/** Round trips and transactions per Store method, as PostgreSQL sees them. */
+/** Statements, round trips and transactions per Store method, as PostgreSQL sees them. */
 export interface PgCounts {
-  /** Statements sent (each one round trip; BEGIN and COMMIT included). */
+  /** Statements sent, BEGIN and COMMIT included. */
+  statements: number;
+  /**
+   * Waits for the server: statements sent while the connection had no other statement
+   * outstanding. One pipelined behind another (BEGIN's first statement, a COMMIT sent with
+   * the last) rides in the same round trip.
+   */
   roundTrips: number;
   /** Server transactions: a BEGIN … COMMIT block, or one statement in autocommit. */
   transactions: number;
-  byMethod: Record<string, { calls: number; roundTrips: number; transactions: number }>;
+  byMethod: Record<string, MethodCounts>;
+}
+
+export interface MethodCounts {
+  calls: number;
+  statements: number;
+  roundTrips: number;
+  transactions: number;
 }
 
 const method = new AsyncLocalStorage<string>();
-let counts: PgCounts = { roundTrips: 0, transactions: 0, byMethod: {} };
+let counts: PgCounts = { statements: 0, roundTrips: 0, transactions: 0, byMethod: {} };
 const inTransaction = new WeakSet<object>();
+// Statements each client has sent and not yet heard back about.
+const outstanding = new WeakMap<object, number>();
 let installed = false;
 
 function textOf(config: unknown): string {
@@ -23,7 +38,7 @@ function textOf(config: unknown): string {
 }
 
 function bucket(name: string) {
-  counts.byMethod[name] ??= { calls: 0, roundTrips: 0, transactions: 0 };
+  counts.byMethod[name] ??= { calls: 0, statements: 0, roundTrips: 0, transactions: 0 };
   return counts.byMethod[name];
 }
 
@@ -53,8 +68,13 @@ export function installPgCounter(): void {
     // process measurable CPU that the figures then charged to countersign.
     const text = textOf(args[0]).trimStart().slice(0, 8).toUpperCase();
     const where = bucket(method.getStore() ?? '(outside the store)');
-    counts.roundTrips += 1;
-    where.roundTrips += 1;
+    counts.statements += 1;
+    where.statements += 1;
+    const waiting = outstanding.get(this) ?? 0;
+    if (waiting === 0) {
+      counts.roundTrips += 1;
+      where.roundTrips += 1;
+    }
     if (text.startsWith('BEGIN')) {
       inTransaction.add(this);
       counts.transactions += 1;
@@ -65,12 +85,20 @@ export function installPgCounter(): void {
       counts.transactions += 1;
       where.transactions += 1;
     }
-    return original.apply(this, args);
+    const sent = original.apply(this, args);
+    // The promise form (what the store uses); a callback query (pg-pool's, pg-boss's) is
+    // counted as a round trip of its own.
+    if (sent instanceof Promise) {
+      outstanding.set(this, waiting + 1);
+      const done = () => outstanding.set(this, (outstanding.get(this) ?? 1) - 1);
+      sent.then(done, done);
+    }
+    return sent;
   } as typeof pg.Client.prototype.query;
 }
 
 export function resetPgCounts(): void {
-  counts = { roundTrips: 0, transactions: 0, byMethod: {} };
+  counts = { statements: 0, roundTrips: 0, transactions: 0, byMethod: {} };
 }
 
 export function pgCounts(): PgCounts {

@@ -17,6 +17,15 @@ export interface QueryOptions {
    * common one (the ordered walk).
    */
   prepared?: boolean;
+  /**
+   * Inside a transaction: this is its last statement, so COMMIT is sent right behind it on the
+   * same connection (pipelined) instead of after its reply: one round trip fewer. Only for a
+   * statement whose success leaves nothing for the caller to decide: a statement that can
+   * succeed and still call for a rollback (a compare-and-set that matched no row) must raise
+   * an error in SQL instead, because by the time its rows arrive the COMMIT is on its way. If
+   * it fails, PostgreSQL answers that COMMIT with a rollback. Ignored in autocommit.
+   */
+  last?: boolean;
 }
 
 export interface Connection {
@@ -67,6 +76,10 @@ export async function openPool(connectionString: string, options: PoolOptions): 
     idle_in_transaction_session_timeout: 60_000,
     // A process that forgets close() still exits once its connections are idle.
     allowExitOnIdle: true,
+    // Statements sent before the previous one's reply (BEGIN with a transaction's first
+    // statement, COMMIT with its last) share a round trip. Every other statement here is
+    // awaited before the next is sent, as without it.
+    pipeline: true,
   });
   // An idle connection that dies (server restart, network blip) is reported here and dropped
   // from the pool; without a listener the 'error' event would crash the process.
@@ -83,6 +96,15 @@ export async function openPool(connectionString: string, options: PoolOptions): 
     });
   });
   return pool;
+}
+
+/**
+ * A pipelined statement's promise, marked as handled: its failure is read when it is awaited,
+ * which may come after the failure of a statement queued behind it.
+ */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
 }
 
 /** The error each pooled connection reported when it died, if it did. */
@@ -196,12 +218,30 @@ export function createConnection(pool: Pool, target: string): Connection {
   function inTransaction<T>(begin: string, work: (query: Query) => Promise<T>): Promise<T> {
     return onLease(async (held) => {
       const { client } = held;
+      // Set once COMMIT is on the wire: a connection lost after that leaves the outcome unknown.
       let committing = false;
+      let commit: Promise<unknown> | undefined;
+      const statement = queryOn(client);
+      const query: Query = (text, values, options) => {
+        if (commit !== undefined) {
+          return Promise.reject(new Error('A statement after the one marked last in its transaction.'));
+        }
+        const rows = statement(text, values, options);
+        if (options?.last === true) {
+          committing = true;
+          commit = settled(client.query('COMMIT'));
+        }
+        return rows;
+      };
       try {
-        await client.query(begin);
-        const result = await work(queryOn(client));
+        // Sent without waiting for its reply: the first statement follows it on the same
+        // connection, and both replies come back together. BEGIN fails only when the
+        // connection does, and then every statement queued behind it fails the same way.
+        const begun = settled(client.query(begin));
+        const result = await work(query);
+        await begun;
         committing = true;
-        await client.query('COMMIT');
+        await (commit ?? client.query('COMMIT'));
         return result;
       } catch (error) {
         if (isConnectionLost(error) || held.lost() !== undefined) {
@@ -211,6 +251,8 @@ export function createConnection(pool: Pool, target: string): Connection {
           throw connectionLostError(error, target, committing ? 'unknown' : 'rolled-back');
         }
         try {
+          // Behind a pipelined COMMIT, if any, which the failed statement turned into a
+          // rollback: this one then only draws a warning.
           await client.query('ROLLBACK');
         } catch {
           // The connection is unusable; it is closed instead of pooled.

@@ -19,6 +19,35 @@ export type AuditSink = (events: readonly AuditEvent[] | undefined, at: string) 
  */
 export type Write<T> = (query: Query, audit: AuditSink) => Promise<T>;
 
+/**
+ * The audit link's guessed head was not the head: the transaction, whose COMMIT was already
+ * sent behind the link, rolled back instead. Nothing was written; the writes run again.
+ */
+export class AuditHeadMoved extends Error {
+  constructor() {
+    super('The audit head moved under a guessed link; the transaction rolled back and runs again.');
+    this.name = 'AuditHeadMoved';
+  }
+}
+
+/** Links a transaction's audit groups; `closing`: its last statement carries the COMMIT. */
+export type LinkAudit = (query: Query, groups: readonly AuditGroup[], closing?: boolean) => Promise<void>;
+
+/**
+ * Runs a transaction again after its guessed audit link missed (see linkAudit): the miss
+ * turned guessing off, so the next attempt reads the head under lock and cannot miss, unless
+ * another link of this process turned guessing on meanwhile; a few attempts bound that.
+ */
+async function untilLinked<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      if (!(error instanceof AuditHeadMoved) || attempt >= 4) throw error;
+    }
+  }
+}
+
 export interface GroupCommit {
   /**
    * Runs `write` in a transaction shared with the writes other requests of this process
@@ -65,10 +94,7 @@ const MAX_BATCH = 32;
  * - Audit events are linked last, after every row write, so the head lock is held only for
  *   the INSERT and COMMIT (as before), now once per batch instead of once per write.
  */
-export function createGroupCommit(
-  connection: Connection,
-  linkAudit: (query: Query, groups: readonly AuditGroup[]) => Promise<void>,
-): GroupCommit {
+export function createGroupCommit(connection: Connection, linkAudit: LinkAudit): GroupCommit {
   const waiting: Entry[] = [];
   let inFlight = false;
   // Whether the transaction in flight carries a write with audit events.
@@ -81,14 +107,16 @@ export function createGroupCommit(
         return;
       }
       entry.resolve(
-        await connection.transaction(async (query) => {
-          const groups: AuditGroup[] = [];
-          const result = await entry.write(query, (events, at) => {
-            if (events !== undefined && events.length > 0) groups.push({ events, at });
-          });
-          await linkAudit(query, groups);
-          return result;
-        }),
+        await untilLinked(() =>
+          connection.transaction(async (query) => {
+            const groups: AuditGroup[] = [];
+            const result = await entry.write(query, (events, at) => {
+              if (events !== undefined && events.length > 0) groups.push({ events, at });
+            });
+            await linkAudit(query, groups, true);
+            return result;
+          }),
+        ),
       );
     } catch (error) {
       entry.reject(error);
@@ -100,24 +128,26 @@ export function createGroupCommit(
     // The write that threw, if one did: it runs again alone, the rest go back to the queue.
     let failing: Entry | undefined;
     try {
-      results = await connection.transaction(async (query) => {
-        failing = undefined;
-        const groups: AuditGroup[] = [];
-        const sink: AuditSink = (events, at) => {
-          if (events !== undefined && events.length > 0) groups.push({ events, at });
-        };
-        const out: unknown[] = [];
-        for (const entry of batch) {
-          try {
-            out.push(await entry.write(query, sink));
-          } catch (error) {
-            failing = entry;
-            throw error;
+      results = await untilLinked(() =>
+        connection.transaction(async (query) => {
+          failing = undefined;
+          const groups: AuditGroup[] = [];
+          const sink: AuditSink = (events, at) => {
+            if (events !== undefined && events.length > 0) groups.push({ events, at });
+          };
+          const out: unknown[] = [];
+          for (const entry of batch) {
+            try {
+              out.push(await entry.write(query, sink));
+            } catch (error) {
+              failing = entry;
+              throw error;
+            }
           }
-        }
-        await linkAudit(query, groups);
-        return out;
-      });
+          await linkAudit(query, groups, true);
+          return out;
+        }),
+      );
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
         for (const entry of batch) entry.reject(error);

@@ -38,6 +38,11 @@ function sqlState(error: unknown): string | undefined {
   return error instanceof Error && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** 22012: how the audit link's closing guess says it matched no head (row-writers.ts). */
+export function isDivisionByZero(error: unknown): boolean {
+  return sqlState(error) === '22012';
+}
+
 export function isRetryable(error: unknown): boolean {
   const state = sqlState(error);
   return state !== undefined && RETRYABLE.has(state);

@@ -19,8 +19,9 @@ import type { Tables } from '../sql/tables.ts';
 import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
-import type { Query } from './connection.ts';
-import type { AuditGroup } from './group-commit.ts';
+import type { Query, Row } from './connection.ts';
+import { AuditHeadMoved, type AuditGroup } from './group-commit.ts';
+import { isDivisionByZero } from './pg-errors.ts';
 
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
@@ -121,7 +122,9 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
    * transaction: the head row's lock is held until COMMIT, and every audit-writing transaction
    * in every process queues on it, so the shorter the time from here to COMMIT, the more of
    * them fit in a second. A group commit (group-commit.ts) links all its writes' events here
-   * at once, for the whole batch.
+   * at once, for the whole batch, and passes `closing`: its last statement then carries the
+   * transaction's COMMIT behind it on the wire (QueryOptions.last), so the lock is held for no
+   * round trip at all.
    *
    * First it guesses that the head is still the one this process last linked (true while no
    * other process writes audit events) and links onto it in one statement whose head UPDATE
@@ -129,23 +132,37 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
    * then re-check, so a wrong guess matches nothing and writes nothing. Then, or with no guess,
    * it reads the head FOR UPDATE and links onto what it read: two statements. After a wrong
    * guess it stops guessing until a locked read finds the head it would have guessed.
+   *
+   * When closing, a wrong guess cannot simply fall through to the locked read: the COMMIT
+   * is already on its way. So the guessing statement fails instead (1 / 0 rows linked), the
+   * transaction rolls back, and AuditHeadMoved tells the group commit to run it again, now
+   * without a guess. One process alone almost never pays this; processes taking turns stop
+   * guessing after the first miss.
    */
-  async function linkAudit(query: Query, groups: readonly AuditGroup[]) {
+  async function linkAudit(query: Query, groups: readonly AuditGroup[], closing = false) {
     const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
     if (stamped.length === 0) return;
     const before = lastHead;
     if (before !== null && guessing) {
       const guess = chained(stamped, before);
-      const linked = await query(
-        `WITH h AS (
-           UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')
-           WHERE seq = $13::bigint AND hash = decode($14, 'hex') RETURNING 1
-         ), added AS (
-           ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
-         )
-         SELECT count(*)::int AS linked FROM h`,
-        [...guess.values, before.seq, before.hash],
-      );
+      let linked: Row[];
+      try {
+        linked = await query(
+          `WITH h AS (
+             UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')
+             WHERE seq = $13::bigint AND hash = decode($14, 'hex') RETURNING 1
+           ), added AS (
+             ${insertAudit} WHERE EXISTS (SELECT 1 FROM h)
+           )
+           SELECT ${closing ? '1 / count(*)::int' : 'count(*)::int'} AS linked FROM h`,
+          [...guess.values, before.seq, before.hash],
+          { last: closing },
+        );
+      } catch (error) {
+        if (!closing || !isDivisionByZero(error)) throw error;
+        guessing = false;
+        throw new AuditHeadMoved();
+      }
       if (Number(linked[0]?.linked ?? 0) === 1) {
         lastHead = guess.head;
         return;
@@ -163,6 +180,7 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
       `WITH added AS (${insertAudit})
        UPDATE ${tables.auditHead} SET seq = $11, hash = decode($12, 'hex')`,
       linked.values,
+      { last: closing },
     );
     // If this transaction rolls back, the guess is wrong next time: one statement that matches nothing.
     lastHead = linked.head;
