@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { benchDir } from './agent-loop.ts';
 import { clientProcess, pgExecutions, seedRequests } from './http-postgres.ts';
-import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
 import type { PgCounts } from './pg-round-trips.ts';
+import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 

@@ -20,7 +20,7 @@ import { executionValues, ruleValues } from '../sql/values.ts';
 import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query, Row } from './connection.ts';
-import { AuditHeadMoved, type AuditGroup } from './group-commit.ts';
+import { type AuditGroup, AuditHeadMoved } from './group-commit.ts';
 import { isDivisionByZero } from './pg-errors.ts';
 
 /**
