@@ -116,7 +116,7 @@ export function watchStore(options: {
     // from the nudge due-query; after expiry, so nothing expired is nudged.
     if (due.nudges) {
       try {
-        await fireDueNudges({ store, now: at, events });
+        await fireDueNudges({ store, now: at, events, log });
       } catch (error) {
         log(`countersign: could not send reminders: ${String(error)}`);
       }
