@@ -100,6 +100,25 @@ describe('AI SDK tools in createAgent', () => {
     expect(turn.approvals).toMatchObject([{ tool: 'refund', args: { amount: 80 } }]);
   });
 
+  it('a ttl reaching past the year 9999 refuses the call with INVALID_INPUT and raises nothing', async () => {
+    // Stored as +011…-… text such a request would sort before every date: expired on arrival.
+    const model = recordingModel(scriptModel([[{ tool: 'cancel_order', args: { orderId: 7 } }]]));
+    const store = createMemoryStore();
+    const agent = createAgent({
+      name: 'desk',
+      instructions: 'Help.',
+      tools: { cancel_order: cancelOrder },
+      model,
+      store,
+      approvalTtl: '9000y',
+    });
+    await expect(agent.chat('s1', 'cancel 7')).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('falls outside the years 0000 to 9999'),
+    });
+    expect(await store.listApprovals()).toEqual([]);
+  });
+
   it('withApproval adds effect, standing, role and ttl; the tool stays usable by the AI SDK', async () => {
     const refund = withApproval(
       tool({

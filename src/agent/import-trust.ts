@@ -1,5 +1,6 @@
 import type { ApprovalRequest } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
+import { expiryAfter } from '../core/instant.ts';
 import type { SessionSnapshot } from '../store/store.ts';
 
 /** What an import writes and what its `session.imported` entry says about it. */
@@ -65,7 +66,7 @@ export function planUnsignedImport(snapshot: SessionSnapshot, now: Date): Import
       ...approval,
       status: 'pending',
       decision: null,
-      expiresAt: new Date(now.getTime() + window).toISOString(),
+      expiresAt: expiryAfter(now, window),
     };
   });
   return {

@@ -54,4 +54,32 @@ describe('raising a request (no store)', () => {
       data: { rule: 'auto:small' },
     });
   });
+
+  it('refuses a ttl whose expiry falls past the year 9999 (stored text would sort as long past)', () => {
+    const far = (ttlMs: number) => () =>
+      toolCallRequest({
+        id: 'apr_2',
+        session: 's1',
+        agent: 'bookstore',
+        callId: 'call-2',
+        tool: 'cancel_order',
+        args: { orderId: 1044 },
+        effect: 'Cancels order 1044.',
+        now: new Date('2026-01-01T00:00:00.000Z'),
+        ttlMs,
+        raisedBy: null,
+        customer: null,
+        requiredRole: null,
+        run: null,
+      });
+    // Year 10000, and past what a Date can hold at all.
+    for (const ttlMs of [8000 * 365 * 86_400_000, Number.POSITIVE_INFINITY]) {
+      expect(far(ttlMs)).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_INPUT',
+          message: expect.stringContaining('falls outside the years 0000 to 9999'),
+        }),
+      );
+    }
+  });
 });

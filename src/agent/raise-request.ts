@@ -1,6 +1,7 @@
 import type { ApprovalRequest, RequestNudges } from '../core/approval.ts';
 import type { AuditEvent } from '../core/audit.ts';
 import { bindArgs } from '../core/canonical-json.ts';
+import { expiryAfter } from '../core/instant.ts';
 import type { JsonValue } from '../core/json.ts';
 import { waitingFields } from '../core/request-defaults.ts';
 import type { AutoApproval } from './match-rule.ts';
@@ -39,7 +40,7 @@ export function toolCallRequest(input: {
     ...bindArgs(input.args),
     effect: input.effect,
     createdAt: input.now.toISOString(),
-    expiresAt: new Date(input.now.getTime() + input.ttlMs).toISOString(),
+    expiresAt: expiryAfter(input.now, input.ttlMs),
     status: 'pending',
     decision: null,
     raisedBy: input.raisedBy,

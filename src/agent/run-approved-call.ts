@@ -1,4 +1,5 @@
 import type { ApprovalRequest, RequestEdit } from '../core/approval.ts';
+import type { AuditEvent } from '../core/audit.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { describeDiff } from '../core/edit-call.ts';
@@ -95,44 +96,68 @@ async function runOnce(
         ? 'the call in the session differs from the approved request'
         : null));
   if (problem || !tool) {
-    const existing = await store.getExecution(request.id);
-    if (existing && existing.status !== 'started')
+    const refused: AuditEvent = {
+      kind: 'tamper.refused',
+      session: session,
+      requestId: request.id,
+      actor: 'countersign',
+      data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash },
+    };
+    let record = await store.getExecution(request.id);
+    if (record === null) {
+      const started = await store.startExecution(
+        {
+          requestId: request.id,
+          session: session,
+          callId: call.callId,
+          tool: request.tool,
+          args,
+          idempotencyKey: key,
+          at: now(),
+          lease: await leaseFence(deps),
+        },
+        [refused],
+      );
+      if (started.created) {
+        // Nothing ran it before: the refusal is the outcome.
+        await store.finishExecution(request.id, {
+          status: 'failed',
+          result: `Refused: ${problem}`,
+          at: now(),
+        });
+        return {
+          kind: 'integrity',
+          error: bindingError(request.id, problem ?? 'unknown tool', 'executing'),
+          result: {
+            ...base,
+            output: `Not done: ${problem}. The call was refused for safety.`,
+            isError: true,
+          },
+        };
+      }
+      record = started.record;
+    }
+    if (record.status === 'succeeded' || record.status === 'failed')
       return {
         kind: 'result',
-        result: { ...base, output: told(existing.result), isError: existing.status !== 'succeeded' },
+        result: { ...base, output: told(record.result), isError: record.status !== 'succeeded' },
       };
-    const error = bindingError(request.id, problem ?? 'unknown tool', 'executing');
-    await store.startExecution(
-      {
-        requestId: request.id,
-        session: session,
-        callId: call.callId,
-        tool: request.tool,
-        args,
-        idempotencyKey: key,
+    // Started by an earlier run (one that died mid-call), or already unknown: the call may
+    // have run, as it was approved. It is not run again, and only a person can say what
+    // happened, so the row is unknown, never failed (invariant 3, docs/architecture.md); the
+    // model is told nothing until it is reconciled.
+    if (record.status === 'started') {
+      // Another run's start: ours only to call unknown while the session is still ours.
+      await deps.mustHoldLease();
+      await store.finishExecution(request.id, {
+        status: 'unknown',
+        result: null,
         at: now(),
-        lease: await leaseFence(deps),
-      },
-      [
-        {
-          kind: 'tamper.refused',
-          session: session,
-          requestId: request.id,
-          actor: 'countersign',
-          data: { problem: problem ?? 'unknown tool', argsHash: request.argsHash },
-        },
-      ],
-    );
-    await store.finishExecution(request.id, {
-      status: 'failed',
-      result: `Refused: ${problem}`,
-      at: now(),
-    });
-    return {
-      kind: 'integrity',
-      error,
-      result: { ...base, output: `Not done: ${problem}. The call was refused for safety.`, isError: true },
-    };
+        audit: [refused],
+      });
+      signal({ kind: 'outcome-unknown' });
+    }
+    return { kind: 'unknown' };
   }
 
   // Throws SESSION_BUSY, writing nothing, if the lease is no longer this run's.

@@ -13,6 +13,7 @@ import { OutcomeUnknownError } from '../core/errors/outcome-unknown-error.ts';
 import { StepLimitError } from '../core/errors/step-limit-error.ts';
 import type { ExecutionRecord } from '../core/execution.ts';
 import { newId } from '../core/ids.ts';
+import { expiryAfter } from '../core/instant.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import { planNudges, withDefaultWarning } from '../core/nudges.ts';
@@ -361,7 +362,8 @@ export class SessionRun {
     const requirement = known ??
       (await tool.requirement(parsedArgs, context)) ?? { role: tool.role ?? null, approvals: 1 };
     const createdAt = now.toISOString();
-    const expiresAt = new Date(now.getTime() + (tool.ttlMs ?? this.runtime.approvalTtlMs)).toISOString();
+    const ttlMs = tool.ttlMs ?? this.runtime.approvalTtlMs;
+    const expiresAt = expiryAfter(now, ttlMs);
     const raised = toolCallRequest({
       nudges: planNudges(withDefaultWarning(tool.nudges, this.runtime.warnBeforeMs), createdAt, expiresAt),
       id,
@@ -372,7 +374,7 @@ export class SessionRun {
       args,
       effect: await tool.effect(parsedArgs, context),
       now,
-      ttlMs: tool.ttlMs ?? this.runtime.approvalTtlMs,
+      ttlMs,
       raisedBy: this.raiser,
       run: this.runtime.run,
       customer: this.session.principal,

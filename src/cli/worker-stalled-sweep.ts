@@ -1,4 +1,5 @@
 import { continuableStalledSessions } from '../agent/stalled-sessions.ts';
+import { guardedLog } from '../core/guarded-log.ts';
 import { failureReason, trackOutage } from '../core/outage.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
 import type { Store } from '../store/store.ts';
@@ -39,21 +40,21 @@ export async function enqueueStalledSessions(
  */
 export function startWorkerSweep(options: WorkerSweepOptions): { stop(): Promise<void> } {
   const intervalMs = options.intervalMs ?? 30_000;
+  const log = guardedLog(options.log);
   const outage = trackOutage(({ ms, attempts, reason }) => {
-    options.log({ event: 'sweep-failed', still: true, failedMs: ms, attempts, message: reason, intervalMs });
+    log({ event: 'sweep-failed', still: true, failedMs: ms, attempts, message: reason, intervalMs });
   });
   let running: Promise<void> | null = null;
   const sweep = () => {
     running ??= enqueueStalledSessions(options)
       .then((sessions) => {
         const ended = outage.end();
-        if (ended !== null)
-          options.log({ event: 'sweep-recovered', failedMs: ended.ms, attempts: ended.attempts });
-        if (sessions.length > 0) options.log({ event: 'stalled', sessions });
+        if (ended !== null) log({ event: 'sweep-recovered', failedMs: ended.ms, attempts: ended.attempts });
+        if (sessions.length > 0) log({ event: 'stalled', sessions });
       })
       .catch((error: unknown) => {
         const message = failureReason(error);
-        if (outage.begin(message)) options.log({ event: 'sweep-failed', message, intervalMs });
+        if (outage.begin(message)) log({ event: 'sweep-failed', message, intervalMs });
         outage.failed(message);
       })
       .finally(() => {

@@ -1,4 +1,5 @@
 import { livenessOf } from '../agent/lease.ts';
+import { guardedLog } from '../core/guarded-log.ts';
 import { failureReason, trackOutage } from '../core/outage.ts';
 import { deadOwners } from '../liveness/dead-owners.ts';
 import type { ContinuationQueue } from '../queue/continuation-queue.ts';
@@ -62,8 +63,9 @@ export async function takeOverDeadHolders(
  */
 export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Promise<void> } {
   const seen = new Map<string, string>();
+  const log = guardedLog(options.log);
   const outage = trackOutage(({ ms, attempts, reason }) => {
-    options.log({ event: 'takeover-failed', still: true, failedMs: ms, attempts, message: reason });
+    log({ event: 'takeover-failed', still: true, failedMs: ms, attempts, message: reason });
   });
   let running: Promise<void> | null = null;
   const look = () => {
@@ -71,9 +73,9 @@ export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Pro
       .then((taken) => {
         const ended = outage.end();
         if (ended !== null)
-          options.log({ event: 'takeover-recovered', failedMs: ended.ms, attempts: ended.attempts });
+          log({ event: 'takeover-recovered', failedMs: ended.ms, attempts: ended.attempts });
         if (taken.length > 0)
-          options.log({
+          log({
             event: 'taken-over',
             sessions: taken.map(({ session }) => session),
             holders: taken.map(({ holder }) => holder),
@@ -81,7 +83,7 @@ export function startTakeoverWatch(options: TakeoverWatchOptions): { stop(): Pro
       })
       .catch((error: unknown) => {
         const message = failureReason(error);
-        if (outage.begin(message)) options.log({ event: 'takeover-failed', message });
+        if (outage.begin(message)) log({ event: 'takeover-failed', message });
         outage.failed(message);
       })
       .finally(() => {

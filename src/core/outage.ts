@@ -1,3 +1,5 @@
+import { guardedLog } from './guarded-log.ts';
+
 /**
  * How a long-running process logs something that stops working and is retried until it works
  * again (its liveness lock, src/liveness/liveness-log.ts; the worker's takeover watch,
@@ -48,6 +50,8 @@ export interface Outage {
 export function trackOutage(remind: (state: OutageState) => void, schedule: ReminderSchedule = {}): Outage {
   const firstMs = schedule.firstReminderMs ?? FIRST_REMINDER_MS;
   const gapMaxMs = schedule.reminderGapMaxMs ?? REMINDER_GAP_MAX_MS;
+  // `remind` logs; one that throws must not end the reminders (the next is set after it).
+  const tell = guardedLog(remind);
   let current: { at: number; attempts: number; reason: string } | null = null;
   let reminder: NodeJS.Timeout | undefined;
 
@@ -55,7 +59,7 @@ export function trackOutage(remind: (state: OutageState) => void, schedule: Remi
     reminder = setTimeout(() => {
       if (current === null) return;
       const lasted = Date.now() - current.at;
-      remind({ ms: lasted, attempts: current.attempts, reason: current.reason });
+      tell({ ms: lasted, attempts: current.attempts, reason: current.reason });
       remindAfter(Math.max(1, Math.min(lasted, gapMaxMs)));
     }, ms);
     reminder.unref();

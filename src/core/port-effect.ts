@@ -1,3 +1,5 @@
+import { LAST_INSTANT } from './instant.ts';
+
 /**
  * What answering a port request does, in words for the person asked, when the port says
  * nothing better (`requestPort(id, { effect })`): which port, which workflow, which run.
@@ -12,4 +14,4 @@ export function runSessionOf(run: string): string {
 }
 
 /** Requests in checkpoints written before requests expired never expire: the row says so this way. */
-export const NEVER_EXPIRES = '9999-12-31T23:59:59.999Z';
+export const NEVER_EXPIRES = LAST_INSTANT;

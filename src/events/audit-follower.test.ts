@@ -120,4 +120,32 @@ describe('the audit follower', () => {
     expect(seen).toEqual([1, 2]);
     await follower.stop();
   });
+
+  it('an onError that throws stops neither the pass queued behind the failing one nor later ones', async () => {
+    const store = createMemoryStore();
+    let failing = true;
+    const seen: number[] = [];
+    const follower = createAuditFollower({
+      log: store,
+      from: async () => 0,
+      deliver: (entries) => {
+        if (failing) throw new Error('outbox down');
+        seen.push(...entries.map((entry) => entry.seq));
+      },
+      pollMs: 0,
+      onError: () => {
+        throw new Error('the log is closed');
+      },
+    });
+    await store.appendAudit([note(1)], new Date().toISOString());
+    // The second is queued behind the first, which fails and whose logging fails too.
+    const first = follower.catchUp();
+    const queued = follower.catchUp();
+    await Promise.allSettled([first, queued]);
+    failing = false;
+    await follower.catchUp();
+    expect(seen).toEqual([1]);
+    expect(follower.position).toBe(1);
+    await follower.stop();
+  });
 });

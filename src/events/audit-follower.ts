@@ -1,4 +1,5 @@
 import type { AuditEntry } from '../core/audit.ts';
+import { guardedLog } from '../core/guarded-log.ts';
 import type { AuditLog } from '../store/ports/audit-log.ts';
 import type { EventBus } from './event-bus.ts';
 
@@ -57,6 +58,8 @@ export function createAuditFollower(options: AuditFollowerOptions): AuditFollowe
   let stopped = false;
   let current: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
+  // A pass must not reject: the pass queued behind it (`request`) would never start.
+  const onError = guardedLog(options.onError ?? (() => undefined));
 
   async function pass(): Promise<void> {
     if (stopped) return;
@@ -70,7 +73,7 @@ export function createAuditFollower(options: AuditFollowerOptions): AuditFollowe
         if (page.length < pageSize) return;
       }
     } catch (error) {
-      options.onError?.(error);
+      onError(error);
     }
   }
 

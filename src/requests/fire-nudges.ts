@@ -9,6 +9,8 @@ import type { RequestTimers } from '../store/ports/request-timers.ts';
 export const NUDGE_PAGE = 200;
 /** Pages per pass at most: the rest are due on the next pass (the index keeps their order). */
 const MAX_PAGES = 5;
+/** Request ids a warning about realigned rows names; the count says how many more. */
+const NAMED = 5;
 
 /** The audit entry of one nudge, as every instance would write it (only the winner does). */
 export function nudgeEntry(request: ApprovalRequest, kind: NudgeKind, dueAt: string): AuditEvent {
@@ -47,19 +49,28 @@ export function nudgeEntry(request: ApprovalRequest, kind: NudgeKind, dueAt: str
  * other writes nothing. A row whose expiry has come is left to the expiry sweep. Several
  * nudges of one row that are all overdue (a server was down) fire in order. Returns what fired
  * here; the webhooks and live views get them from the audit log, the bus only wakes them.
+ *
+ * A due row it cannot move at all (nothing due by its nudges, or its compare-and-set lost)
+ * is put back in step where the store keeps the time apart (`alignNudgeTime`): for a row whose
+ * time was edited that is what lets it, and the rows behind it, fire; for one another process
+ * just fired it finds the time in step and changes nothing. Rows realigned are logged (`log`).
  */
 export async function fireDueNudges(options: {
   store: RequestTimers;
   now: Date;
   events?: EventBus;
+  log?: (line: string) => void;
 }): Promise<NudgeEvent[]> {
   const { store, events } = options;
   const at = options.now.toISOString();
   const fired: NudgeEvent[] = [];
+  const realigned: string[] = [];
   for (let page = 0; page < MAX_PAGES; page++) {
     const due = await store.listNudgesDue({ at, limit: NUDGE_PAGE });
     let advanced = 0;
+    let aligned = 0;
     for (let request of due) {
+      let moved = false;
       for (;;) {
         const next = nextNudge(request.nudges);
         if (request.nudges === null || next === null || next.at > at || request.expiresAt <= at) break;
@@ -78,6 +89,7 @@ export async function fireDueNudges(options: {
         );
         // Lost: another process fired it (and the ones after it, if due); nothing more here.
         if (won === null) break;
+        moved = true;
         advanced++;
         for (const kind of kinds) {
           const event: NudgeEvent = {
@@ -97,9 +109,23 @@ export async function fireDueNudges(options: {
         }
         request = won;
       }
+      // A row past its expiry is the expiry sweep's: it leaves the due-query when expired.
+      if (moved || request.expiresAt <= at || store.alignNudgeTime === undefined) continue;
+      const change = await store.alignNudgeTime(request.id);
+      if (change === null) continue;
+      aligned++;
+      realigned.push(`${request.id} (${JSON.stringify(change.was)} → ${change.now ?? 'none'})`);
     }
-    // A short page, or one where nothing moved (all lost or left to expiry), is the end for now.
-    if (due.length < NUDGE_PAGE || advanced === 0) break;
+    // A short page, or one where nothing moved (all lost or left to expiry), is the end for now;
+    // realigned rows take their place in the index, so the next page reads past them.
+    if (due.length < NUDGE_PAGE || advanced + aligned === 0) break;
+  }
+  if (realigned.length > 0) {
+    const more = realigned.length > NAMED ? ` and ${realigned.length - NAMED} more` : '';
+    const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    log(
+      `countersign: ${realigned.length} pending request(s) held a next nudge time their nudges do not give (an edited row?), which kept them first in the nudge due-query without firing; put back in step: ${realigned.slice(0, NAMED).join(', ')}${more}.`,
+    );
   }
   return fired;
 }

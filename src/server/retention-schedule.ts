@@ -1,3 +1,4 @@
+import { guardedLog } from '../core/guarded-log.ts';
 import type { RetentionPolicy } from '../core/retention.ts';
 import { type PurgeReport, purge } from '../erasure/purge.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
@@ -27,6 +28,7 @@ export function schedulePurge(
   },
 ): { tick(): Promise<PurgeReport>; stop(): Promise<void> } {
   let running: Promise<PurgeReport> | null = null;
+  const log = guardedLog(options.log);
   const tick = (): Promise<PurgeReport> => {
     running ??= purge(options.store, {
       policy: options.policy,
@@ -44,9 +46,7 @@ export function schedulePurge(
   const timer =
     intervalMs > 0
       ? setInterval(() => {
-          tick().catch((error: unknown) =>
-            options.log(`countersign: retention purge failed: ${String(error)}`),
-          );
+          tick().catch((error: unknown) => log(`countersign: retention purge failed: ${String(error)}`));
         }, intervalMs)
       : null;
   timer?.unref();

@@ -1,6 +1,7 @@
 import type { ApprovalRequest, Decision } from '../core/approval.ts';
 import { bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { assertStorableInstant } from '../core/instant.ts';
 import { SEALED_TEXT_PREFIX } from './codec.ts';
 import type { ApprovalUpdate, DueQuery } from './ports/request-book.ts';
 import type { ApprovalFilter } from './store.ts';
@@ -17,7 +18,8 @@ export function decisionNeedsUnexpired(decision: Decision): boolean {
 }
 
 /**
- * Checks a request on its way in, INVALID_INPUT before a byte is written. Stores keep one
+ * Checks a request on its way in, INVALID_INPUT before a byte is written. Its expiry must be
+ * a time the stores order correctly as text (core/instant.ts). Stores keep one
  * copy of the arguments (`argsJson`) and rebuild `args` from it, so the two must agree; a
  * mismatch would mean what runs differs from what was shown. The comparison is the binding
  * check's (check-binding.ts); a request written unbound is the writer's mistake.
@@ -27,6 +29,7 @@ export function decisionNeedsUnexpired(decision: Decision): boolean {
  * SQL text search leaves such a preview out (sql/request-page-sql.ts: searchableEffect).
  */
 export function assertWritable(request: ApprovalRequest): void {
+  assertStorableInstant(request.expiresAt, `Approval request ${request.id}: expiresAt`);
   if (request.effect.startsWith(SEALED_TEXT_PREFIX)) {
     throw new InvalidInputError(
       `Approval request ${request.id} has an effect preview starting with "${SEALED_TEXT_PREFIX}", the form of an encrypted one.`,

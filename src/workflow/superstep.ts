@@ -4,6 +4,7 @@ import { ConfigError } from '../core/errors/config-error.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { newId } from '../core/ids.ts';
+import { expiryAfter, parseInstant } from '../core/instant.ts';
 import type { JsonValue } from '../core/json.ts';
 import { ATTR, markFailed, SPAN, withSpan } from '../core/tracing.ts';
 import type { AnyExecutor, Workflow } from './define-workflow.ts';
@@ -201,7 +202,8 @@ async function deliver(
             `Executor ${executor.id} asked on port ${port.id}, which is not one of its ports.`,
           );
         }
-        const expiresAt = options.expiresAt === undefined ? undefined : isoInstant(options.expiresAt);
+        const expiresAt =
+          options.expiresAt === undefined ? undefined : parseInstant(options.expiresAt, 'expiresAt');
         effect.requests.push({
           port: port.id,
           data: asJson(data, `The request data for port ${port.id}`),
@@ -320,15 +322,6 @@ export function route(
   }
 }
 
-/** An ISO-8601 instant, normalised; anything else is the caller's mistake. */
-function isoInstant(text: string): string {
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) {
-    throw new InvalidInputError(`expiresAt "${text}" is not an ISO-8601 instant.`);
-  }
-  return new Date(ms).toISOString();
-}
-
 function createRequest(
   workflow: Workflow,
   portId: string,
@@ -345,8 +338,7 @@ function createRequest(
       `The request for port ${portId} does not fit its schema: ${describeIssue(parsed.error).detail}.`,
     );
   }
-  const expiresAt =
-    timing.expiresAt ?? new Date(Date.parse(at) + (port.ttlMs ?? timing.requestTtlMs)).toISOString();
+  const expiresAt = timing.expiresAt ?? expiryAfter(new Date(at), port.ttlMs ?? timing.requestTtlMs);
   // An agent's call is waited on under its own row's id; a port request gets a new one.
   const id = timing.toolCall ?? newId('req');
   const request: PendingRequest = { id, port: portId, data, createdAt: at, askedBy, expiresAt };

@@ -157,4 +157,56 @@ describe('rows edited on disk', () => {
     expect(await refunds()).toEqual(['9:30']);
     expect((await store.getApproval(id))!.decision?.edit?.args).toEqual({ orderId: 9, amount: 30 });
   });
+
+  it('a call found started by a run that died, its row then edited, is refused and marked unknown, never failed', async () => {
+    // The earlier run may have run it (with the arguments approved): only a person can say.
+    const { store, edit } = open();
+    const ran: unknown[] = [];
+    const cancel = defineTool({
+      name: 'cancel',
+      description: 'Cancel an order.',
+      input: z.object({ orderId: z.number().int() }),
+      idempotent: true,
+      execute: async (args) => {
+        ran.push(args);
+        return 'Cancelled.';
+      },
+    });
+    const enqueued: string[] = [];
+    const agent = createAgent({
+      name: 'desk',
+      instructions: '',
+      tools: [cancel],
+      model: scriptModel([[{ tool: 'cancel', args: { orderId: 7 } }], ['ok']]),
+      store,
+      // Deciding only enqueues the run, as with workers: the test steps between the two.
+      continuations: {
+        enqueue: async (job) => {
+          enqueued.push(job.session);
+        },
+        work: async () => undefined,
+        close: async () => undefined,
+      },
+    });
+    const id = (await agent.chat('s1', 'cancel 7', { by: 'cust' })).approvals[0]!.id;
+    await agent.decide(id, { approved: true, by: 'sam' });
+    expect(enqueued).toEqual(['s1']);
+    const request = (await store.getApproval(id))!;
+    // A worker started the call and died; then the row's arguments were edited.
+    await store.startExecution({
+      requestId: id,
+      session: 's1',
+      callId: request.callId,
+      tool: 'cancel',
+      args: request.args,
+      idempotencyKey: `countersign:${id}`,
+      at: new Date().toISOString(),
+    });
+    expect(edit(`UPDATE approvals SET args_json = '{"orderId":8}'`)).toBe(1);
+    const turn = await agent.resume('s1');
+    expect(turn.status).toBe('awaiting_reconciliation');
+    expect(ran).toEqual([]);
+    expect(await store.getExecution(id)).toMatchObject({ status: 'unknown', result: null });
+    expect((await store.listAudit()).map((entry) => entry.kind)).toContain('tamper.refused');
+  });
 });

@@ -23,7 +23,10 @@ const anEvent = (second: number): CountersignEvent => ({
  * When the watcher asks the store: a store whose dueWork answers what the test says and
  * records when it was asked, on fake timers (the clock moves only when the test moves it).
  */
-function watched(answer: (at: string) => DueWork, options: { dueWork?: boolean } = {}) {
+function watched(
+  answer: (at: string) => DueWork,
+  options: { dueWork?: boolean; log?: (line: string) => void } = {},
+) {
   const asked: number[] = [];
   const store = {
     ...(options.dueWork === false
@@ -48,7 +51,7 @@ function watched(answer: (at: string) => DueWork, options: { dueWork?: boolean }
     agents: { all: [] } as unknown as AgentRegistry,
     now: () => new Date(),
     intervalMs: INTERVAL,
-    log: () => undefined,
+    log: options.log ?? (() => undefined),
   });
   return { asked, events, watcher };
 }
@@ -140,6 +143,27 @@ describe('when the store watcher looks', () => {
     const { asked, watcher } = watched(() => ({ ...idle, next: '2026-12-01T13:00:00+02:00' }));
     await vi.advanceTimersByTimeAsync(6000);
     expect(asked).toEqual([0, 2, 4, 6]);
+    await watcher.stop();
+  });
+
+  it('a failing pass whose logger throws too is looked at again every interval, not never again', async () => {
+    let failing = true;
+    const { asked, watcher } = watched(
+      () => {
+        if (failing) throw new Error('the store is down');
+        return idle;
+      },
+      {
+        log: () => {
+          throw new Error('the log is closed');
+        },
+      },
+    );
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(asked).toEqual([0, 2, 4, 6]);
+    failing = false;
+    await vi.advanceTimersByTimeAsync(2000 + WATCH_IDLE_MS);
+    expect(asked).toEqual([0, 2, 4, 6, 8, 18]);
     await watcher.stop();
   });
 

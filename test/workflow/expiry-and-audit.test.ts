@@ -235,6 +235,34 @@ describe('requests expire', () => {
     );
   });
 
+  it('an expiry past the year 9999 is refused, from ctx.request or a ttl: as +010000-… text it would sort before every date and expire at once', async () => {
+    const { runner } = clocked(createMemoryCheckpointStore());
+    const given = await runner.start('opinion', 'o', { question: 'q', until: '+010000-01-01T00:00:00.000Z' });
+    expect(given).toMatchObject({
+      status: 'failed',
+      requests: [],
+      error: {
+        code: 'INVALID_INPUT',
+        executor: 'asker',
+        message: expect.stringContaining(
+          'expiresAt "+010000-01-01T00:00:00.000Z" falls outside the years 0000 to 9999',
+        ),
+      },
+    });
+    // The last instant a stored time can name is still taken.
+    const last = await runner.start('opinion', 'o2', { question: 'q', until: '9999-12-31T23:59:59.999Z' });
+    expect(last.requests).toMatchObject([{ expiresAt: '9999-12-31T23:59:59.999Z' }]);
+    const far = clocked(createMemoryCheckpointStore(), { requestTtl: '9000y' }).runner;
+    expect(await far.start('refund', 'r', 1040)).toMatchObject({
+      status: 'failed',
+      requests: [],
+      error: {
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('falls outside the years 0000 to 9999'),
+      },
+    });
+  });
+
   it('an answer after expiresAt is EXPIRED and records nothing: no answer, no audit entry, no checkpoint', async () => {
     const store = sqliteStore();
     const { runner, advance } = clocked(store, { requestTtl: '1h' });

@@ -1,5 +1,6 @@
 import { expireRequest } from '../../agent/session-run.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { guardedLog } from '../../core/guarded-log.ts';
 import { emit } from '../../events/emit.ts';
 import type { EventBus } from '../../events/event-bus.ts';
 import { fireDueNudges } from '../../requests/fire-nudges.ts';
@@ -65,7 +66,7 @@ export function watchStore(options: {
   runsInStore?: boolean;
 }): StoreWatcher {
   const { store, events, agents, now } = options;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = guardedLog(options.log ?? ((line: string) => process.stderr.write(`${line}\n`)));
   const sweepStalled = createStalledSweep({ store, agents, log, ...options.stalled });
   let running: Promise<void> | null = null;
 
@@ -115,7 +116,7 @@ export function watchStore(options: {
     // from the nudge due-query; after expiry, so nothing expired is nudged.
     if (due.nudges) {
       try {
-        await fireDueNudges({ store, now: at, events });
+        await fireDueNudges({ store, now: at, events, log });
       } catch (error) {
         log(`countersign: could not send reminders: ${String(error)}`);
       }
@@ -188,7 +189,9 @@ export function watchStore(options: {
       timer = null;
       wakeAt = Number.POSITIVE_INFINITY;
       stirred = false;
-      void tick().then(() => wakeIn(stirred ? Math.min(rest, options.intervalMs) : rest));
+      // finally: the next look must not hang on this pass ending well (tick does not reject,
+      // but a chain that stops once is stopped for good).
+      void tick().finally(() => wakeIn(stirred ? Math.min(rest, options.intervalMs) : rest));
     }, ms);
     timer.unref();
   };

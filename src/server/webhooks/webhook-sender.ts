@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type DeliveredEventType, deliveryId } from '../../core/delivery-id.ts';
+import { guardedLog } from '../../core/guarded-log.ts';
 import type { JsonValue } from '../../core/json.ts';
 import { createAuditFollower } from '../../events/audit-follower.ts';
 import type { CountersignEvent, EventBus } from '../../events/event-bus.ts';
@@ -132,7 +133,7 @@ export function startWebhooks(
   options: WebhookOptions,
 ): WebhookSender {
   const delays = options.retryDelaysMs ?? DEFAULT_DELAYS;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = guardedLog(options.log ?? ((line: string) => process.stderr.write(`${line}\n`)));
   const send = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;

@@ -179,6 +179,19 @@ export function approvalCases(ctx: ConformanceContext): void {
         request: null,
       });
     });
+
+    it('refuses a request whose expiry is unreadable or past the year 9999, writing nothing', async () => {
+      // Stores compare expires_at as text: `+010000-…` would sort before every date.
+      const store = ctx.store();
+      await leasedSession(store, 's1');
+      for (const expiresAt of ['+010000-01-01T00:00:00.000Z', 'soon']) {
+        await expect(
+          raise(store, 's1', [request({ id: 'r1', session: 's1', expiresAt })]),
+        ).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('expiresAt') });
+      }
+      expect(await store.getApproval('r1')).toBeNull();
+      expect((await store.getSession('s1'))?.messageCount).toBe(0);
+    });
   });
 
   describe('listApprovals', () => {

@@ -60,6 +60,12 @@ export interface DueWork {
   next: string | null;
 }
 
+/** What `alignNudgeTime` changed: the row's stored next nudge time, and the one its nudges give (null: none). */
+export interface NudgeTimeChange {
+  was: string | null;
+  now: string | null;
+}
+
 export type RequestClaimResult =
   | { won: true; request: ApprovalRequest }
   | { won: false; request: ApprovalRequest | null };
@@ -83,6 +89,16 @@ export interface RequestTimers {
    * stalled flag ignores leases and agents), never false where one would find something.
    */
   dueWork?(at: string): Promise<DueWork>;
+  /**
+   * Optional, for a backend that keeps the next nudge time in a column of its own (the SQL
+   * stores): puts a pending row's column back to what its nudges give (`nextNudgeAt`) when
+   * it holds something else, and says what it held; null when it was in step or the row is
+   * not pending. A row edited to hold text that is no time (or another time) sorting as due
+   * comes first in the due-query on every pass while advanceNudge's compare-and-set on that
+   * column never holds; a page of such rows kept every valid nudge behind them from going
+   * out. The nudge sweep (fire-nudges.ts) calls it for each due row it could not move.
+   */
+  alignNudgeTime?(id: string): Promise<NudgeTimeChange | null>;
   /** The compare-and-set that fires one nudge; the row as it now stands when it won, else null. */
   advanceNudge(id: string, advance: NudgeAdvance, audit?: AuditEvent[]): Promise<ApprovalRequest | null>;
   /** The compare-and-set of claims; the loser gets the row as it stands. */

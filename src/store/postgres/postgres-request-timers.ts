@@ -5,7 +5,7 @@ import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
 import { dueWorkOf, dueWorkSql } from '../sql/due-work.ts';
-
+import { NUDGE_TIME_COLUMNS, nudgeTimeChange } from '../sql/nudge-time.ts';
 import { toApproval } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import type { Connection, Query } from './connection.ts';
@@ -76,6 +76,23 @@ export function createPostgresRequestTimers(
         audit,
         advance.at,
       );
+    },
+
+    async alignNudgeTime(id) {
+      // Locked: an advanceNudge on the row waits, and this reads the nudges it leaves.
+      return connection.transaction(async (q) => {
+        const row = (
+          await q(
+            `SELECT ${NUDGE_TIME_COLUMNS} FROM ${t.approvals} WHERE id = $1 AND status = 'pending' FOR UPDATE`,
+            [id],
+          )
+        )[0];
+        if (row === undefined) return null;
+        const change = nudgeTimeChange(row, id);
+        if (change !== null)
+          await q(`UPDATE ${t.approvals} SET next_nudge_at = $2 WHERE id = $1`, [id, change.now]);
+        return change;
+      });
     },
 
     async changeClaim(id, change, audit) {

@@ -4,6 +4,7 @@ import type { PayloadCodec } from '../codec.ts';
 import type { RequestTimers } from '../ports/request-timers.ts';
 import { APPROVAL_COLUMNS } from '../sql/columns.ts';
 import { dueWorkOf, dueWorkSql } from '../sql/due-work.ts';
+import { NUDGE_TIME_COLUMNS, nudgeTimeChange } from '../sql/nudge-time.ts';
 import { toApproval } from '../sql/rows.ts';
 import { tableNames } from '../sql/tables.ts';
 import type { Connection } from './connection.ts';
@@ -65,6 +66,18 @@ export function createSqliteRequestTimers(
         if (row === undefined) return null;
         appendAudit(audit, advance.at);
         return toApproval(codec, row);
+      });
+    },
+
+    async alignNudgeTime(id) {
+      return write(() => {
+        const row = sql(
+          `SELECT ${NUDGE_TIME_COLUMNS} FROM approvals WHERE id = ? AND status = 'pending'`,
+        ).get(id);
+        if (row === undefined) return null;
+        const change = nudgeTimeChange(row, id);
+        if (change !== null) sql('UPDATE approvals SET next_nudge_at = ? WHERE id = ?').run(change.now, id);
+        return change;
       });
     },
 

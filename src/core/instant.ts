@@ -1,0 +1,55 @@
+import { InvalidInputError } from './errors/invalid-input-error.ts';
+
+/**
+ * The last instant a stored time can name. Stores keep times as ISO-8601 text and compare
+ * them as text (`expires_at <= $now`), which orders instants only while every year has four
+ * digits: past 9999 `toISOString()` writes `+010000-…`, which sorts before `2026-…`, so an
+ * expiry there would read as long past and the request expire on the first pass. Before
+ * year 0 it writes `-000001-…`, which sorts wrong the other way.
+ */
+export const LAST_INSTANT = '9999-12-31T23:59:59.999Z';
+const FIRST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse(LAST_INSTANT);
+
+const HINT = `Give a time from 0000-01-01T00:00:00.000Z to ${LAST_INSTANT}, or a shorter ttl.`;
+
+/** The ISO-8601 text of `ms`, refused (INVALID_INPUT naming `what`) outside the years 0000–9999. */
+export function instantText(ms: number, what: string): string {
+  if (!(ms >= FIRST_MS && ms <= LAST_MS)) {
+    throw new InvalidInputError(
+      `${what} falls outside the years 0000 to 9999, the only ones a stored time can name (times are compared as text).`,
+      { hint: HINT },
+    );
+  }
+  return new Date(ms).toISOString();
+}
+
+/** When a request raised at `now` with a ttl of `ttlMs` expires; INVALID_INPUT past the year 9999. */
+export function expiryAfter(now: Date, ttlMs: number): string {
+  return instantText(
+    now.getTime() + ttlMs,
+    `The expiry of a request (${now.toISOString()} plus a ttl of ${ttlMs} ms)`,
+  );
+}
+
+/** `text` as an ISO-8601 instant, normalised; refused when unreadable or outside the years 0000–9999. */
+export function parseInstant(text: string, what: string): string {
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) {
+    throw new InvalidInputError(`${what} "${text}" is not an ISO-8601 instant.`, { hint: HINT });
+  }
+  return instantText(ms, `${what} "${text}"`);
+}
+
+/**
+ * Checks a time a store is about to write as it stands: readable, within the years 0000–9999
+ * and written with a four-digit year (`+002026-…` reads as 2026 but sorts before `0001-…`).
+ */
+export function assertStorableInstant(text: string, what: string): void {
+  parseInstant(text, what);
+  if (!/^\d{4}-/.test(text)) {
+    throw new InvalidInputError(`${what} "${text}" does not start with a four-digit year.`, {
+      hint: HINT,
+    });
+  }
+}
