@@ -147,7 +147,7 @@ describe.skipIf(url === null)('PostgreSQL group commit', () => {
     }
   });
 
-  it('a guessed audit link that misses (another process linked) rolls back and runs again: every write lands once', async () => {
+  it('a guessed audit link that misses (another process linked) rolls back and runs again: every write lands once; guessing resumes after four locked reads find its own head', async () => {
     const { inner: a } = await storeWithRequests();
     // A second process on the same schema: its links move the head A guesses.
     const b = await createPostgresStore({
@@ -174,13 +174,28 @@ describe.skipIf(url === null)('PostgreSQL group commit', () => {
         // the link, COMMIT. Afterwards A reads under lock and never guesses wrong: 5.
         expect(statements).toBe(i === 0 ? 10 : 5);
       }
+      // B stops linking: A guesses again once four locked reads in a row found its own head.
+      const alone: number[] = [];
+      for (let i = 3; i < 6; i++) {
+        resetPgCounts();
+        await counted.decide(`r0-${i}`, byPerson('approved', 20), [
+          event('request.decided', 's0', `r0-${i}`),
+        ]);
+        alone.push(pgCounts().statements);
+      }
+      for (const id of ['r1-0', 'r1-1']) {
+        resetPgCounts();
+        await counted.decide(id, byPerson('approved', 20), [event('request.decided', 's1', id)]);
+        alone.push(pgCounts().statements);
+      }
+      expect(alone).toEqual([5, 5, 5, 5, 4]);
       const audit = await a.listAudit();
       expect(verifyAuditChain(audit).ok).toBe(true);
       const decided = audit.flatMap((entry) =>
         entry.kind === 'request.decided' && entry.requestId !== null ? [entry.requestId] : [],
       );
-      expect(decided).toEqual(['r0-0', 'r0-1', 'r0-2']);
-      for (let i = 0; i < 3; i++) expect((await a.getApproval(`r0-${i}`))?.status).toBe('approved');
+      expect(decided).toEqual(['r0-0', 'r0-1', 'r0-2', 'r0-3', 'r0-4', 'r0-5', 'r1-0', 'r1-1']);
+      for (let i = 0; i < 6; i++) expect((await a.getApproval(`r0-${i}`))?.status).toBe('approved');
     } finally {
       await b.close();
       await a.close();

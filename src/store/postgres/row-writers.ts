@@ -23,6 +23,9 @@ import type { Query, Row } from './connection.ts';
 import { type AuditGroup, AuditHeadMoved } from './group-commit.ts';
 import { isDivisionByZero } from './pg-errors.ts';
 
+/** Locked links in a row that found this process's own head before it guesses again. */
+const GUESS_AFTER = 4;
+
 /**
  * The INSERTs shared by the step commit, decisions, the ledger and import; callers own the
  * transaction. Ids already taken are found by `ON CONFLICT DO NOTHING RETURNING`, which also
@@ -82,9 +85,12 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
            AS u(seq, at, kind, session, request_id, actor, data, prev_hash, hash, data_hash)`;
   // The head as this process last linked it: the guess that saves the head read (see linkAudit).
   let lastHead: { seq: number; hash: string } | null = null;
-  // Off after a wrong guess (another process links too), back on once a locked read shows the
-  // head was still ours, so processes taking turns do not pay a wasted statement per link.
-  let guessing = true;
+  // Links in a row whose guess held, or would have (a locked read found the head this process
+  // left). It guesses only after GUESS_AFTER of them: a wrong guess costs a whole transaction
+  // run again (linkAudit), a right one saves one round trip, so guessing pays only where it
+  // almost always holds: one process alone, not processes taking turns. It starts there,
+  // since one process alone is the common case.
+  let streak = GUESS_AFTER;
 
   function chained(
     stamped: ReadonlyArray<{ event: AuditEvent; at: string }>,
@@ -131,19 +137,20 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
    * only matches that seq and hash; under READ COMMITTED a concurrent linker makes it wait and
    * then re-check, so a wrong guess matches nothing and writes nothing. Then, or with no guess,
    * it reads the head FOR UPDATE and links onto what it read: two statements. After a wrong
-   * guess it stops guessing until a locked read finds the head it would have guessed.
+   * guess it stops guessing until GUESS_AFTER locked reads in a row find the head it would have
+   * guessed.
    *
    * When closing, a wrong guess cannot simply fall through to the locked read: the COMMIT
    * is already on its way. So the guessing statement fails instead (1 / 0 rows linked), the
    * transaction rolls back, and AuditHeadMoved tells the group commit to run it again, now
    * without a guess. One process alone almost never pays this; processes taking turns stop
-   * guessing after the first miss.
+   * guessing after the first miss and rarely start again.
    */
   async function linkAudit(query: Query, groups: readonly AuditGroup[], closing = false) {
     const stamped = groups.flatMap((group) => group.events.map((event) => ({ event, at: group.at })));
     if (stamped.length === 0) return;
     const before = lastHead;
-    if (before !== null && guessing) {
+    if (before !== null && streak >= GUESS_AFTER) {
       const guess = chained(stamped, before);
       let linked: Row[];
       try {
@@ -160,21 +167,21 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
         );
       } catch (error) {
         if (!closing || !isDivisionByZero(error)) throw error;
-        guessing = false;
+        streak = 0;
         throw new AuditHeadMoved();
       }
       if (Number(linked[0]?.linked ?? 0) === 1) {
         lastHead = guess.head;
         return;
       }
-      guessing = false;
+      streak = 0;
     }
     // FOR UPDATE waits for the current holder and then reads the row as it committed, so
     // locking and reading the tail is one round trip (a separate advisory lock would be two).
     const head = await query(`SELECT seq, hash FROM ${tables.auditHead} FOR UPDATE`);
     if (head[0] === undefined) throw new Error(`${tables.auditHead} has no row; the schema is damaged`);
     const read = toAuditLink(head[0], 'audit_head');
-    guessing = before === null || (read.seq === before.seq && read.hash === before.hash);
+    if (before !== null) streak = read.seq === before.seq && read.hash === before.hash ? streak + 1 : 0;
     const linked = chained(stamped, read);
     await query(
       `WITH added AS (${insertAudit})
