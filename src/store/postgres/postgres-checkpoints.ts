@@ -1,5 +1,4 @@
 import type { ApprovalRequest } from '../../core/approval.ts';
-import type { AuditEvent } from '../../core/audit.ts';
 import { InvalidInputError } from '../../core/errors/invalid-input-error.ts';
 import { runScope } from '../../crypto/scopes.ts';
 import { CHECKPOINT_COLUMNS, RUN_COLUMNS, toCheckpoint, toRunSummary } from '../checkpoint-row-readers.ts';
@@ -16,11 +15,9 @@ import type { SqlCheckpointMethods } from '../sql/checkpoint-methods.ts';
 import { text } from '../sql/rows.ts';
 import { type RunPageDialect, runPageSql } from '../sql/run-page-sql.ts';
 import type { Connection, Query } from './connection.ts';
+import type { GroupCommit } from './group-commit.ts';
 import { first } from './row-queries.ts';
 import { quoteIdentifier } from './schema-name.ts';
-
-/** Links audit events onto the chain inside the caller's transaction (row-writers.ts). */
-type AppendAudit = (query: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>;
 
 /**
  * PostgreSQL's dialect for pages of runs: the planner picks the index from the keyset order
@@ -37,15 +34,16 @@ export function postgresRunPageDialect(runs: string): RunPageDialect {
  * `UPDATE … WHERE latest = $expected`. Under READ COMMITTED a racing writer waits on the row
  * and re-checks the condition against what the first committed, so exactly one of them wins.
  * Claims are one `INSERT … ON CONFLICT DO NOTHING` each. The port requests a save raises are
- * inserted into `approvals` in its transaction, and its audit events appended last (as the
- * audit head's lock asks), only when the write happened. Answering one is the store's
- * `decide`, as for a tool call.
+ * inserted into `approvals` in its transaction, and its audit events linked last (as the
+ * audit head's lock asks), only when the write happened: a save is a write of the store's
+ * group commit (group-commit.ts), so saves of several runs at once share a transaction and
+ * one link. Answering one is the store's `decide`, as for a tool call.
  */
 export function createPostgresCheckpoints(
   connection: Pick<Connection, 'query' | 'transaction'>,
   schema: string,
   codec: PayloadCodec,
-  appendAudit: AppendAudit,
+  group: Pick<GroupCommit, 'run'>,
   insertApproval: (query: Query, request: ApprovalRequest) => Promise<void>,
 ): SqlCheckpointMethods {
   const q = (table: string) => `${quoteIdentifier(schema)}.${table}`;
@@ -76,7 +74,7 @@ export function createPostgresCheckpoints(
     async saveCheckpoint(checkpoint, expectedLatest, options = {}): Promise<SaveCheckpointResult> {
       assertCheckpointHeader(checkpoint, expectedLatest);
       assertRaisedRequests(checkpoint, options.requests);
-      return transaction(async (tq) => {
+      return group.run(async (tq, link) => {
         const won =
           expectedLatest === null
             ? await tq(
@@ -154,7 +152,7 @@ export function createPostgresCheckpoints(
         // Throwing here rolls the checkpoint back too: it never stands without its requests
         // and entries.
         for (const request of options.requests ?? []) await insertApproval(tq, request);
-        await appendAudit(tq, options.audit, checkpoint.createdAt);
+        link(options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         return { saved: true, checkpoint: toCheckpoint(codec, row) };
       });

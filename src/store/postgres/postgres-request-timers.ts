@@ -8,7 +8,8 @@ import { dueWorkOf, dueWorkSql } from '../sql/due-work.ts';
 import { NUDGE_TIME_COLUMNS, nudgeTimeChange } from '../sql/nudge-time.ts';
 import { toApproval } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
-import type { Connection, Query } from './connection.ts';
+import type { Connection } from './connection.ts';
+import type { GroupCommit } from './group-commit.ts';
 
 /** Exported so a test can ask PostgreSQL for its plan: it must use the partial index `approvals_nudge_due`. */
 export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): string {
@@ -19,7 +20,8 @@ export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): str
 
 /**
  * RequestTimers on PostgreSQL. Each change is one conditional UPDATE (the compare-and-set);
- * with audit entries it runs in a transaction with their append. Under READ COMMITTED a
+ * with audit entries it is a write of the store's group commit (group-commit.ts), which links
+ * them last and commits. Under READ COMMITTED a
  * second instance updating the same row waits for the first, then re-checks the WHERE
  * against the committed row, finds the next nudge time moved on, and writes nothing.
  */
@@ -27,23 +29,24 @@ export function createPostgresRequestTimers(
   connection: Pick<Connection, 'query' | 'transaction'>,
   t: Pick<Tables, 'approvals' | 'sessions'>,
   codec: PayloadCodec,
-  appendAudit: (q: Query, events: readonly AuditEvent[] | undefined, at: string) => Promise<void>,
+  group: Pick<GroupCommit, 'run'>,
 ): RequestTimers {
   const { query } = connection;
   const byId = async (id: string): Promise<ApprovalRequest | null> => {
     const row = (await query(`SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1`, [id]))[0];
     return row === undefined ? null : toApproval(codec, row);
   };
-  /** One statement when there is nothing to audit; else the statement and the append in one transaction. */
-  const casWithAudit = (text: string, values: unknown[], audit: AuditEvent[] | undefined, at: string) => {
-    const work = async (q: Query) => {
-      const row = (await q(text, values))[0];
-      if (row === undefined) return null;
-      await appendAudit(q, audit, at);
-      return toApproval(codec, row);
-    };
-    return (audit ?? []).length === 0 ? work(query) : connection.transaction(work);
-  };
+  /** One statement when there is nothing to audit; else the statement and the link in one transaction. */
+  const casWithAudit = (text: string, values: unknown[], audit: AuditEvent[] | undefined, at: string) =>
+    group.run(
+      async (q, link) => {
+        const row = (await q(text, values))[0];
+        if (row === undefined) return null;
+        link(audit, at);
+        return toApproval(codec, row);
+      },
+      (audit ?? []).length === 0,
+    );
 
   const dueWork = dueWorkSql(t);
 

@@ -346,10 +346,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     textSearch,
     schema,
     keepsAudit: true,
-    ...createPostgresCheckpoints(connection, schema, codec, appendAudit, insertApproval),
+    ...createPostgresCheckpoints(connection, schema, codec, group, insertApproval),
     ...createPostgresErasure(connection, schema, t, codec, appendAudit),
     ...createPostgresAppState(query, t.state, codec, (statement) => write(true, statement)),
-    ...createPostgresRequestTimers(connection, t, codec, appendAudit),
+    ...createPostgresRequestTimers(connection, t, codec, group),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresDataKeys(query, `${quoteIdentifier(schema)}.data_keys`),
     ...createPostgresWebSessions(query, t),
@@ -575,10 +575,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         update.revision,
         update.at,
       ];
-      const won = await write((audit ?? []).length === 0, async (q) => {
+      const won = await write((audit ?? []).length === 0, async (q, link) => {
         const row = first(await q(cas, values));
         if (row === undefined) return null;
-        await appendAudit(q, audit, update.at);
+        link(audit, update.at);
         return toApproval(codec, row);
       });
       return won === null
