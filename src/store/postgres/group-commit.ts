@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { AuditEvent } from '../../core/audit.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import type { Connection, Query } from './connection.ts';
+import { isInFailedTransaction } from './pg-errors.ts';
 
 /** Audit events a write wants linked onto the chain, stamped `at`. */
 export interface AuditGroup {
@@ -48,19 +49,39 @@ async function untilLinked<T>(transaction: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * What a write sends on its way to success, which decides how it shares a transaction. A
+ * statement on a path that ends in a throw (a read that only explains a refusal) does not
+ * count: a write that throws runs again alone, and that run's error is the one reported.
+ * - `single`: one statement and no audit events. Alone, it runs in autocommit.
+ * - `one`: at most one statement, then audit events if any. In a shared transaction such
+ *   writes are started together and their statements go out one behind another without
+ *   waiting for replies (pipelined): PostgreSQL runs them in the order sent, which is an
+ *   order the concurrent callers could have seen, and a batch of them costs one round trip.
+ * - `many`: statements that follow from the replies before them (a rule after its decision,
+ *   a checkpoint's rows after its compare-and-set). It runs by itself, after every write
+ *   before it in the batch settled, so nothing interleaves with it.
+ */
+export type WriteShape = 'single' | 'one' | 'many';
+
+/** The shape of a write of one statement with `audit`'s events: `single` when there are none. */
+export function oneStatement(audit: readonly AuditEvent[] | undefined): WriteShape {
+  return audit === undefined || audit.length === 0 ? 'single' : 'one';
+}
+
 export interface GroupCommit {
   /**
    * Runs `write` in a transaction shared with the writes other requests of this process
-   * started meanwhile, and resolves once that transaction committed. `single`: the write is
-   * one statement without audit events: it joins a shared transaction only while writes with
-   * audit events are in flight or waiting, and otherwise runs at once in autocommit.
+   * started meanwhile, and resolves once that transaction committed. A `single` write joins
+   * a shared transaction only while writes with audit events are in flight or waiting, and
+   * otherwise runs at once in autocommit.
    */
-  run<T>(write: Write<T>, single?: boolean): Promise<T>;
+  run<T>(write: Write<T>, shape: WriteShape): Promise<T>;
 }
 
 interface Entry {
   write: Write<unknown>;
-  single: boolean;
+  shape: WriteShape;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -79,10 +100,12 @@ const MAX_BATCH = 32;
  *
  * Why this is safe:
  * - Each caller hears back only after COMMIT: a result is never reported before it is durable.
- * - The batch is equivalent to running its writes one after another in arrival order. The
- *   writes were concurrent (each caller still waiting), so any order is one the callers could
- *   have seen; each statement is a conditional statement re-checked against the rows as the
- *   earlier writes left them.
+ * - The batch is equivalent to running its writes one after another. The writes were
+ *   concurrent (each caller still waiting), so any order is one the callers could have seen;
+ *   each statement is a conditional statement re-checked against the rows as the earlier
+ *   writes left them. Writes of one statement (WriteShape) are sent together and run in the
+ *   order sent; a write of several runs by itself, so no other write's statement lands
+ *   between two of its own.
  * - All or nothing stays per write: if a write throws (a lost compare-and-set that is an
  *   error, a duplicate id, a rule for another session), the whole transaction rolls back; that
  *   write runs again alone in its own transaction, so the error it reports is its own, and the
@@ -102,7 +125,7 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
 
   async function alone(entry: Entry): Promise<void> {
     try {
-      if (entry.single) {
+      if (entry.shape === 'single') {
         entry.resolve(await entry.write(connection.query, () => undefined));
         return;
       }
@@ -110,9 +133,14 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
         await untilLinked(() =>
           connection.transaction(async (query) => {
             const groups: AuditGroup[] = [];
-            const result = await entry.write(query, (events, at) => {
+            const sink: AuditSink = (events, at) => {
               if (events !== undefined && events.length > 0) groups.push({ events, at });
-            });
+            };
+            // Held to its shape alone too, so a mislabelled write fails every time, not only
+            // when it happens to share a transaction.
+            const result = await (entry.shape === 'many'
+              ? entry.write(query, sink)
+              : atMostOne(entry, query, sink));
             await linkAudit(query, groups, true);
             return result;
           }),
@@ -123,6 +151,72 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
     }
   }
 
+  /**
+   * Runs the batch's writes on `query`: a run of `one` writes is started at once (their
+   * statements pipelined), a `many` write after everything before it settled. Returns their
+   * results in batch order and their audit groups in batch order, or throws the error of the
+   * write that caused the failure, named in `blame`.
+   */
+  async function runBatch(
+    query: Query,
+    batch: readonly Entry[],
+    blame: (entry: Entry) => void,
+  ): Promise<{ results: unknown[]; groups: AuditGroup[] }> {
+    const results: unknown[] = [];
+    const groupsOf: AuditGroup[][] = batch.map(() => []);
+    const sinkOf =
+      (i: number): AuditSink =>
+      (events, at) => {
+        if (events !== undefined && events.length > 0) groupsOf[i]!.push({ events, at });
+      };
+    for (let start = 0; start < batch.length; ) {
+      // The next run: pipelined `one`/`single` writes, or one `many` write by itself.
+      let end = start + 1;
+      if (batch[start]!.shape !== 'many') {
+        while (end < batch.length && batch[end]!.shape !== 'many') end++;
+      }
+      const run = batch.slice(start, end);
+      const settled = await Promise.allSettled(
+        run.map((entry, i) =>
+          entry.shape === 'many'
+            ? entry.write(query, sinkOf(start + i))
+            : atMostOne(entry, query, sinkOf(start + i)),
+        ),
+      );
+      const failed = settled.findIndex((outcome) => outcome.status === 'rejected');
+      if (failed >= 0) {
+        // Statements run in the order sent, so the first failure that is not "the transaction
+        // is already aborted" (25P02, what every statement behind a failed one gets) is the
+        // cause. If every failure is a 25P02 the cause is unknown: nobody is blamed.
+        const cause = settled.findIndex(
+          (outcome) => outcome.status === 'rejected' && !isInFailedTransaction(outcome.reason),
+        );
+        if (cause >= 0) blame(run[cause]!);
+        throw (settled[cause >= 0 ? cause : failed] as PromiseRejectedResult).reason;
+      }
+      for (const outcome of settled) results.push((outcome as PromiseFulfilledResult<unknown>).value);
+      start = end;
+    }
+    return { results, groups: groupsOf.flat() };
+  }
+
+  /**
+   * Runs a write declared `one` or `single`, holding it to that: one that succeeds after a
+   * second statement was mislabelled, and its statements may have interleaved with others'.
+   * Its transaction is rolled back (the throw) rather than committed.
+   */
+  async function atMostOne(entry: Entry, query: Query, sink: AuditSink): Promise<unknown> {
+    let sent = 0;
+    const result = await entry.write((text, values, options) => {
+      sent += 1;
+      return query(text, values, options);
+    }, sink);
+    if (sent > 1) {
+      throw new Error(`A write declared to send one statement sent ${sent}; declare it 'many'.`);
+    }
+    return result;
+  }
+
   async function together(batch: Entry[]): Promise<void> {
     let results: unknown[];
     // The write that threw, if one did: it runs again alone, the rest go back to the queue.
@@ -131,21 +225,11 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
       results = await untilLinked(() =>
         connection.transaction(async (query) => {
           failing = undefined;
-          const groups: AuditGroup[] = [];
-          const sink: AuditSink = (events, at) => {
-            if (events !== undefined && events.length > 0) groups.push({ events, at });
-          };
-          const out: unknown[] = [];
-          for (const entry of batch) {
-            try {
-              out.push(await entry.write(query, sink));
-            } catch (error) {
-              failing = entry;
-              throw error;
-            }
-          }
-          await linkAudit(query, groups, true);
-          return out;
+          const ran = await runBatch(query, batch, (entry) => {
+            failing = entry;
+          });
+          await linkAudit(query, ran.groups, true);
+          return ran.results;
         }),
       );
     } catch (error) {
@@ -174,7 +258,7 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
     if (inFlight || waiting.length === 0) return;
     inFlight = true;
     const batch = waiting.splice(0, MAX_BATCH);
-    auditInFlight = batch.some((entry) => !entry.single);
+    auditInFlight = batch.some((entry) => entry.shape !== 'single');
     void (batch.length === 1 ? alone(batch[0]!) : together(batch)).finally(() => {
       inFlight = false;
       auditInFlight = false;
@@ -183,14 +267,14 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
   }
 
   return {
-    run<T>(write: Write<T>, single = false): Promise<T> {
+    run<T>(write: Write<T>, shape: WriteShape): Promise<T> {
       // A one-statement write without audit events shares a transaction only while writes
       // with audit events are in flight or waiting: those queue on the audit head anyway, and
       // riding along saves it a transaction of its own. Otherwise it runs at once in
       // autocommit, on its own connection, in parallel with everything else: queuing writes
       // that never contend behind one another made 16 sessions stepping at once run at
       // 0.36-0.43x the steps/s.
-      if (single && !auditInFlight && !waiting.some((entry) => !entry.single)) {
+      if (shape === 'single' && !auditInFlight && !waiting.some((entry) => entry.shape !== 'single')) {
         return write(connection.query, () => undefined);
       }
       return new Promise<T>((resolve, reject) => {
@@ -198,7 +282,7 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
         // trace span, a counter), not to whichever request's transaction carries them.
         waiting.push({
           write: AsyncResource.bind(write) as Write<unknown>,
-          single,
+          shape,
           resolve: resolve as (value: unknown) => void,
           reject,
         });

@@ -38,6 +38,11 @@ function sqlState(error: unknown): string | undefined {
   return error instanceof Error && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** 25P02: a statement sent behind one that failed in the same transaction (group-commit.ts). */
+export function isInFailedTransaction(error: unknown): boolean {
+  return sqlState(error) === '25P02';
+}
+
 /** 22012: how the audit link's closing guess says it matched no head (row-writers.ts). */
 export function isDivisionByZero(error: unknown): boolean {
   return sqlState(error) === '22012';

@@ -11,6 +11,7 @@ import {
 } from '../../../test/helpers/postgres.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { type Connection, createConnection, openPool } from './connection.ts';
+import { createGroupCommit, type GroupCommit, type Write } from './group-commit.ts';
 
 const url = await postgresForTests();
 
@@ -109,5 +110,106 @@ describe.skipIf(url === null)('PostgreSQL transactions with BEGIN and COMMIT pip
     // PostgreSQL ended both transactions with their sessions: neither row exists.
     expect(await ids()).not.toContain('e1');
     expect(await ids()).not.toContain('e2');
+  });
+});
+
+/**
+ * The group commit pipelines the statements of writes declared `one` (WriteShape) and runs a
+ * `many` write by itself. These pin that a `many` write sees exactly the writes queued before
+ * it, that a mislabelled write is refused rather than committed, and that the failing write
+ * of a pipelined run is the one blamed.
+ */
+describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', () => {
+  const schema = freshSchema('pipebatch');
+  const table = `"${schema}".t`;
+  let connection: Connection;
+  let group: GroupCommit;
+
+  beforeAll(async () => {
+    await withAdmin(async (client) => {
+      await client.query(`CREATE SCHEMA "${schema}"`);
+      await client.query(`CREATE TABLE ${table} (id text PRIMARY KEY, seen int)`);
+    });
+    connection = createConnection(await openPool(url ?? TEST_PG_URL, { max: 4 }), 'the test server');
+    // No audit events here: the link has nothing to do.
+    group = createGroupCommit(connection, async () => {});
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await dropSchema(schema);
+  });
+
+  const insert =
+    (id: string): Write<string> =>
+    async (q) => {
+      await q(`INSERT INTO ${table} (id) VALUES ($1)`, [id]);
+      return id;
+    };
+  /** Holds the group's transaction for a moment, so the writes started meanwhile form one batch. */
+  const holding: Write<null> = async (q) => {
+    await q('SELECT pg_sleep(0.2)');
+    return null;
+  };
+
+  it('a many write runs after the one writes before it and before those after it', async () => {
+    const first = group.run(holding, 'one');
+    const results = await Promise.all([
+      group.run(insert('a1'), 'one'),
+      group.run(insert('a2'), 'one'),
+      group.run(async (q) => {
+        // Were it pipelined with the rest, a3 would be sent while this waits, and counted.
+        await q('SELECT pg_sleep(0.05)');
+        const [row] = await q(`SELECT count(*)::int AS n FROM ${table} WHERE id LIKE 'a%'`);
+        await q(`INSERT INTO ${table} (id, seen) VALUES ('b', $1)`, [row?.n]);
+        return 'b';
+      }, 'many'),
+      group.run(insert('a3'), 'one'),
+    ]);
+    await first;
+    expect(results).toEqual(['a1', 'a2', 'b', 'a3']);
+    const [b] = await connection.query(`SELECT seen FROM ${table} WHERE id = 'b'`);
+    expect(b?.seen).toBe(2);
+  });
+
+  it('a write declared one that sends two statements is refused and commits nothing', async () => {
+    const first = group.run(holding, 'one');
+    const outcomes = await Promise.allSettled([
+      group.run(insert('c1'), 'one'),
+      group.run(async (q) => {
+        await q(`INSERT INTO ${table} (id) VALUES ('c2')`);
+        await q(`INSERT INTO ${table} (id) VALUES ('c3')`);
+        return 'c2';
+      }, 'one'),
+    ]);
+    await first;
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'c1' });
+    expect(outcomes[1]?.status).toBe('rejected');
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(
+      /declared to send one statement sent 2/,
+    );
+    const ids = (await connection.query(`SELECT id FROM ${table} WHERE id LIKE 'c%' ORDER BY id`)).map(
+      (r) => r.id,
+    );
+    expect(ids).toEqual(['c1']);
+  });
+
+  it('the write whose statement fails is blamed, not the ones sent behind it; they commit', async () => {
+    await connection.query(`INSERT INTO ${table} (id) VALUES ('taken')`);
+    const first = group.run(holding, 'one');
+    const outcomes = await Promise.allSettled([
+      group.run(insert('d1'), 'one'),
+      group.run(insert('taken'), 'one'),
+      group.run(insert('d2'), 'one'),
+    ]);
+    await first;
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'd1' });
+    const failed = (outcomes[1] as PromiseRejectedResult).reason;
+    // Its own error (a duplicate), not the "transaction is aborted" the write behind it got.
+    expect(CountersignError.is(failed) && failed.code).toBe('INVALID_INPUT');
+    expect(outcomes[2]).toEqual({ status: 'fulfilled', value: 'd2' });
+    const ids = (await connection.query(`SELECT id FROM ${table} WHERE id LIKE 'd%' ORDER BY id`)).map(
+      (r) => r.id,
+    );
+    expect(ids).toEqual(['d1', 'd2']);
   });
 });

@@ -155,7 +155,7 @@ export function createPostgresCheckpoints(
         link(options.audit, checkpoint.createdAt);
         // Returned as a later read would decode it, so a codec that changes values shows here too.
         return { saved: true, checkpoint: toCheckpoint(codec, row) };
-      });
+      }, 'many');
     },
 
     async adoptRequests(requests) {

@@ -9,7 +9,7 @@ import { NUDGE_TIME_COLUMNS, nudgeTimeChange } from '../sql/nudge-time.ts';
 import { toApproval } from '../sql/rows.ts';
 import type { Tables } from '../sql/tables.ts';
 import type { Connection } from './connection.ts';
-import type { GroupCommit } from './group-commit.ts';
+import { type GroupCommit, oneStatement } from './group-commit.ts';
 
 /** Exported so a test can ask PostgreSQL for its plan: it must use the partial index `approvals_nudge_due`. */
 export function nudgesDueSql(t: Pick<Tables, 'approvals'>, ofKind: boolean): string {
@@ -38,15 +38,12 @@ export function createPostgresRequestTimers(
   };
   /** One statement when there is nothing to audit; else the statement and the link in one transaction. */
   const casWithAudit = (text: string, values: unknown[], audit: AuditEvent[] | undefined, at: string) =>
-    group.run(
-      async (q, link) => {
-        const row = (await q(text, values))[0];
-        if (row === undefined) return null;
-        link(audit, at);
-        return toApproval(codec, row);
-      },
-      (audit ?? []).length === 0,
-    );
+    group.run(async (q, link) => {
+      const row = (await q(text, values))[0];
+      if (row === undefined) return null;
+      link(audit, at);
+      return toApproval(codec, row);
+    }, oneStatement(audit));
 
   const dueWork = dueWorkSql(t);
 

@@ -56,7 +56,13 @@ import {
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
 import { createConnection, openPool, type Query, type Row } from './connection.ts';
-import { type AuditSink, createGroupCommit, type Write } from './group-commit.ts';
+import {
+  type AuditSink,
+  createGroupCommit,
+  oneStatement,
+  type Write,
+  type WriteShape,
+} from './group-commit.ts';
 import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
@@ -180,8 +186,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
    * autocommit statement with no BEGIN/COMMIT round trips); with other requests' writes in
    * flight it shares their transaction and its one audit link and COMMIT.
    */
-  function write<T>(single: boolean, work: Write<T>): Promise<T> {
-    return group.run(work, single);
+  function write<T>(shape: WriteShape, work: Write<T>): Promise<T> {
+    return group.run(work, shape);
   }
 
   const {
@@ -348,7 +354,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keepsAudit: true,
     ...createPostgresCheckpoints(connection, schema, codec, group, insertApproval),
     ...createPostgresErasure(connection, schema, t, codec, appendAudit),
-    ...createPostgresAppState(query, t.state, codec, (statement) => write(true, statement)),
+    ...createPostgresAppState(query, t.state, codec, (statement) => write('single', statement)),
     ...createPostgresRequestTimers(connection, t, codec, group),
     ...createPostgresOutbox(query, t, codec),
     ...createPostgresDataKeys(query, `${quoteIdentifier(schema)}.data_keys`),
@@ -387,11 +393,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async commitStep(step: StepCommit) {
       const approvals = step.approvals ?? [];
       const finishes = step.finishes ?? [];
-      const single = approvals.length === 0 && (step.audit ?? []).length === 0 && finishes.length === 0;
+      // One statement unless it raises requests or finishes more than one call (rare).
+      const shape: WriteShape =
+        approvals.length > 0 || finishes.length > 1
+          ? 'many'
+          : (step.audit ?? []).length === 0 && finishes.length === 0
+            ? 'single'
+            : 'one';
       const scope = sessionScope(step.session);
       // The last finish rides in the step's statement; any before it (rare) go first.
       const last = finishes.at(-1);
-      return write(single, async (q, audit) => {
+      return write(shape, async (q, audit) => {
         for (const finish of finishes.slice(0, -1)) await finishIn(q, audit, finish.requestId, finish, scope);
         const row = first(
           await q(commitSql, [
@@ -534,8 +546,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         ...decidedValues({ decision }),
         lease !== undefined && options.loadRun === true,
       ];
-      const single = rule === undefined && (audit ?? []).length === 0 && lease === undefined;
-      const won = await write(single, async (q, link) => {
+      // A rule is a second statement after the decision's.
+      const shape: WriteShape =
+        rule !== undefined ? 'many' : (audit ?? []).length === 0 && lease === undefined ? 'single' : 'one';
+      const won = await write(shape, async (q, link) => {
         const row = first(await q(unexpired ? decideUnexpiredSql : decideSql, values));
         if (row === undefined) return null;
         const request = toApproval(codec, row);
@@ -575,7 +589,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         update.revision,
         update.at,
       ];
-      const won = await write((audit ?? []).length === 0, async (q, link) => {
+      const won = await write(oneStatement(audit), async (q, link) => {
         const row = first(await q(cas, values));
         if (row === undefined) return null;
         link(audit, update.at);
@@ -595,7 +609,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async revokeRule(id, by, at, audit): Promise<StandingRule | null> {
-      const revoked = await write((audit ?? []).length === 0, async (q, link) => {
+      const revoked = await write(oneStatement(audit), async (q, link) => {
         const row = first(
           await q(
             `UPDATE ${t.rules} SET revoked_at = $3, revoked_by = $2
@@ -613,7 +627,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async startExecution(start: ExecutionStart, audit): Promise<ExecutionStartResult> {
       const { lease } = start;
-      const created = await write((audit ?? []).length === 0, async (q, link) => {
+      const created = await write(oneStatement(audit), async (q, link) => {
         const row = first(
           await q(lease === undefined ? startSql : fencedStartSql, [
             start.requestId,
@@ -655,7 +669,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async finishExecution(requestId, finish: ExecutionFinish) {
-      return write((finish.audit ?? []).length === 0, (q, audit) => finishIn(q, audit, requestId, finish));
+      return write(oneStatement(finish.audit), (q, audit) => finishIn(q, audit, requestId, finish));
     },
 
     async getExecution(requestId) {
@@ -670,7 +684,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async appendAudit(events, at) {
       if (events.length === 0) return;
-      await write(false, async (_q, audit) => audit(events, at));
+      await write('one', async (_q, audit) => audit(events, at));
     },
 
     async listAudit(filter?: AuditQuery): Promise<AuditEntry[]> {
