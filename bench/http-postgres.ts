@@ -110,13 +110,14 @@ export async function decisionsOverHttpPostgres(
   count: number,
   clients: number,
   warmup = 200,
+  serverUrl = BENCH_PG_URL,
 ): Promise<HttpPostgresRow> {
   installPgCounter();
   mkdirSync(dir, { recursive: true });
   const schema = `cs_bench_httppg_${randomBytes(4).toString('hex')}`;
   try {
     const ids = await seedRequests(schema, warmup + count);
-    const inner = await createPostgresStore({ connectionString: BENCH_PG_URL, schema, pool: { max: 16 } });
+    const inner = await createPostgresStore({ connectionString: serverUrl, schema, pool: { max: 16 } });
     const store = countedStore(inner);
     const server = createServer({
       agents: [decisionAgent(store)],
@@ -182,12 +183,13 @@ export async function benchHttpPostgres(
   repeats: number,
   count: number,
   clients = 16,
+  serverUrl = BENCH_PG_URL,
 ): Promise<HttpPostgresBench> {
   const rows: HttpPostgresRow[] = [];
   const rawCommitsPerSecond: number[] = [];
   for (let i = 0; i < repeats; i++) {
-    rawCommitsPerSecond.push((await rawPostgresCommits(1000)).commitsPerSecond);
-    rows.push(await decisionsOverHttpPostgres(join(dir, `httppg-${i}`), count, clients));
+    rawCommitsPerSecond.push((await rawPostgresCommits(1000, serverUrl)).commitsPerSecond);
+    rows.push(await decisionsOverHttpPostgres(join(dir, `httppg-${i}`), count, clients, 200, serverUrl));
   }
   rows.sort((a, b) => a.decisionsPerSecond - b.decisionsPerSecond);
   return { rawCommitsPerSecond, rows: [rows[Math.floor(rows.length / 2)]!] };

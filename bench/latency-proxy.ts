@@ -1,4 +1,7 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { spawn } from 'node:child_process';
+import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /**
  * A TCP proxy that holds every chunk `delayMs` before passing it on, in each direction, so a
@@ -45,8 +48,27 @@ function splitHostPort(address: string): [string, number] {
   return [address.slice(0, colon), Number(address.slice(colon + 1))];
 }
 
+/**
+ * The proxy in a process of its own (its CPU is not the server's), on a free port; resolves
+ * with the port and a way to stop it.
+ */
+export async function spawnLatencyProxy(
+  upstream: string,
+  delayMs: number,
+): Promise<{ port: number; stop(): void }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '0', upstream, String(delayMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`latency proxy exited with ${code}`)));
+  });
+  return { port: (JSON.parse(line) as { port: number }).port, stop: () => child.kill() };
+}
+
 if (import.meta.main) {
   const [listen = '15432', upstream = '127.0.0.1:5432', delay = '1'] = process.argv.slice(2);
-  await startLatencyProxy(Number(listen), upstream, Number(delay));
-  console.log(`latency proxy: 127.0.0.1:${listen} -> ${upstream}, +${delay} ms each way`);
+  const server = await startLatencyProxy(Number(listen), upstream, Number(delay));
+  const { port } = server.address() as AddressInfo;
+  console.log(JSON.stringify({ port, upstream, delayMs: Number(delay) }));
 }

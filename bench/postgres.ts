@@ -24,8 +24,11 @@ export interface PostgresLoopRow {
 }
 
 /** Runs `work` on a short-lived connection of its own, outside any store. */
-export async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: BENCH_PG_URL, connectionTimeoutMillis: 2000 });
+export async function admin<T>(
+  work: (client: pg.Client) => Promise<T>,
+  connectionString = BENCH_PG_URL,
+): Promise<T> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   await client.connect();
   try {
@@ -75,7 +78,10 @@ export async function runPostgresLoop(steps: number): Promise<PostgresLoopRow> {
  * The ceiling, measured in the same run: one connection, one prepared INSERT of a message-sized
  * row per transaction (autocommit), so each is one round trip and one WAL flush.
  */
-export async function rawPostgresCommits(count: number): Promise<{ commitsPerSecond: number }> {
+export async function rawPostgresCommits(
+  count: number,
+  connectionString = BENCH_PG_URL,
+): Promise<{ commitsPerSecond: number }> {
   const schema = freshSchema('raw');
   try {
     return await admin(async (client) => {
@@ -91,7 +97,7 @@ export async function rawPostgresCommits(count: number): Promise<{ commitsPerSec
       for (let i = 0; i < count; i++) await client.query(insert);
       const elapsed = performance.now() - started;
       return { commitsPerSecond: Math.round(count / (elapsed / 1000)) };
-    });
+    }, connectionString);
   } finally {
     await dropSchema(schema);
   }

@@ -8,7 +8,8 @@ import { benchFlatCost, printFlatCost } from './flat-cost.ts';
 import { benchHttp, printHttpTable } from './http.ts';
 import { benchHttpPostgres, printHttpPostgresTable } from './http-postgres.ts';
 import { benchInstances, printInstanceTable } from './instances.ts';
-import { benchPostgres, postgresProblem } from './postgres.ts';
+import { spawnLatencyProxy } from './latency-proxy.ts';
+import { admin, BENCH_PG_URL, benchPostgres, postgresProblem } from './postgres.ts';
 import { benchQueue, printQueueTable } from './queue.ts';
 import { benchWorkflows, printWorkflowTable } from './workflow.ts';
 
@@ -31,6 +32,20 @@ async function sequential<T>(times: number, run: (i: number) => Promise<T>): Pro
   const out: T[] = [];
   for (let i = 0; i < times; i++) out.push(await run(i));
   return out;
+}
+
+/** The median time of `SELECT 1` on one connection to `url`, in ms to two decimals. */
+async function medianRoundTripMs(url: string): Promise<number> {
+  return admin(async (client) => {
+    const times: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const started = performance.now();
+      await client.query('SELECT 1');
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    return Math.round(times[25]! * 100) / 100;
+  }, url);
 }
 
 interface Section {
@@ -134,6 +149,37 @@ const sections: Section[] = [
       );
       printHttpPostgresTable(bench, repeats);
       return bench;
+    },
+  },
+  {
+    name: 'http-postgres-remote',
+    about:
+      'the same HTTP decisions with PostgreSQL behind a proxy that delays each packet 1 ms each way (a database on another machine)',
+    postgres: true,
+    async run(dir) {
+      const delayMs = Number(process.env.BENCH_PG_DELAY_MS ?? 1);
+      const upstream = new URL(BENCH_PG_URL);
+      const proxy = await spawnLatencyProxy(`${upstream.hostname}:${upstream.port || 5432}`, delayMs);
+      try {
+        const proxied = new URL(BENCH_PG_URL);
+        proxied.hostname = '127.0.0.1';
+        proxied.port = String(proxy.port);
+        const roundTripMs = await medianRoundTripMs(proxied.href);
+        console.log(
+          `\nPostgreSQL behind a proxy adding ${delayMs} ms each way: a round trip takes ${roundTripMs} ms (median of 50)`,
+        );
+        const bench = await benchHttpPostgres(
+          join(dir, 'http-postgres-remote'),
+          repeats,
+          Number(process.env.BENCH_HTTP_DECISIONS ?? 1000),
+          16,
+          proxied.href,
+        );
+        printHttpPostgresTable(bench, repeats);
+        return { ...bench, delayMs, roundTripMs };
+      } finally {
+        proxy.stop();
+      }
     },
   },
   {

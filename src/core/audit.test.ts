@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AUDIT_GENESIS, type AuditEntry, auditHash, verifyAuditChain } from './audit.ts';
+import { AUDIT_GENESIS, type AuditEntry, auditHash, auditLinkParts, verifyAuditChain } from './audit.ts';
+import { sha256Hex } from './canonical-json.ts';
 
 function chain(n: number): AuditEntry[] {
   const entries: AuditEntry[] = [];
@@ -41,5 +42,29 @@ describe('the audit chain', () => {
     const swapped = chain(3);
     [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
     expect(verifyAuditChain(swapped)).toMatchObject({ ok: false, brokenAt: 2 });
+  });
+});
+
+describe('auditLinkParts', () => {
+  // A store that numbers entries where it writes them (PostgreSQL) hashes before + seq + after.
+  it('leaves the seq open so that hashing it in gives auditHash, whatever the strings hold', () => {
+    const odd = ['"seq":0', 'a\\"seq":0,"x', '\n\u2028\u0000', 'café 🍵', '"', '\\', ''];
+    for (const text of odd) {
+      for (const seq of [1, 9, 10, 12345678901]) {
+        const entry = {
+          at: '2026-12-02T07:00:00.000Z',
+          kind: 'request.decided' as const,
+          session: text,
+          requestId: seq % 2 === 0 ? null : text,
+          actor: text,
+          data: { note: text },
+        };
+        const { dataHash, before, after } = auditLinkParts(entry);
+        const prev = sha256Hex(text);
+        expect(sha256Hex(`${prev}\n${before}${seq}${after}`)).toBe(
+          auditHash(prev, { ...entry, seq, dataHash }),
+        );
+      }
+    }
   });
 });

@@ -311,6 +311,11 @@ export function auditDataDigest(data: JsonObject): string {
  * without it (entries written before, version 1) the link covers the data itself.
  */
 export function auditHash(prevHash: string, entry: Linked): string {
+  return sha256Hex(`${prevHash}\n${auditLinkText(entry)}`);
+}
+
+/** What a link hashes after the previous hash and a newline. */
+function auditLinkText(entry: Linked): string {
   const fields = {
     seq: entry.seq,
     at: entry.at,
@@ -319,10 +324,33 @@ export function auditHash(prevHash: string, entry: Linked): string {
     requestId: entry.requestId,
     actor: entry.actor,
   };
-  return sha256Hex(
-    `${prevHash}\n${canonicalJson(entry.dataHash === undefined ? { ...fields, data: entry.data } : { ...fields, dataHash: entry.dataHash })}`,
+  return canonicalJson(
+    entry.dataHash === undefined ? { ...fields, data: entry.data } : { ...fields, dataHash: entry.dataHash },
   );
 }
+
+/**
+ * A version-2 link with its seq left open, for a store that learns the seq only where it
+ * writes (PostgreSQL numbers and hashes a batch under the head's lock, in one statement):
+ * `auditHash(prev, { ...entry, seq, dataHash })` is the SHA-256 of
+ * `${prev}\n${before}${seq}${after}`, so the canonical JSON is still written here, once.
+ */
+export function auditLinkParts(entry: Omit<Linked, 'dataHash' | 'seq'>): {
+  dataHash: string;
+  before: string;
+  after: string;
+} {
+  const dataHash = auditDataDigest(entry.data);
+  const text = auditLinkText({ ...entry, seq: 0, dataHash });
+  // Keys are sorted and a quote inside a string value is escaped, so `"seq":0` occurs once:
+  // at the seq key.
+  const at = text.indexOf(SEQ_ZERO);
+  if (at < 0 || text.indexOf(SEQ_ZERO, at + 1) >= 0) throw new Error('audit link: no single seq key');
+  const cut = at + SEQ_ZERO.length - 1;
+  return { dataHash, before: text.slice(0, cut), after: text.slice(cut + 1) };
+}
+
+const SEQ_ZERO = '"seq":0';
 
 /** The digest and link a store writes for a new entry (always version 2). */
 export function sealAuditEntry(

@@ -20,34 +20,8 @@ export type AuditSink = (events: readonly AuditEvent[] | undefined, at: string) 
  */
 export type Write<T> = (query: Query, audit: AuditSink) => Promise<T>;
 
-/**
- * The audit link's guessed head was not the head: the transaction, whose COMMIT was already
- * sent behind the link, rolled back instead. Nothing was written; the writes run again.
- */
-export class AuditHeadMoved extends Error {
-  constructor() {
-    super('The audit head moved under a guessed link; the transaction rolled back and runs again.');
-    this.name = 'AuditHeadMoved';
-  }
-}
-
 /** Links a transaction's audit groups; `closing`: its last statement carries the COMMIT. */
 export type LinkAudit = (query: Query, groups: readonly AuditGroup[], closing?: boolean) => Promise<void>;
-
-/**
- * Runs a transaction again after its guessed audit link missed (see linkAudit): the miss
- * turned guessing off, so the next attempt reads the head under lock and cannot miss, unless
- * another link of this process turned guessing on meanwhile; a few attempts bound that.
- */
-async function untilLinked<T>(transaction: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await transaction();
-    } catch (error) {
-      if (!(error instanceof AuditHeadMoved) || attempt >= 4) throw error;
-    }
-  }
-}
 
 /**
  * What a write sends on its way to success, which decides how it shares a transaction. A
@@ -130,21 +104,19 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
         return;
       }
       entry.resolve(
-        await untilLinked(() =>
-          connection.transaction(async (query) => {
-            const groups: AuditGroup[] = [];
-            const sink: AuditSink = (events, at) => {
-              if (events !== undefined && events.length > 0) groups.push({ events, at });
-            };
-            // Held to its shape alone too, so a mislabelled write fails every time, not only
-            // when it happens to share a transaction.
-            const result = await (entry.shape === 'many'
-              ? entry.write(query, sink)
-              : atMostOne(entry, query, sink));
-            await linkAudit(query, groups, true);
-            return result;
-          }),
-        ),
+        await connection.transaction(async (query) => {
+          const groups: AuditGroup[] = [];
+          const sink: AuditSink = (events, at) => {
+            if (events !== undefined && events.length > 0) groups.push({ events, at });
+          };
+          // Held to its shape alone too, so a mislabelled write fails every time, not only
+          // when it happens to share a transaction.
+          const result = await (entry.shape === 'many'
+            ? entry.write(query, sink)
+            : atMostOne(entry, query, sink));
+          await linkAudit(query, groups, true);
+          return result;
+        }),
       );
     } catch (error) {
       entry.reject(error);
@@ -222,16 +194,14 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
     // The write that threw, if one did: it runs again alone, the rest go back to the queue.
     let failing: Entry | undefined;
     try {
-      results = await untilLinked(() =>
-        connection.transaction(async (query) => {
-          failing = undefined;
-          const ran = await runBatch(query, batch, (entry) => {
-            failing = entry;
-          });
-          await linkAudit(query, ran.groups, true);
-          return ran.results;
-        }),
-      );
+      results = await connection.transaction(async (query) => {
+        failing = undefined;
+        const ran = await runBatch(query, batch, (entry) => {
+          failing = entry;
+        });
+        await linkAudit(query, ran.groups, true);
+        return ran.results;
+      });
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
         for (const entry of batch) entry.reject(error);

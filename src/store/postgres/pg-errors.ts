@@ -43,7 +43,7 @@ export function isInFailedTransaction(error: unknown): boolean {
   return sqlState(error) === '25P02';
 }
 
-/** 22012: how the audit link's closing guess says it matched no head (row-writers.ts). */
+/** 22012: how the audit link says it found no head row to move (row-writers.ts). */
 export function isDivisionByZero(error: unknown): boolean {
   return sqlState(error) === '22012';
 }
