@@ -67,6 +67,23 @@ describe.skipIf(url === null)('PostgreSQL transactions with BEGIN and COMMIT pip
     expect(await ids()).toContain('b2');
   });
 
+  it('a last statement that fails before it is sent (a value pg cannot serialize) commits nothing', async () => {
+    // pg fails such a statement in the client, sending nothing for it: a COMMIT sent behind
+    // it anyway would commit the statements before it while the transaction reports a failure.
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const failed = await connection
+      .transaction(async (q) => {
+        await q(`INSERT INTO ${table} VALUES ('g1')`);
+        await q(`INSERT INTO ${table} VALUES ($1)`, [circular], { last: true });
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect(await ids()).not.toContain('g1');
+    await connection.transaction((q) => q(`INSERT INTO ${table} VALUES ('g2')`, [], { last: true }));
+    expect(await ids()).toContain('g2');
+  });
+
   it('the first statement is inside the transaction although BEGIN was not waited for', async () => {
     await expect(
       connection.transaction(async (q) => {
