@@ -229,4 +229,60 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     );
     expect(ids).toEqual(['d1', 'd2']);
   });
+
+  it('a connection lost under a pipelined batch fails every write of it with STORE_UNAVAILABLE, runs none again, and writes nothing', async () => {
+    const lostUnder = async (where: 'write' | 'link') => {
+      const app = `cs_test_pipe_${randomBytes(4).toString('hex')}`;
+      const lossy = createConnection(
+        await openPool(withApplicationName(url ?? TEST_PG_URL, app), { max: 2 }),
+        'the test server',
+      );
+      // The link sleeps (carrying the COMMIT behind it when `where` is 'link'), so the loss lands there.
+      const sleepy = createGroupCommit(lossy, async (q, groups, closing) => {
+        if (groups.length > 0) await q(`SELECT pg_sleep(30) AS slept_in_link`, [], { last: closing });
+      });
+      const calls = new Map<string, number>();
+      const counted =
+        (id: string): Write<string> =>
+        async (q, audit) => {
+          calls.set(id, (calls.get(id) ?? 0) + 1);
+          await q(`INSERT INTO ${table} (id) VALUES ($1)`, [id]);
+          if (where === 'link') audit([{ kind: 'request.decided' } as never], 'now');
+          return id;
+        };
+      try {
+        const first = sleepy.run(holding, 'one');
+        const outcomes = Promise.allSettled([
+          sleepy.run(counted(`${where}1`), 'one'),
+          sleepy.run(async (q) => {
+            calls.set('sleeper', (calls.get('sleeper') ?? 0) + 1);
+            if (where === 'write') await q('SELECT pg_sleep(30) AS slept_in_write');
+            return 'sleeper';
+          }, 'one'),
+          sleepy.run(counted(`${where}2`), 'one'),
+        ]);
+        await first;
+        const ended = await terminateBackendsWhenBusy(app, { busyWith: 'slept_in' });
+        expect(ended).toBeGreaterThan(0);
+        const settled = await outcomes;
+        for (const outcome of settled) {
+          expect(outcome.status).toBe('rejected');
+          const reason = (outcome as PromiseRejectedResult).reason;
+          expect(CountersignError.is(reason) && reason.code).toBe('STORE_UNAVAILABLE');
+          expect((reason as CountersignError).hint).toMatch(
+            where === 'link' ? /may or may not have been saved/ : /Nothing was saved/,
+          );
+        }
+        expect(Object.fromEntries(calls)).toEqual({ [`${where}1`]: 1, sleeper: 1, [`${where}2`]: 1 });
+        const ids = (
+          await connection.query(`SELECT id FROM ${table} WHERE id LIKE $1 ORDER BY id`, [`${where}%`])
+        ).map((r) => r.id);
+        expect(ids).toEqual([]);
+      } finally {
+        await lossy.close();
+      }
+    };
+    await lostUnder('write');
+    await lostUnder('link');
+  }, 30_000);
 });
