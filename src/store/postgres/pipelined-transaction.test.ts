@@ -230,6 +230,38 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     expect(ids).toEqual(['d1', 'd2']);
   });
 
+  it('a deadlock under a pipelined batch runs the batch again: every write commits once', async () => {
+    await connection.query(`INSERT INTO ${table} (id, seen) VALUES ('dl-x', 0), ('dl-y', 0)`);
+    const bump =
+      (id: string): Write<string> =>
+      async (q) => {
+        await q(`UPDATE ${table} SET seen = seen + 1 WHERE id = $1`, [id]);
+        return id;
+      };
+    await withAdmin(async (other) => {
+      // Another transaction holds dl-y; the batch locks dl-x, then waits for dl-y.
+      await other.query('BEGIN');
+      await other.query(`UPDATE ${table} SET seen = seen + 10 WHERE id = 'dl-y'`);
+      const first = group.run(holding, 'one');
+      const batch = Promise.allSettled([group.run(bump('dl-x'), 'one'), group.run(bump('dl-y'), 'one')]);
+      await first;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Now it waits for dl-x, which the batch holds: a deadlock, which the batch's backend
+      // (waiting longer) finds and fails with 40P01.
+      await other.query(`UPDATE ${table} SET seen = seen + 10 WHERE id = 'dl-x'`);
+      await other.query('COMMIT');
+      expect(await batch).toEqual([
+        { status: 'fulfilled', value: 'dl-x' },
+        { status: 'fulfilled', value: 'dl-y' },
+      ]);
+    });
+    const rows = await connection.query(`SELECT id, seen FROM ${table} WHERE id LIKE 'dl-%' ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'dl-x', seen: 11 },
+      { id: 'dl-y', seen: 11 },
+    ]);
+  }, 20_000);
+
   it('a connection lost under a pipelined batch fails every write of it with STORE_UNAVAILABLE, runs none again, and writes nothing', async () => {
     const lostUnder = async (where: 'write' | 'link') => {
       const app = `cs_test_pipe_${randomBytes(4).toString('hex')}`;
