@@ -230,6 +230,38 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     expect(ids).toEqual(['d1', 'd2']);
   });
 
+  it('writes sent behind a failed one with a statement new to the connection (its prepare refused, 25P02, then 26000) are not blamed, and the statement works after', async () => {
+    await connection.query(`INSERT INTO ${table} (id) VALUES ('np-taken')`);
+    // A text no other test sends: not yet prepared on any connection of the pool.
+    const fresh =
+      (id: string): Write<string> =>
+      async (q) => {
+        await q(`INSERT INTO ${table} (id, seen) VALUES ($1, 26000)`, [id]);
+        return id;
+      };
+    for (const round of [1, 2]) {
+      const first = group.run(holding, 'one');
+      const outcomes = await Promise.allSettled([
+        group.run(insert(round === 1 ? 'np-taken' : 'np-1b'), 'one'),
+        group.run(fresh(`np-${round}x`), 'one'),
+        group.run(fresh(`np-${round}y`), 'one'),
+      ]);
+      await first;
+      if (round === 1) {
+        const failed = (outcomes[0] as PromiseRejectedResult).reason;
+        expect(CountersignError.is(failed) && failed.code).toBe('INVALID_INPUT');
+      } else expect(outcomes[0]?.status).toBe('fulfilled');
+      expect(outcomes.slice(1)).toEqual([
+        { status: 'fulfilled', value: `np-${round}x` },
+        { status: 'fulfilled', value: `np-${round}y` },
+      ]);
+    }
+    const ids = (await connection.query(`SELECT id FROM ${table} WHERE seen = 26000 ORDER BY id`)).map(
+      (r) => r.id,
+    );
+    expect(ids).toEqual(['np-1x', 'np-1y', 'np-2x', 'np-2y']);
+  });
+
   it('a deadlock under a pipelined batch runs the batch again: every write commits once', async () => {
     await connection.query(`INSERT INTO ${table} (id, seen) VALUES ('dl-x', 0), ('dl-y', 0)`);
     const bump =
