@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { Pool, PoolClient } from 'pg';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
@@ -105,6 +106,18 @@ export async function openPool(connectionString: string, options: PoolOptions): 
 function settled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => {});
   return promise;
+}
+
+let prepareValue: ((value: unknown) => unknown) | undefined;
+
+/**
+ * A statement value as pg sends it (its own `prepareValue`, loaded on first use: pg is
+ * loaded by then). Turning a turned value again changes nothing (text, Buffer or null).
+ */
+function pgValue(value: unknown): unknown {
+  prepareValue ??= (createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: typeof pgValue })
+    .prepareValue;
+  return prepareValue(value);
 }
 
 /** The error each pooled connection reported when it died, if it did. */
@@ -226,11 +239,20 @@ export function createConnection(pool: Pool, target: string): Connection {
         if (commit !== undefined) {
           return Promise.reject(new Error('A statement after the one marked last in its transaction.'));
         }
-        const rows = statement(text, values, options);
-        if (options?.last === true) {
-          committing = true;
-          commit = settled(client.query('COMMIT'));
+        if (options?.last !== true) return statement(text, values, options);
+        // pg turns values into text as it sends a statement, and one it cannot turn (a
+        // circular object) fails the statement in the client, before anything of it is sent:
+        // the COMMIT behind it would then commit everything before it. So they are turned
+        // here first, and nothing is sent if that fails; pg passes turned values through.
+        let sent: unknown[];
+        try {
+          sent = (values ?? []).map((value) => pgValue(value));
+        } catch (error) {
+          return Promise.reject(error);
         }
+        const rows = statement(text, sent, options);
+        committing = true;
+        commit = settled(client.query('COMMIT'));
         return rows;
       };
       try {

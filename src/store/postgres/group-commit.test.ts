@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countedStore, installPgCounter, pgCounts, resetPgCounts } from '../../../bench/pg-round-trips.ts';
 import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../../../test/helpers/postgres.ts';
 import { verifyAuditChain } from '../../core/audit.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { createEncryption } from '../../crypto/encryption.ts';
+import { envKeyProvider } from '../../crypto/env-key-provider.ts';
 import { at, byPerson, event, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { storedEvent } from '../conformance/stored-event.ts';
 import type { StandingRule } from '../store.ts';
@@ -209,6 +212,162 @@ describe.skipIf(url === null)('PostgreSQL group commit', () => {
       await inner.close();
     }
   });
+
+  it('a pipelined batch: two decisions of one request (one wins, one audit event), a write failing in the middle (it fails alone; the others commit once)', async () => {
+    const { inner, store } = await storeWithRequests();
+    try {
+      const lease = () => ({ owner: 'run-1', untilMs: Date.now() + 60_000, nowMs: Date.now() });
+      // In flight first, so the decisions below queue behind it and share the next transaction.
+      const first = store.appendAudit([event('request.decided', 's3', null)], at(1));
+      const outcomes = await Promise.allSettled([
+        store.decide('r0-0', byPerson('approved', 20), [event('request.decided', 's0', 'r0-0')], {
+          lease: lease(),
+          loadRun: true,
+        }),
+        store.decide('r0-0', byPerson('rejected', 21, 'bob'), [event('request.decided', 's0', 'r0-0')], {
+          lease: lease(),
+        }),
+        // PostgreSQL text cannot hold a NUL: this decision's statement fails (22021) in the middle.
+        store.decide(
+          'r1-0',
+          byPerson('approved', 20, 'nul\u0000name'),
+          [event('request.decided', 's1', 'r1-0')],
+          {
+            lease: lease(),
+          },
+        ),
+        store.decide('r2-0', byPerson('approved', 20), [event('request.decided', 's2', 'r2-0')], {
+          lease: lease(),
+          loadRun: true,
+        }),
+        store.decide('r0-0', byPerson('approved', 22, 'carol'), [event('request.decided', 's0', 'r0-0')]),
+        store.appendAudit([event('request.decided', 's3', null)], at(2)),
+      ]);
+      await first;
+      const [a, b, bad, c, d, appended] = outcomes;
+      expect(bad?.status).toBe('rejected');
+      const reason = (bad as PromiseRejectedResult).reason;
+      expect(CountersignError.is(reason) && reason.code).toBe('INVALID_INPUT');
+      expect(appended?.status).toBe('fulfilled');
+      const results = [a, b, c, d].map((outcome) => {
+        expect(outcome?.status).toBe('fulfilled');
+        return (outcome as PromiseFulfilledResult<Awaited<ReturnType<typeof store.decide>>>).value;
+      });
+      // Of r0-0's three decisions exactly one won; r2-0's did.
+      expect([results[0], results[1], results[3]].filter((result) => result?.won)).toHaveLength(1);
+      expect(results[2]?.won).toBe(true);
+      expect((await inner.getApproval('r1-0'))?.status).toBe('pending');
+      const audit = await inner.listAudit();
+      expect(verifyAuditChain(audit).ok).toBe(true);
+      const decided = audit.flatMap((entry) =>
+        entry.kind === 'request.decided' && entry.requestId !== null ? [entry.requestId] : [],
+      );
+      expect(decided.sort()).toEqual(['r0-0', 'r2-0']);
+      expect(audit.filter((entry) => entry.requestId === null)).toHaveLength(2);
+    } finally {
+      await inner.close();
+    }
+  });
+
+  it('two store instances on one schema deciding and appending at once: every request decided once with one audit event, the chain verifies, no event lost', async () => {
+    const { inner: a } = await storeWithRequests();
+    const b = await createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema: schemas.at(-1)! });
+    try {
+      const ids = Array.from(
+        { length: SESSIONS * PER_SESSION },
+        (_, n) => `r${n % SESSIONS}-${Math.floor(n / SESSIONS)}`,
+      );
+      const sessionOf = (id: string) => `s${id.slice(1, id.indexOf('-'))}`;
+      const lease = () => ({ owner: 'run-1', untilMs: Date.now() + 60_000, nowMs: Date.now() });
+      const APPENDS = 40;
+      const calls: Promise<unknown>[] = [];
+      for (const store of [a, b]) {
+        for (const id of ids) {
+          calls.push(
+            store.decide(
+              id,
+              byPerson('approved', 20, store === a ? 'alice' : 'bob'),
+              [event('request.decided', sessionOf(id), id)],
+              { lease: lease() },
+            ),
+          );
+        }
+        for (let i = 0; i < APPENDS; i++)
+          calls.push(store.appendAudit([event('request.decided', null, null)], at(3)));
+      }
+      const outcomes = await Promise.allSettled(calls);
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      const won = outcomes.flatMap((outcome) =>
+        outcome.status === 'fulfilled' && (outcome.value as { won?: boolean } | undefined)?.won === true
+          ? [(outcome.value as { request: { id: string } }).request.id]
+          : [],
+      );
+      expect(won.sort()).toEqual([...ids].sort());
+      const audit = await a.listAudit();
+      expect(verifyAuditChain(audit).ok).toBe(true);
+      expect(audit.map((entry) => entry.seq)).toEqual(audit.map((_, i) => i + 1));
+      const decided = audit.flatMap((entry) => (entry.requestId !== null ? [entry.requestId] : []));
+      expect(decided.sort()).toEqual([...ids].sort());
+      expect(audit.filter((entry) => entry.requestId === null)).toHaveLength(2 * APPENDS);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  }, 60_000);
+
+  it('with the encrypting codec, a second instance that has loaded no key decides in pipelined batches: each request once, one audit event each, runs loaded', async () => {
+    const keys = `k1:${randomBytes(32).toString('base64')}`;
+    const schema = freshSchema('groupcommit');
+    schemas.push(schema);
+    const open = async () => {
+      const encryption = createEncryption(envKeyProvider(keys));
+      return encryption.wrap(
+        await createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema, codec: encryption.codec }),
+      );
+    };
+    const first = await open();
+    for (let s = 0; s < SESSIONS; s++) {
+      await leasedSession(first, `s${s}`);
+      await raise(
+        first,
+        `s${s}`,
+        Array.from({ length: PER_SESSION }, (_, i) => request({ id: `r${s}-${i}`, session: `s${s}` })),
+      );
+    }
+    const sibling = await open();
+    try {
+      const ids = Array.from(
+        { length: SESSIONS * PER_SESSION },
+        (_, n) => `r${n % SESSIONS}-${Math.floor(n / SESSIONS)}`,
+      );
+      const sessionOf = (id: string) => `s${id.slice(1, id.indexOf('-'))}`;
+      const outcomes = await Promise.allSettled(
+        ids.flatMap((id) => [
+          sibling.decide(id, byPerson('approved', 20), [event('request.decided', sessionOf(id), id)], {
+            lease: { owner: 'run-1', untilMs: Date.now() + 60_000, nowMs: Date.now() },
+            loadRun: true,
+          }),
+          sibling.appendAudit([event('request.decided', sessionOf(id), null)], at(3)),
+        ]),
+      );
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      const decisions = outcomes.filter((_, i) => i % 2 === 0) as PromiseFulfilledResult<
+        Awaited<ReturnType<typeof sibling.decide>>
+      >[];
+      for (const { value } of decisions) {
+        expect(value.won).toBe(true);
+        expect(value.won && value.run?.messages.length).toBe(PER_SESSION);
+      }
+      const audit = await first.listAudit();
+      expect(verifyAuditChain(audit).ok).toBe(true);
+      const decided = audit.flatMap((entry) => (entry.requestId !== null ? [entry.requestId] : []));
+      expect(decided.sort()).toEqual([...ids].sort());
+      expect(audit.filter((entry) => entry.requestId === null)).toHaveLength(ids.length);
+    } finally {
+      await sibling.close();
+      await first.close();
+    }
+  }, 60_000);
 
   it('writes without audit events, with none in flight, run at once in autocommit, not queued', async () => {
     const { inner, store } = await storeWithRequests();

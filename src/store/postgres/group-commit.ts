@@ -157,9 +157,14 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
       );
       const failed = settled.findIndex((outcome) => outcome.status === 'rejected');
       if (failed >= 0) {
-        // Statements run in the order sent, so the first failure that is not "the transaction
-        // is already aborted" (25P02, what every statement behind a failed one gets) is the
-        // cause. If every failure is a 25P02 the cause is unknown: nobody is blamed.
+        // Statements run in the order sent, and each write sends its first statement as it
+        // starts, in batch order. A statement behind a failed one fails too: 25P02 ("the
+        // transaction is aborted"), or 26000 when its Parse was refused for that reason and
+        // its Bind then names a statement that does not exist. So the first write in batch
+        // order whose failure is not a 25P02 is the cause (a 26000 comes only after it). If
+        // every failure is a 25P02 the cause is unknown: nobody is blamed, each runs alone.
+        // A wrong blame would cost a round, not correctness: the blamed write runs alone and
+        // the others run again together.
         const cause = settled.findIndex(
           (outcome) => outcome.status === 'rejected' && !isInFailedTransaction(outcome.reason),
         );

@@ -67,6 +67,23 @@ describe.skipIf(url === null)('PostgreSQL transactions with BEGIN and COMMIT pip
     expect(await ids()).toContain('b2');
   });
 
+  it('a last statement that fails before it is sent (a value pg cannot serialize) commits nothing', async () => {
+    // pg fails such a statement in the client, sending nothing for it: a COMMIT sent behind
+    // it anyway would commit the statements before it while the transaction reports a failure.
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const failed = await connection
+      .transaction(async (q) => {
+        await q(`INSERT INTO ${table} VALUES ('g1')`);
+        await q(`INSERT INTO ${table} VALUES ($1)`, [circular], { last: true });
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect(await ids()).not.toContain('g1');
+    await connection.transaction((q) => q(`INSERT INTO ${table} VALUES ('g2')`, [], { last: true }));
+    expect(await ids()).toContain('g2');
+  });
+
   it('the first statement is inside the transaction although BEGIN was not waited for', async () => {
     await expect(
       connection.transaction(async (q) => {
@@ -212,4 +229,124 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     );
     expect(ids).toEqual(['d1', 'd2']);
   });
+
+  it('writes sent behind a failed one with a statement new to the connection (its prepare refused, 25P02, then 26000) are not blamed, and the statement works after', async () => {
+    await connection.query(`INSERT INTO ${table} (id) VALUES ('np-taken')`);
+    // A text no other test sends: not yet prepared on any connection of the pool.
+    const fresh =
+      (id: string): Write<string> =>
+      async (q) => {
+        await q(`INSERT INTO ${table} (id, seen) VALUES ($1, 26000)`, [id]);
+        return id;
+      };
+    for (const round of [1, 2]) {
+      const first = group.run(holding, 'one');
+      const outcomes = await Promise.allSettled([
+        group.run(insert(round === 1 ? 'np-taken' : 'np-1b'), 'one'),
+        group.run(fresh(`np-${round}x`), 'one'),
+        group.run(fresh(`np-${round}y`), 'one'),
+      ]);
+      await first;
+      if (round === 1) {
+        const failed = (outcomes[0] as PromiseRejectedResult).reason;
+        expect(CountersignError.is(failed) && failed.code).toBe('INVALID_INPUT');
+      } else expect(outcomes[0]?.status).toBe('fulfilled');
+      expect(outcomes.slice(1)).toEqual([
+        { status: 'fulfilled', value: `np-${round}x` },
+        { status: 'fulfilled', value: `np-${round}y` },
+      ]);
+    }
+    const ids = (await connection.query(`SELECT id FROM ${table} WHERE seen = 26000 ORDER BY id`)).map(
+      (r) => r.id,
+    );
+    expect(ids).toEqual(['np-1x', 'np-1y', 'np-2x', 'np-2y']);
+  });
+
+  it('a deadlock under a pipelined batch runs the batch again: every write commits once', async () => {
+    await connection.query(`INSERT INTO ${table} (id, seen) VALUES ('dl-x', 0), ('dl-y', 0)`);
+    const bump =
+      (id: string): Write<string> =>
+      async (q) => {
+        await q(`UPDATE ${table} SET seen = seen + 1 WHERE id = $1`, [id]);
+        return id;
+      };
+    await withAdmin(async (other) => {
+      // Another transaction holds dl-y; the batch locks dl-x, then waits for dl-y.
+      await other.query('BEGIN');
+      await other.query(`UPDATE ${table} SET seen = seen + 10 WHERE id = 'dl-y'`);
+      const first = group.run(holding, 'one');
+      const batch = Promise.allSettled([group.run(bump('dl-x'), 'one'), group.run(bump('dl-y'), 'one')]);
+      await first;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Now it waits for dl-x, which the batch holds: a deadlock, which the batch's backend
+      // (waiting longer) finds and fails with 40P01.
+      await other.query(`UPDATE ${table} SET seen = seen + 10 WHERE id = 'dl-x'`);
+      await other.query('COMMIT');
+      expect(await batch).toEqual([
+        { status: 'fulfilled', value: 'dl-x' },
+        { status: 'fulfilled', value: 'dl-y' },
+      ]);
+    });
+    const rows = await connection.query(`SELECT id, seen FROM ${table} WHERE id LIKE 'dl-%' ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'dl-x', seen: 11 },
+      { id: 'dl-y', seen: 11 },
+    ]);
+  }, 20_000);
+
+  it('a connection lost under a pipelined batch fails every write of it with STORE_UNAVAILABLE, runs none again, and writes nothing', async () => {
+    const lostUnder = async (where: 'write' | 'link') => {
+      const app = `cs_test_pipe_${randomBytes(4).toString('hex')}`;
+      const lossy = createConnection(
+        await openPool(withApplicationName(url ?? TEST_PG_URL, app), { max: 2 }),
+        'the test server',
+      );
+      // The link sleeps (carrying the COMMIT behind it when `where` is 'link'), so the loss lands there.
+      const sleepy = createGroupCommit(lossy, async (q, groups, closing) => {
+        if (groups.length > 0) await q(`SELECT pg_sleep(30) AS slept_in_link`, [], { last: closing });
+      });
+      const calls = new Map<string, number>();
+      const counted =
+        (id: string): Write<string> =>
+        async (q, audit) => {
+          calls.set(id, (calls.get(id) ?? 0) + 1);
+          await q(`INSERT INTO ${table} (id) VALUES ($1)`, [id]);
+          if (where === 'link') audit([{ kind: 'request.decided' } as never], 'now');
+          return id;
+        };
+      try {
+        const first = sleepy.run(holding, 'one');
+        const outcomes = Promise.allSettled([
+          sleepy.run(counted(`${where}1`), 'one'),
+          sleepy.run(async (q) => {
+            calls.set('sleeper', (calls.get('sleeper') ?? 0) + 1);
+            if (where === 'write') await q('SELECT pg_sleep(30) AS slept_in_write');
+            return 'sleeper';
+          }, 'one'),
+          sleepy.run(counted(`${where}2`), 'one'),
+        ]);
+        await first;
+        const ended = await terminateBackendsWhenBusy(app, { busyWith: 'slept_in' });
+        expect(ended).toBeGreaterThan(0);
+        const settled = await outcomes;
+        for (const outcome of settled) {
+          expect(outcome.status).toBe('rejected');
+          const reason = (outcome as PromiseRejectedResult).reason;
+          expect(CountersignError.is(reason) && reason.code).toBe('STORE_UNAVAILABLE');
+          expect((reason as CountersignError).hint).toMatch(
+            where === 'link' ? /may or may not have been saved/ : /Nothing was saved/,
+          );
+        }
+        expect(Object.fromEntries(calls)).toEqual({ [`${where}1`]: 1, sleeper: 1, [`${where}2`]: 1 });
+        const ids = (
+          await connection.query(`SELECT id FROM ${table} WHERE id LIKE $1 ORDER BY id`, [`${where}%`])
+        ).map((r) => r.id);
+        expect(ids).toEqual([]);
+      } finally {
+        await lossy.close();
+      }
+    };
+    await lostUnder('write');
+    await lostUnder('link');
+  }, 30_000);
 });
