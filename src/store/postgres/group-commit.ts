@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { AuditEvent } from '../../core/audit.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import type { Connection, Query } from './connection.ts';
-import { isInFailedTransaction } from './pg-errors.ts';
+import { isInFailedTransaction, isLostConnectionError } from './pg-errors.ts';
 
 /** Audit events a write wants linked onto the chain, stamped `at`. */
 export interface AuditGroup {
@@ -208,7 +208,11 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
         return ran.results;
       });
     } catch (error) {
-      if (error instanceof StoreUnavailableError) {
+      // The connection died under the batch (its COMMIT may have gone through, so nothing of it
+      // may run again), or the store could not be reached before any write ran: every write
+      // of the batch gets the error. A STORE_UNAVAILABLE of one write's own (a key it could
+      // not fetch, a statement timeout, a full disk) is that write's, as any other error.
+      if (error instanceof StoreUnavailableError && (failing === undefined || isLostConnectionError(error))) {
         for (const entry of batch) entry.reject(error);
         return;
       }

@@ -81,13 +81,25 @@ export function connectionLostError(
     read: 'Nothing was changed.',
     unknown: 'The change may or may not have been saved; check before repeating it.',
   }[outcome];
-  return new StoreUnavailableError(
+  const lost = new StoreUnavailableError(
     `The connection to the store at ${target} was lost while a statement was running (PostgreSQL: ${detail}).`,
     {
       hint: `${saved} Try again in a moment: countersign opens a new connection by itself. If it keeps failing, check that PostgreSQL is running and reachable.`,
       cause: error,
     },
   );
+  lostConnections.add(lost);
+  return lost;
+}
+
+const lostConnections = new WeakSet<Error>();
+
+/**
+ * Whether `error` is connectionLostError's: the work's connection died under it, so whether
+ * its transaction committed may be unknown and none of it may simply run again.
+ */
+export function isLostConnectionError(error: unknown): boolean {
+  return error instanceof Error && lostConnections.has(error);
 }
 
 export function isConnectionFailure(error: unknown): boolean {

@@ -10,6 +10,7 @@ import {
   withApplicationName,
 } from '../../../test/helpers/postgres.ts';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import { type Connection, createConnection, openPool } from './connection.ts';
 import { createGroupCommit, type GroupCommit, type Write } from './group-commit.ts';
 
@@ -230,6 +231,26 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     expect(ids).toEqual(['d1', 'd2']);
   });
 
+  it("a write's own STORE_UNAVAILABLE fails that write alone; the others of its batch commit", async () => {
+    const first = group.run(holding, 'one');
+    const outcomes = await Promise.allSettled([
+      group.run(insert('f1'), 'one'),
+      group.run(async (q) => {
+        await q(`INSERT INTO ${table} (id) VALUES ('f2')`);
+        // As a data key the codec cannot fetch would fail it: the store is fine.
+        throw new StoreUnavailableError('The key store cannot be reached.');
+      }, 'one'),
+      group.run(insert('f3'), 'one'),
+    ]);
+    await first;
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'f1' });
+    expect(outcomes[1]?.status).toBe('rejected');
+    expect(outcomes[2]).toEqual({ status: 'fulfilled', value: 'f3' });
+    const ids = (await connection.query(`SELECT id FROM ${table} WHERE id LIKE 'f%' ORDER BY id`)).map(
+      (r) => r.id,
+    );
+    expect(ids).toEqual(['f1', 'f3']);
+  });
   it('writes sent behind a failed one with a statement new to the connection (its prepare refused, 25P02, then 26000) are not blamed, and the statement works after', async () => {
     await connection.query(`INSERT INTO ${table} (id) VALUES ('np-taken')`);
     // A text no other test sends: not yet prepared on any connection of the pool.
