@@ -51,14 +51,20 @@ async function startInstance(schema: string): Promise<Instance> {
   return { child, lines, url, next };
 }
 
-/** `instances` servers on one schema, 16 clients spread over them in turn. */
+/**
+ * `instances` servers on one schema, 16 clients spread over them in turn. Each instance is
+ * warmed up with `warmupEach` unmeasured decisions, as the single one is: its own process
+ * compiles the same hot code, and sharing one warm-up among several left each of them colder
+ * in the measured window.
+ */
 export async function decisionsOnInstances(
   dir: string,
   instances: number,
   count: number,
   clients = 16,
-  warmup = 200,
+  warmupEach = 200,
 ): Promise<Omit<InstanceRow, 'overOne'>> {
+  const warmup = warmupEach * instances;
   const schema = `cs_bench_inst${instances}_${randomBytes(4).toString('hex')}`;
   const servers: Instance[] = [];
   try {

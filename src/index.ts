@@ -158,6 +158,7 @@ export type {
   DueWork,
   NudgeAdvance,
   NudgeDueQuery,
+  NudgeTimeChange,
   RequestClaimResult,
   RequestTimers,
 } from './store/ports/request-timers.ts';
