@@ -8,7 +8,7 @@ import { createEncryption } from '../../crypto/encryption.ts';
 import { envKeyProvider } from '../../crypto/env-key-provider.ts';
 import { at, byPerson, event, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { storedEvent } from '../conformance/stored-event.ts';
-import type { StandingRule } from '../store.ts';
+import type { StandingRule, Store } from '../store.ts';
 import { createPostgresStore } from './postgres-store.ts';
 
 const url = await postgresForTests();
@@ -43,18 +43,23 @@ describe.skipIf(url === null)('PostgreSQL group commit', () => {
     for (const schema of schemas) await dropSchema(schema);
   });
 
-  async function storeWithRequests() {
-    const schema = freshSchema('groupcommit');
-    schemas.push(schema);
-    const inner = await createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema });
+  /** SESSIONS leased sessions with PER_SESSION pending requests each (r<s>-<i>). */
+  async function seedRequests(store: Store) {
     for (let s = 0; s < SESSIONS; s++) {
-      await leasedSession(inner, `s${s}`);
+      await leasedSession(store, `s${s}`);
       await raise(
-        inner,
+        store,
         `s${s}`,
         Array.from({ length: PER_SESSION }, (_, i) => request({ id: `r${s}-${i}`, session: `s${s}` })),
       );
     }
+  }
+
+  async function storeWithRequests() {
+    const schema = freshSchema('groupcommit');
+    schemas.push(schema);
+    const inner = await createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema });
+    await seedRequests(inner);
     return { inner, store: countedStore(inner) };
   }
 
@@ -326,14 +331,7 @@ describe.skipIf(url === null)('PostgreSQL group commit', () => {
       );
     };
     const first = await open();
-    for (let s = 0; s < SESSIONS; s++) {
-      await leasedSession(first, `s${s}`);
-      await raise(
-        first,
-        `s${s}`,
-        Array.from({ length: PER_SESSION }, (_, i) => request({ id: `r${s}-${i}`, session: `s${s}` })),
-      );
-    }
+    await seedRequests(first);
     const sibling = await open();
     try {
       const ids = Array.from(
