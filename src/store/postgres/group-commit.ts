@@ -66,10 +66,10 @@ const MAX_BATCH = 32;
 /**
  * SQLite's group commit on a pool. Every write that links audit events queues on the audit
  * head's row lock in PostgreSQL anyway, so running them one transaction each only adds
- * BEGIN, COMMIT, a head read and a WAL flush per write. Here, while one transaction of this
+ * BEGIN, COMMIT, a link statement and a WAL flush per write. Here, while one transaction of this
  * process is in flight, the writes that arrive wait; the next transaction takes all of them,
- * runs their statements in arrival order, links all their audit events with one head read and
- * one INSERT, and commits once. A write alone runs at once, so nothing waits that would not
+ * runs their statements in arrival order, links all their audit events with one statement,
+ * and commits once. A write alone runs at once, so nothing waits that would not
  * have waited on the head lock.
  *
  * Why this is safe:
@@ -89,7 +89,7 @@ const MAX_BATCH = 32;
  *   because it is one transaction. Serialization failures and deadlocks (40001, 40P01) retry
  *   the whole batch, as they retry a single transaction.
  * - Audit events are linked last, after every row write, so the head lock is held only for
- *   the INSERT and COMMIT (as before), now once per batch instead of once per write.
+ *   the link statement and COMMIT, once per batch instead of once per write.
  */
 export function createGroupCommit(connection: Connection, linkAudit: LinkAudit): GroupCommit {
   const waiting: Entry[] = [];
@@ -103,21 +103,10 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
         entry.resolve(await entry.write(connection.query, () => undefined));
         return;
       }
-      entry.resolve(
-        await connection.transaction(async (query) => {
-          const groups: AuditGroup[] = [];
-          const sink: AuditSink = (events, at) => {
-            if (events !== undefined && events.length > 0) groups.push({ events, at });
-          };
-          // Held to its shape alone too, so a mislabelled write fails every time, not only
-          // when it happens to share a transaction.
-          const result = await (entry.shape === 'many'
-            ? entry.write(query, sink)
-            : atMostOne(entry, query, sink));
-          await linkAudit(query, groups, true);
-          return result;
-        }),
-      );
+      // A batch of one: held to its shape alone too, so a mislabelled write fails every time,
+      // not only when it happens to share a transaction.
+      const [result] = await inTransaction([entry], () => undefined);
+      entry.resolve(result);
     } catch (error) {
       entry.reject(error);
     }
@@ -194,18 +183,30 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
     return result;
   }
 
+  /**
+   * The batch's writes (runBatch) and then their audit link, whose statement carries the
+   * COMMIT, in one transaction; retried as a whole after a serialization failure or deadlock.
+   */
+  function inTransaction(
+    batch: readonly Entry[],
+    blame: (entry: Entry | undefined) => void,
+  ): Promise<unknown[]> {
+    return connection.transaction(async (query) => {
+      // Each attempt starts blaming nobody: a retried batch's earlier failure is not its own.
+      blame(undefined);
+      const ran = await runBatch(query, batch, blame);
+      await linkAudit(query, ran.groups, true);
+      return ran.results;
+    });
+  }
+
   async function together(batch: Entry[]): Promise<void> {
     let results: unknown[];
     // The write that threw, if one did: it runs again alone, the rest go back to the queue.
     let failing: Entry | undefined;
     try {
-      results = await connection.transaction(async (query) => {
-        failing = undefined;
-        const ran = await runBatch(query, batch, (entry) => {
-          failing = entry;
-        });
-        await linkAudit(query, ran.groups, true);
-        return ran.results;
+      results = await inTransaction(batch, (entry) => {
+        failing = entry;
       });
     } catch (error) {
       // The connection died under the batch (its COMMIT may have gone through, so nothing of it
