@@ -24,6 +24,8 @@ export interface HttpPostgresRow {
   statementsPerDecision: number;
   /** Waits for PostgreSQL per decision: statements pipelined behind another share one. */
   roundTripsPerDecision: number;
+  /** Writes to PostgreSQL's sockets per decision, each one system call. */
+  socketWritesPerDecision: number;
   /** Server transactions per decision: BEGIN…COMMIT blocks plus autocommit statements. */
   transactionsPerDecision: number;
   serverCpuUsPerDecision: number;
@@ -162,6 +164,7 @@ export async function decisionsOverHttpPostgres(
       otherErrors: count - won,
       statementsPerDecision: per(counts.statements),
       roundTripsPerDecision: per(counts.roundTrips),
+      socketWritesPerDecision: per(counts.socketWrites),
       transactionsPerDecision: per(counts.transactions),
       serverCpuUsPerDecision: Math.round((cpu.user + cpu.system) / decided),
       toolRuns: runs,
@@ -213,6 +216,7 @@ export function printHttpPostgresTable(bench: HttpPostgresBench, repeats: number
       'transactions/decision': row.transactionsPerDecision,
       'statements/decision': row.statementsPerDecision,
       'round trips/decision': row.roundTripsPerDecision,
+      'socket writes/decision': row.socketWritesPerDecision,
       'server CPU µs/decision': row.serverCpuUsPerDecision,
       'tool runs': row.toolRuns,
       'double executions': row.doubleExecutions,

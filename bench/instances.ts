@@ -24,6 +24,7 @@ export interface InstanceRow {
   transactionsPerDecision: number;
   statementsPerDecision: number;
   roundTripsPerDecision: number;
+  socketWritesPerDecision: number;
   doubleExecutions: number;
 }
 
@@ -85,17 +86,19 @@ export async function decisionsOnInstances(
     let transactions = 0;
     let statements = 0;
     let roundTrips = 0;
+    let socketWrites = 0;
     for (const server of servers) server.child.stdin!.write('stop\n');
     for (const server of servers) {
       const done = JSON.parse(await server.next()) as Pick<
         PgCounts,
-        'statements' | 'roundTrips' | 'transactions' | 'byMethod'
+        'statements' | 'roundTrips' | 'transactions' | 'socketWrites' | 'byMethod'
       > & { cpuUs: number };
       if (process.env.BENCH_VERBOSE) console.error(instances, JSON.stringify(done.byMethod));
       cpuUs += done.cpuUs;
       transactions += done.transactions;
       statements += done.statements;
       roundTrips += done.roundTrips;
+      socketWrites += done.socketWrites;
     }
     const decided = warmup + count;
     const won = out.statuses['200'] ?? 0;
@@ -112,6 +115,7 @@ export async function decisionsOnInstances(
       transactionsPerDecision: Math.round((transactions / decided) * 100) / 100,
       statementsPerDecision: Math.round((statements / decided) * 100) / 100,
       roundTripsPerDecision: Math.round((roundTrips / decided) * 100) / 100,
+      socketWritesPerDecision: Math.round((socketWrites / decided) * 100) / 100,
       doubleExecutions: doubles,
     };
   } finally {
@@ -169,6 +173,7 @@ export function printInstanceTable(bench: InstanceBench, repeats: number): void 
       'transactions/decision': row.transactionsPerDecision,
       'statements/decision': row.statementsPerDecision,
       'round trips/decision': row.roundTripsPerDecision,
+      'socket writes/decision': row.socketWritesPerDecision,
       'double executions': row.doubleExecutions,
     })),
   );

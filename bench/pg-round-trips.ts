@@ -14,6 +14,8 @@ export interface PgCounts {
   roundTrips: number;
   /** Server transactions: a BEGIN … COMMIT block, or one statement in autocommit. */
   transactions: number;
+  /** Writes to PostgreSQL's sockets, each one system call (src/store/postgres/coalesced-writes.ts). */
+  socketWrites: number;
   byMethod: Record<string, MethodCounts>;
 }
 
@@ -25,7 +27,8 @@ export interface MethodCounts {
 }
 
 const method = new AsyncLocalStorage<string>();
-let counts: PgCounts = { statements: 0, roundTrips: 0, transactions: 0, byMethod: {} };
+let counts: PgCounts = { statements: 0, roundTrips: 0, transactions: 0, socketWrites: 0, byMethod: {} };
+const watchedStreams = new WeakSet<object>();
 const inTransaction = new WeakSet<object>();
 // Statements each client has sent and not yet heard back about.
 const outstanding = new WeakMap<object, number>();
@@ -49,6 +52,21 @@ function isLiveness(client: object): boolean {
   const name = parameters?.fallback_application_name;
   // `countersign-liveness <pid> <token>` (livenessApplicationName).
   return typeof name === 'string' && name.startsWith('countersign-liveness ');
+}
+
+/** Counts the writes to a client's socket, wrapped the first time the client sends a statement. */
+function watchWrites(client: object): void {
+  const stream = (client as { connection?: { stream?: Record<string, unknown> } }).connection?.stream;
+  if (stream === undefined || watchedStreams.has(stream)) return;
+  watchedStreams.add(stream);
+  for (const name of ['_write', '_writev']) {
+    const write = stream[name];
+    if (typeof write !== 'function') continue;
+    stream[name] = function countedWrite(this: unknown, ...args: unknown[]) {
+      counts.socketWrites += 1;
+      return (write as (...a: unknown[]) => unknown).apply(this, args);
+    };
+  }
 }
 
 /**
@@ -85,6 +103,7 @@ export function installPgCounter(): void {
       counts.transactions += 1;
       where.transactions += 1;
     }
+    watchWrites(this);
     const sent = original.apply(this, args);
     // The promise form (what the store uses); a callback query (pg-pool's, pg-boss's) is
     // counted as a round trip of its own.
@@ -98,7 +117,7 @@ export function installPgCounter(): void {
 }
 
 export function resetPgCounts(): void {
-  counts = { statements: 0, roundTrips: 0, transactions: 0, byMethod: {} };
+  counts = { statements: 0, roundTrips: 0, transactions: 0, socketWrites: 0, byMethod: {} };
 }
 
 export function pgCounts(): PgCounts {

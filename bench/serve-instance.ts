@@ -31,9 +31,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     process.stdout.write('reset\n');
   } else if (line === 'stop') {
     const used = process.cpuUsage(cpu);
-    const { statements, roundTrips, transactions, byMethod } = pgCounts();
+    const { statements, roundTrips, transactions, socketWrites, byMethod } = pgCounts();
     process.stdout.write(
-      `${JSON.stringify({ cpuUs: used.user + used.system, statements, roundTrips, transactions, byMethod })}\n`,
+      `${JSON.stringify({ cpuUs: used.user + used.system, statements, roundTrips, transactions, socketWrites, byMethod })}\n`,
     );
     await running.close();
     await inner.close();

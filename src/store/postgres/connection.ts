@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Pool, PoolClient } from 'pg';
 import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { coalesceWrites } from './coalesced-writes.ts';
 import { connectionLostError, isConnectionLost, isRetryable, translatePgError } from './pg-errors.ts';
 import type { PoolOptions } from './pool-options.ts';
 
@@ -120,6 +121,12 @@ function pgValue(value: unknown): unknown {
   return prepareValue(value);
 }
 
+/** A statement without values (BEGIN, COMMIT, ROLLBACK), sent with whatever else goes out this turn. */
+function simple(client: PoolClient, text: string): Promise<unknown> {
+  coalesceWrites(client);
+  return client.query(text);
+}
+
 /** The error each pooled connection reported when it died, if it did. */
 const lostClients = new WeakMap<PoolClient, Error>();
 
@@ -174,6 +181,7 @@ export function createConnection(pool: Pool, target: string): Connection {
 
   function queryOn(client: PoolClient): Query {
     return async (text, values = [], options = {}) => {
+      coalesceWrites(client);
       const result = await client.query(
         options.prepared === false
           ? { text, values: [...values] }
@@ -252,18 +260,18 @@ export function createConnection(pool: Pool, target: string): Connection {
         }
         const rows = statement(text, sent, options);
         committing = true;
-        commit = settled(client.query('COMMIT'));
+        commit = settled(simple(client, 'COMMIT'));
         return rows;
       };
       try {
         // Sent without waiting for its reply: the first statement follows it on the same
         // connection, and both replies come back together. BEGIN fails only when the
         // connection does, and then every statement queued behind it fails the same way.
-        const begun = settled(client.query(begin));
+        const begun = settled(simple(client, begin));
         const result = await work(query);
         await begun;
         committing = true;
-        await (commit ?? client.query('COMMIT'));
+        await (commit ?? simple(client, 'COMMIT'));
         return result;
       } catch (error) {
         if (isConnectionLost(error) || held.lost() !== undefined) {
@@ -275,7 +283,7 @@ export function createConnection(pool: Pool, target: string): Connection {
         try {
           // Behind a pipelined COMMIT, if any, which the failed statement turned into a
           // rollback: this one then only draws a warning.
-          await client.query('ROLLBACK');
+          await simple(client, 'ROLLBACK');
         } catch {
           // The connection is unusable; it is closed instead of pooled.
           held.discard();

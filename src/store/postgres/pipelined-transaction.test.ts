@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   dropSchema,
   freshSchema,
@@ -15,6 +16,19 @@ import { type Connection, createConnection, openPool } from './connection.ts';
 import { createGroupCommit, type GroupCommit, type Write } from './group-commit.ts';
 
 const url = await postgresForTests();
+
+/** Socket writes (each one system call) made while `work` runs. */
+async function socketWrites(work: () => Promise<unknown>): Promise<number> {
+  const one = vi.spyOn(net.Socket.prototype, '_write');
+  const many = vi.spyOn(net.Socket.prototype, '_writev');
+  try {
+    await work();
+    return one.mock.calls.length + many.mock.calls.length;
+  } finally {
+    one.mockRestore();
+    many.mockRestore();
+  }
+}
 
 /**
  * A transaction's BEGIN goes out with its first statement, and its COMMIT with a statement
@@ -93,6 +107,16 @@ describe.skipIf(url === null)('PostgreSQL transactions with BEGIN and COMMIT pip
       }),
     ).rejects.toThrow('changed my mind');
     expect(await ids()).not.toContain('c1');
+  });
+
+  it('BEGIN, the statement and the COMMIT sent with it leave in one socket write', async () => {
+    await connection.query('SELECT 1'); // a warm connection: no handshake in the count
+    const writes = await socketWrites(() =>
+      connection.transaction((q) => q(`INSERT INTO ${table} VALUES ('w1')`, [], { last: true })),
+    );
+    // Without coalescing: BEGIN, the statement and COMMIT, three writes.
+    expect(writes).toBe(1);
+    expect(await ids()).toContain('w1');
   });
 
   it('refuses a statement after the one marked last', async () => {
@@ -187,6 +211,23 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     expect(results).toEqual(['a1', 'a2', 'b', 'a3']);
     const [b] = await connection.query(`SELECT seen FROM ${table} WHERE id = 'b'`);
     expect(b?.seen).toBe(2);
+  });
+
+  it("a batch's BEGIN and its one-statement writes leave in one socket write", async () => {
+    await connection.query('SELECT 1');
+    const writes = await socketWrites(async () => {
+      const first = group.run(holding, 'one');
+      await Promise.all([
+        group.run(insert('w1'), 'one'),
+        group.run(insert('w2'), 'one'),
+        group.run(insert('w3'), 'one'),
+      ]);
+      await first;
+    });
+    // The holding batch: BEGIN with its statement, then COMMIT (no audit link to carry it).
+    // The next batch: BEGIN with the three inserts, then COMMIT. Each statement written on
+    // its own would be eight.
+    expect(writes).toBe(4);
   });
 
   it('a write declared one that sends two statements is refused and commits nothing', async () => {
