@@ -74,6 +74,7 @@ export { type KeyRotationReport, rotateDataKeys } from './crypto/rotate-keys.ts'
 // Erasure and retention (docs/security.md#erasure): the same functions the CLI and the API call.
 export {
   type DataKeyForgetter,
+  ERASURE_INTENTS,
   type EraseOptions,
   type ErasureReport,
   erasePrincipal,

@@ -181,8 +181,10 @@ export type AuditEventMap = {
   'workflow.expired': { run: string; workflow: string; port: string; expiresAt: string };
   /**
    * A customer's data was erased (src/erasure/): who (the actor), when, which principal, and
-   * how much of each kind; no customer data. `keyForgotten`: the principal's data key was
-   * destroyed too (encryption on).
+   * how much of each kind; no customer data. `keyForgotten`: the principal's data key is
+   * destroyed too (encryption on), right after this entry commits with the rows: keys go last
+   * (src/erasure/erase-principal.ts), so a rerun of an erasure stopped between the two writes
+   * a second entry that says only that.
    */
   'principal.erased': {
     principal: string;

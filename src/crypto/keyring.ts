@@ -207,6 +207,15 @@ export class Keyring {
     return this.forgetOwner(runScope(run));
   }
 
+  /**
+   * Whether the principal still has a live data key, i.e. whether `forget` would destroy one.
+   * Erasure asks before it removes rows, because its audit entry commits with the rows and
+   * the key goes only after them (src/erasure/erase-principal.ts).
+   */
+  async holds(principal: string): Promise<boolean> {
+    return (await this.store().liveDataKey(principalScope(principal))) !== null;
+  }
+
   private async forgetOwner(owner: string): Promise<boolean> {
     const ids = await this.store().forgetDataKeys(owner, new Date().toISOString());
     for (const id of ids) this.keys.set(id, null);

@@ -17,6 +17,32 @@ export interface DataKeyForgetter {
   forget(principal: string): Promise<boolean>;
   /** Destroys a workflow run's own data key (its checkpoints are sealed with it). */
   forgetRun?(run: string): Promise<boolean>;
+  /**
+   * Whether the principal still has a key `forget` would destroy. The erasure's audit entry
+   * commits with the rows, before the key goes, and says whether it goes; without this the
+   * entry says so whenever a forgetter is given.
+   */
+  holds?(principal: string): Promise<boolean>;
+}
+
+/**
+ * The application-state namespace where an erasure under way keeps, per principal, the
+ * workflow runs whose keys it destroys last: once their rows are removed, nothing else says
+ * which runs were the customer's, so a rerun after a crash reads them from here.
+ */
+export const ERASURE_INTENTS = 'countersign.erasure';
+
+/** What `ERASURE_INTENTS` holds for a principal while their erasure is under way. */
+interface ErasureIntent {
+  runs: string[];
+  since: string;
+}
+
+function intentOf(value: unknown): ErasureIntent | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const { runs, since } = value as Record<string, unknown>;
+  if (!Array.isArray(runs) || typeof since !== 'string') return null;
+  return { runs: runs.filter((run): run is string => typeof run === 'string'), since };
 }
 
 /** One application-state entry (namespace and key, as `AppState` takes them). */
@@ -110,11 +136,27 @@ async function expireFirst(
 }
 
 /**
- * Erases one customer (principal): their pending requests are expired first, through
- * `decide`, so none can be approved or run later; then their data key is destroyed (with
- * encryption on); then everything written for them is removed, and their audit entries'
- * data erased in place, in one transaction per store, with a `principal.erased` entry of
- * who, when, which principal and how much (no customer data). The chain still verifies.
+ * Erases one customer (principal). This is the one place that orders the steps; the API
+ * (erasure-routes.ts), the CLI (erasure-commands.ts) and the library all call it.
+ *
+ * 1. Their pending requests are expired, through `decide`, so none can be approved or run
+ *    later (a request is never removed while it could still be approved).
+ * 2. With encryption on, the workflow runs whose keys go last are recorded (ERASURE_INTENTS)
+ *    before anything is removed.
+ * 3. The app's state keys of theirs are overwritten with null.
+ * 4. Their rows are removed, and their audit entries' data erased in place, in one
+ *    transaction per store, with a `principal.erased` entry of who, when, which principal and
+ *    how much (no customer data). The chain still verifies.
+ * 5. Then their data key, and their runs' keys, are destroyed; then the record of step 2.
+ *
+ * Why keys last: a key destroyed while rows sealed with it remain leaves rows nobody can read
+ * (messages, requests and decisions that decode as the erased marker, which no view or API
+ * shape expects) until a rerun removes them; with the rows gone first, an interruption at
+ * any step leaves either readable rows that a rerun removes, or no rows and a key a rerun
+ * destroys. Copies the deletes leave behind (PostgreSQL's dead tuples, WAL, backups) stay
+ * sealed with the key, which goes in step 5 before success is reported. Each step is safe to
+ * repeat: running the same erasure again finishes an interrupted one, and its report counts
+ * what that run removed and destroyed.
  *
  * An id nothing names is "nothing to erase" (`erased: false`), not an error, so erasing
  * twice is safe; a malformed id is INVALID_INPUT. `store` is null for a store of workflow
@@ -138,38 +180,49 @@ export async function erasePrincipal(
       ? options.checkpoints
       : null;
   const books: (Store | CheckpointStore)[] = separate === null ? [main] : [main, separate];
+  const keys = options.keys ?? keyringOf(main);
 
+  // 1. Expire what still waits.
   const expired: string[] = [];
   const decidedFirst: string[] = [];
+  const pendingRuns: string[] = [];
   for (const book of books) {
     for (const row of await book.listPendingOf(principal)) {
+      if (row.run !== null) pendingRuns.push(row.run);
       if (await expireFirst(book, row, at)) expired.push(row.id);
       else decidedFirst.push(row.id);
     }
   }
 
-  // The keys first: once they are gone nothing of theirs can be read, even if a write below
-  // fails, nor any copy the deletes leave behind (PostgreSQL's dead tuples, WAL, backups). A
-  // run's checkpoints are sealed with the run's own key, so their runs' keys go too.
-  const keys = options.keys ?? keyringOf(main);
-  let keyForgotten = (await keys?.forget(principal)) ?? false;
+  // 2. The runs whose keys go last: found now, while their rows still say whose they are,
+  // with those an interrupted earlier run recorded (its rows may be gone already).
+  let runs: string[] = [];
+  let intent: ErasureIntent | null = null;
   if (keys?.forgetRun !== undefined) {
-    for (const book of books) {
-      for (const run of await runsOf(book, principal))
-        keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
+    intent = intentOf(await main.getState(ERASURE_INTENTS, principal));
+    const found = [...pendingRuns];
+    for (const book of books) found.push(...(await runsOf(book, principal)));
+    runs = [...new Set([...(intent?.runs ?? []), ...found])].sort();
+    if (runs.length > 0 && (intent === null || runs.length !== intent.runs.length)) {
+      intent = { runs, since: intent?.since ?? at };
+      await main.setState(ERASURE_INTENTS, principal, { ...intent });
     }
   }
 
+  // 3. The app's state keys of theirs. One already null was overwritten by an earlier run.
   let stateKeys = 0;
   for (const { namespace, key } of options.state ?? []) {
-    if ((await main.getState(namespace, key)) === undefined) continue;
+    const value = await main.getState(namespace, key);
+    if (value === undefined || value === null) continue;
     await main.setState(namespace, key, null);
     stateKeys += 1;
   }
 
+  // 4. The rows, the trail's entry with them. The entry says whether the key goes (step 5).
+  const keyGoes = keys === null ? false : keys.holds === undefined ? true : await keys.holds(principal);
   let counts = separate === null ? ZERO : await separate.erasePrincipal({ principal, at });
   const event = (total: ErasureCounts): AuditEvent[] =>
-    nothing(total) && !keyForgotten && stateKeys === 0
+    nothing(total) && !keyGoes && stateKeys === 0
       ? []
       : [
           {
@@ -177,11 +230,19 @@ export async function erasePrincipal(
             session: null,
             requestId: null,
             actor: options.by,
-            data: { principal, ...total, stateKeys, keyForgotten },
+            data: { principal, ...total, stateKeys, keyForgotten: keyGoes },
           },
         ];
   const before = counts;
   counts = add(before, await main.erasePrincipal({ principal, at, audit: (own) => event(add(before, own)) }));
+
+  // 5. The keys, now that nothing sealed with them is left to read; then the record of step 2.
+  let keyForgotten = (await keys?.forget(principal)) ?? false;
+  if (keys?.forgetRun !== undefined) {
+    for (const run of runs) keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
+  }
+  if (intent !== null) await main.setState(ERASURE_INTENTS, principal, null);
+
   return {
     principal,
     at,
