@@ -308,7 +308,7 @@ export const commands: readonly CommandSpec[] = [
     options: ['principal', 'as'],
     required: ['principal'],
     details: [
-      'Their pending requests are expired first (so none can be approved or run later), their data key is destroyed when encryption is on, then their sessions (messages, rules, ledger rows), requests, workflow runs (checkpoints), outbox rows and the data of their audit entries are removed; the entries themselves stay, shown as erased, and `audit --verify` still passes. The erasure is audited (who, when, which customer, how much). An id nothing names prints that there is nothing to erase.',
+      'Their pending requests are expired first (so none can be approved or run later), then their sessions (messages, rules, ledger rows), requests, workflow runs (checkpoints), outbox rows and the data of their audit entries are removed, and last their data key is destroyed when encryption is on; the entries themselves stay, shown as erased, and `audit --verify` still passes. The erasure is audited (who, when, which customer, how much). An erasure that stopped part way is finished by running it again. An id nothing names prints that there is nothing to erase.',
     ],
     examples: ['countersign erase --principal c-100 --as dpo'],
     load: async () => (await import('./erasure-commands.ts')).erase,

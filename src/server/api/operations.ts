@@ -374,9 +374,11 @@ export const operations: Operation[] = [
     summary: "Erase one customer's data everywhere it was written (needs the `admin` role)",
     description:
       "Their pending requests are expired first (through the decision's compare-and-set: none can be approved " +
-      'or run later), their data key is destroyed when encryption is on, then their sessions, messages, ' +
+      'or run later), then their sessions, messages, ' +
       "requests, ledger rows, workflow runs, checkpoints and outbox rows are removed and their audit entries' " +
-      'data erased in place: `GET /v1/audit/verify` still passes and lists them as erased. Audited as ' +
+      'data erased in place, and last their data key is destroyed when encryption is on: ' +
+      '`GET /v1/audit/verify` still passes and lists them as erased. One that stopped part way is finished ' +
+      'by calling it again. Audited as ' +
       '`principal.erased` (who, when, which customer, counts). An id nothing names answers `erased: false`; ' +
       'a malformed one 400 INVALID_INPUT; without the admin role 403 FORBIDDEN.',
     parameters: [pathParam('principal', "The customer id (a session's principal, a request's customer)")],
