@@ -102,6 +102,9 @@ describe('AI SDK tools in createAgent', () => {
 
   it('a ttl reaching past the year 9999 refuses the call with INVALID_INPUT and raises nothing', async () => {
     // Stored as +011…-… text such a request would sort before every date: expired on arrival.
+    // A ttl that long is refused where it is defined (test/definition-ttl.test.ts); one that
+    // fits when defined can still pass the year 9999 from a later clock, and raising refuses it.
+    const clock = { now: new Date('2026-01-01T00:00:00.000Z') };
     const model = recordingModel(scriptModel([[{ tool: 'cancel_order', args: { orderId: 7 } }]]));
     const store = createMemoryStore();
     const agent = createAgent({
@@ -110,8 +113,10 @@ describe('AI SDK tools in createAgent', () => {
       tools: { cancel_order: cancelOrder },
       model,
       store,
-      approvalTtl: '9000y',
+      approvalTtl: '7000y',
+      now: () => clock.now,
     });
+    clock.now = new Date('3026-01-01T00:00:00.000Z');
     await expect(agent.chat('s1', 'cancel 7')).rejects.toMatchObject({
       code: 'INVALID_INPUT',
       message: expect.stringContaining('falls outside the years 0000 to 9999'),

@@ -5,7 +5,7 @@ import { canonicalJson } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, toolCallBinding } from '../core/check-binding.ts';
 import { claimOverridden } from '../core/claims.ts';
 import { assertMayDecide, type Decider, type RequestParties } from '../core/decision-rights.ts';
-import { parseDuration } from '../core/duration.ts';
+import { parseTtl } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
@@ -193,6 +193,17 @@ export function createAgent(options: AgentOptions): Agent {
     throw new ConfigError(`Agent name "${options.name}" must use letters, digits and . _ : @ - only.`);
   }
   const tools = normalizeTools(options.name, options.tools);
+  // The agent's own ttl is part of its definition, so it is judged here, naming the option.
+  // COUNTERSIGN_APPROVAL_TTL is the deployment's and is read when the agent first runs
+  // (docs/configuration.md), by the same rule.
+  const ownApprovalTtlMs =
+    options.approvalTtl === undefined
+      ? undefined
+      : parseTtl(
+          options.approvalTtl,
+          `approvalTtl of agent ${options.name}`,
+          (options.now ?? (() => new Date()))(),
+        );
   let runtime: AgentRuntime | undefined;
 
   const getRuntime = (): AgentRuntime => {
@@ -226,10 +237,13 @@ export function createAgent(options: AgentOptions): Agent {
       autoApprove: options.autoApprove ?? [],
       oneAtATime: options.oneAtATime ?? false,
       maxAutoApprovedSteps: options.maxAutoApprovedSteps ?? 40,
-      approvalTtlMs: parseDuration(
-        options.approvalTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
-        'approval TTL',
-      ),
+      approvalTtlMs:
+        ownApprovalTtlMs ??
+        parseTtl(
+          process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
+          'COUNTERSIGN_APPROVAL_TTL',
+          (options.now ?? (() => new Date()))(),
+        ),
       warnBeforeMs: defaultWarningMs(options.warnBefore),
       leaseMs: options.leaseMs ?? 20_000,
       busyWaitMs: options.busyWaitMs ?? 15_000,

@@ -1,4 +1,5 @@
 import { InvalidInputError } from './errors/invalid-input-error.ts';
+import { assertTtlReachable } from './instant.ts';
 
 const DAY = 86_400_000;
 // `w` and `y` (365 days) are for retention periods (COUNTERSIGN_RETENTION=audit=7y).
@@ -27,4 +28,16 @@ export function parseDuration(text: string | number, what = 'duration'): number 
   const value = Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1);
   if (value <= 0) throw new InvalidInputError(`${what} must be longer than zero.`);
   return value;
+}
+
+/**
+ * How long a request waits, as a tool, port, agent or runner defines it (`ttl`,
+ * `approvalTtl`, `requestTtl`, COUNTERSIGN_APPROVAL_TTL): a duration (parseDuration) that can
+ * still produce an expiry a store can hold, counted from `now` (instant.ts). Every place
+ * that takes a ttl at definition time calls this, so none accepts what raising would refuse.
+ */
+export function parseTtl(value: string | number, what: string, now: Date = new Date()): number {
+  const ms = parseDuration(value, what);
+  assertTtlReachable(ms, value, what, now);
+  return ms;
 }

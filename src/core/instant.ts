@@ -13,12 +13,15 @@ const LAST_MS = Date.parse(LAST_INSTANT);
 
 const HINT = `Give a time from 0000-01-01T00:00:00.000Z to ${LAST_INSTANT}, or a shorter ttl.`;
 
-/** The ISO-8601 text of `ms`, refused (INVALID_INPUT naming `what`) outside the years 0000–9999. */
-export function instantText(ms: number, what: string): string {
+/**
+ * The ISO-8601 text of `ms`, refused (INVALID_INPUT naming `what`) outside the years 0000–9999.
+ * This is the one bound on stored times: every other check here and in duration.ts calls it.
+ */
+export function instantText(ms: number, what: string, hint: string = HINT): string {
   if (!(ms >= FIRST_MS && ms <= LAST_MS)) {
     throw new InvalidInputError(
       `${what} falls outside the years 0000 to 9999, the only ones a stored time can name (times are compared as text).`,
-      { hint: HINT },
+      { hint },
     );
   }
   return new Date(ms).toISOString();
@@ -29,6 +32,22 @@ export function expiryAfter(now: Date, ttlMs: number): string {
   return instantText(
     now.getTime() + ttlMs,
     `The expiry of a request (${now.toISOString()} plus a ttl of ${ttlMs} ms)`,
+  );
+}
+
+/**
+ * Refuses, where a tool, port, agent or runner is defined, a ttl (`ttlMs`, given as `given`)
+ * whose expiry is already past the year 9999 when counted from `now`. Clocks run forward, so
+ * every request raised with it later would be refused by expiryAfter at raise time: the first
+ * call that needs approval would fail, long after the mistake was made. Refused here, the
+ * error names the option while whoever wrote it is looking.
+ */
+export function assertTtlReachable(ttlMs: number, given: string | number, what: string, now: Date): void {
+  const longestYears = Math.floor((LAST_MS - now.getTime()) / (365 * 86_400_000));
+  instantText(
+    now.getTime() + ttlMs,
+    `${what} (${typeof given === 'number' ? `${given} ms` : `"${given}"`}) is too long: the expiry of a request raised now (${now.toISOString()}) with it`,
+    `Give ${what} a shorter duration (from now, at most about ${longestYears} years: an expiry must be no later than ${LAST_INSTANT}), such as 24h or 7d.`,
   );
 }
 

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ApprovalRequirement } from '../core/approval.ts';
 import { type PolicyAnswer, requirementOf } from '../core/approval-requirement.ts';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
-import { parseDuration } from '../core/duration.ts';
+import { parseTtl } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import type { JsonValue } from '../core/json.ts';
 import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
@@ -232,7 +232,7 @@ export function buildTool(spec: ToolSpec): Tool {
     idempotent: spec.idempotent ?? false,
     standing: spec.standing ?? true,
     logged: spec.logged ?? false,
-    ttlMs: spec.ttl === undefined ? undefined : parseDuration(spec.ttl, `ttl of tool ${spec.name}`),
+    ttlMs: spec.ttl === undefined ? undefined : parseTtl(spec.ttl, `ttl of tool ${spec.name}`),
     role: spec.role,
     nudges: nudgeSchedule(spec, `tool ${spec.name}`),
     async effect(args, context) {

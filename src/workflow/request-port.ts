@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseDuration } from '../core/duration.ts';
+import { parseTtl } from '../core/duration.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { type NudgeOptions, type NudgeSchedule, nudgeSchedule } from '../core/nudges.ts';
@@ -72,7 +72,7 @@ export function requestPort<Req, Res>(
       `Request port id "${id}" must start with a letter and use letters, digits, . _ - (max 64).`,
     );
   }
-  const ttlMs = schemas.ttl === undefined ? undefined : parseDuration(schemas.ttl, `ttl of port ${id}`);
+  const ttlMs = schemas.ttl === undefined ? undefined : parseTtl(schemas.ttl, `ttl of port ${id}`);
   const approvals = schemas.approvals ?? 1;
   if (!Number.isInteger(approvals) || approvals < 1 || approvals > 10) {
     throw new ConfigError(

@@ -6,7 +6,7 @@ import { bindArgs, canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import { bindingError, bindingProblem, requestBinding } from '../core/check-binding.ts';
 import { claimOverridden } from '../core/claims.ts';
 import { assertMayDecide, type Decider } from '../core/decision-rights.ts';
-import { parseDuration } from '../core/duration.ts';
+import { parseTtl } from '../core/duration.ts';
 import { AlreadyDecidedError } from '../core/errors/already-decided-error.ts';
 import { ExpiredError } from '../core/errors/expired-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
@@ -195,10 +195,10 @@ export function createWorkflowRunner(options: WorkflowRunnerOptions): WorkflowRu
   const now = options.now ?? (() => new Date());
   const maxSupersteps = options.maxSupersteps ?? 10_000;
   const warnBeforeMs = defaultWarningMs(options.warnBefore);
-  const requestTtlMs = parseDuration(
-    options.requestTtl ?? process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h',
-    'the request TTL',
-  );
+  const requestTtlMs =
+    options.requestTtl !== undefined
+      ? parseTtl(options.requestTtl, 'requestTtl of the workflow runner', now())
+      : parseTtl(process.env.COUNTERSIGN_APPROVAL_TTL ?? '24h', 'COUNTERSIGN_APPROVAL_TTL', now());
   // A store that keeps its own trail takes entries with its writes; one written outside a
   // write (an integrity refusal) goes to it directly.
   const ownTrail =
