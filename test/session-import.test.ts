@@ -269,6 +269,44 @@ describe('session import checks what it is given', () => {
     expect(await target.store.listSessions()).toEqual([]);
   });
 
+  it('refuses a file holding a time no store can order (createdAt past 9999 and the like), signed or not', async () => {
+    // Stored as text, +010000-… sorts before every four-digit year. Unsigned, a re-opened
+    // request's expiry restarts from expiresAt − createdAt, which such a createdAt also corrupts.
+    const { file, requestId } = await waitingExport({ keys });
+    const forged = forgeApproval(file, requestId, false);
+    forged.approvals[0]!.createdAt = '+010000-01-01T00:00:00.000Z';
+    const sessionBorn = structuredClone(file);
+    sessionBorn.session.createdAt = '-000001-01-01T00:00:00.000Z';
+    const said = structuredClone(file);
+    said.messages[0]!.at = '+002026-01-01T00:00:00.000Z';
+    const cases: Array<[Forgeable, string]> = [
+      [
+        reseal(forged),
+        `Request ${requestId}: createdAt "+010000-01-01T00:00:00.000Z" falls outside the years 0000 to 9999`,
+      ],
+      [
+        reseal(sessionBorn),
+        'Session s1: createdAt "-000001-01-01T00:00:00.000Z" falls outside the years 0000 to 9999',
+      ],
+      [
+        reseal(said),
+        'Message 0 of session s1: at "+002026-01-01T00:00:00.000Z" does not start with a four-digit year',
+      ],
+    ];
+    const target = bookstore();
+    for (const [input, message] of cases) {
+      await expect(
+        importSession(target.store, input, { agents, keys, trustUnsigned: true }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining(message),
+        hint: expect.stringContaining('exactly as exportSession produced it'),
+      });
+    }
+    expect(await target.store.listSessions()).toEqual([]);
+    expect(await target.store.listAudit()).toEqual([]);
+  });
+
   it('refuses ledger rows for requests the file does not hold as approved', async () => {
     const { file, requestId } = await waitingExport({ keys });
     const forged = structuredClone(file);

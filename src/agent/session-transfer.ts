@@ -8,6 +8,7 @@ import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
 import { jsonValue } from '../core/json-schema.ts';
 import { LEGACY_WAITING_FIELDS } from '../core/request-defaults.ts';
+import { assertSnapshotInstants } from '../store/snapshot-rules.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 import { checkSignature, type ExportKeyring, type ExportSignature, signExport } from './export-keys.ts';
 import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } from './import-trust.ts';
@@ -285,6 +286,9 @@ export function parseSessionExport(
       args: byId.get(execution.requestId)?.args ?? null,
     })),
   };
+  // Before any plan is made from these times (planUnsignedImport restarts an expiry from
+  // expiresAt − createdAt); the store's import checks the same again (guard.ts).
+  assertSnapshotInstants(snapshot);
   return { snapshot, canonical, signature: checkedSignature };
 }
 

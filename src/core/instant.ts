@@ -52,23 +52,21 @@ export function assertTtlReachable(ttlMs: number, given: string | number, what: 
 }
 
 /** `text` as an ISO-8601 instant, normalised; refused when unreadable or outside the years 0000–9999. */
-export function parseInstant(text: string, what: string): string {
+export function parseInstant(text: string, what: string, hint: string = HINT): string {
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) {
-    throw new InvalidInputError(`${what} "${text}" is not an ISO-8601 instant.`, { hint: HINT });
+    throw new InvalidInputError(`${what} "${text}" is not an ISO-8601 instant.`, { hint });
   }
-  return instantText(ms, `${what} "${text}"`);
+  return instantText(ms, `${what} "${text}"`, hint);
 }
 
 /**
  * Checks a time a store is about to write as it stands: readable, within the years 0000–9999
  * and written with a four-digit year (`+002026-…` reads as 2026 but sorts before `0001-…`).
  */
-export function assertStorableInstant(text: string, what: string): void {
-  parseInstant(text, what);
+export function assertStorableInstant(text: string, what: string, hint: string = HINT): void {
+  parseInstant(text, what, hint);
   if (!/^\d{4}-/.test(text)) {
-    throw new InvalidInputError(`${what} "${text}" does not start with a four-digit year.`, {
-      hint: HINT,
-    });
+    throw new InvalidInputError(`${what} "${text}" does not start with a four-digit year.`, { hint });
   }
 }

@@ -1,9 +1,74 @@
+import type { ApprovalRequest, RequestNudges } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { assertStorableInstant, LAST_INSTANT } from '../core/instant.ts';
 import type { SessionSnapshot } from './store.ts';
+
+const IMPORT_HINT = `Import a snapshot exactly as exportSession produced it: every time in it is from 0000-01-01T00:00:00.000Z to ${LAST_INSTANT}.`;
+
+const NUDGE_TIMES = [
+  'remindAt',
+  'remindedAt',
+  'escalateAt',
+  'escalatedAt',
+  'expiringAt',
+  'expiringSentAt',
+] as const satisfies readonly (keyof RequestNudges)[];
+
+/** Each time a request holds, named for the error: its own, its decision's, its quorum's, its edit's, its claim's and its nudges'. */
+function requestInstants(request: ApprovalRequest): Array<[string, string]> {
+  const times: Array<[string, string]> = [
+    ['createdAt', request.createdAt],
+    ['expiresAt', request.expiresAt],
+  ];
+  const { decision, edit, claim, nudges } = request;
+  if (decision) {
+    times.push(['decision.at', decision.at]);
+    if (decision.edit) times.push(['decision.edit.at', decision.edit.at]);
+    decision.approvals?.forEach((approval, i) => {
+      times.push([`decision.approvals[${i}].at`, approval.at]);
+    });
+  }
+  // Rows written before quorums have no approvals (legacy files read through LEGACY_WAITING_FIELDS).
+  (request.approvals ?? []).forEach((approval, i) => {
+    times.push([`approvals[${i}].at`, approval.at]);
+  });
+  if (edit) times.push(['edit.at', edit.at]);
+  if (claim) times.push(['claim.until', claim.until]);
+  for (const field of NUDGE_TIMES) {
+    const value = nudges?.[field] ?? null;
+    if (value !== null) times.push([`nudges.${field}`, value]);
+  }
+  return times;
+}
+
+/**
+ * Every time an import writes must be one the stores can hold and order (core/instant.ts, the
+ * one bound on stored times): the stores compare times as text, so a session `createdAt` or a
+ * message `at` of `+010000-…` would sort before every date, and retention, stalled-session
+ * sweeps and listings would misjudge it. Raising and deciding only ever write times of this
+ * clock; an import writes whatever the file or caller held, so it is checked here, where
+ * every backend's import passes (guard.ts), and by parseSessionExport before it plans anything
+ * from those times.
+ */
+export function assertSnapshotInstants(snapshot: SessionSnapshot): void {
+  const { session, messages, approvals, executions } = snapshot;
+  const check = (text: string, what: string) => assertStorableInstant(text, what, IMPORT_HINT);
+  check(session.createdAt, `Session ${session.id}: createdAt`);
+  check(session.updatedAt, `Session ${session.id}: updatedAt`);
+  for (const message of messages) check(message.at, `Message ${message.seq} of session ${session.id}: at`);
+  for (const request of approvals) {
+    for (const [field, text] of requestInstants(request)) check(text, `Request ${request.id}: ${field}`);
+  }
+  for (const record of executions) {
+    check(record.startedAt, `Ledger row ${record.requestId}: startedAt`);
+    if (record.finishedAt !== null) check(record.finishedAt, `Ledger row ${record.requestId}: finishedAt`);
+  }
+}
 
 /**
  * An import must leave the session as a run would have: contiguous message seqs matching
- * the count, and every request and ledger row belonging to the session being imported.
+ * the count, every request and ledger row belonging to the session being imported, and
+ * every time one the stores can hold (assertSnapshotInstants).
  */
 export function assertSnapshotConsistent(snapshot: SessionSnapshot): void {
   const { session, messages, approvals, executions } = snapshot;
@@ -27,4 +92,5 @@ export function assertSnapshotConsistent(snapshot: SessionSnapshot): void {
       throw problem(`ledger row ${execution.requestId} belongs to ${execution.session}`);
     }
   }
+  assertSnapshotInstants(snapshot);
 }

@@ -8,7 +8,7 @@ import { runCli, tempStore } from '../helpers/cli.ts';
 type Turn = { status: string; approvals: Array<{ id: string }> };
 type ErrorOut = { error: { code: string; message: string } };
 type ExportFile = {
-  session: { id: string; agent: string };
+  session: { id: string; agent: string; createdAt: string };
   approvals: Array<{ id: string; status: string; decision: unknown; createdAt: string; callId: string }>;
   executions: unknown[];
   digest: string;
@@ -139,6 +139,26 @@ describe('session export and import through the CLI', () => {
       ['session', 'import', stranger, '--trust-unsigned'],
       envFor(),
       'it belongs to agent "payroll", which this app does not have (its agents: bookstore)',
+    );
+  });
+
+  it('refuses a file whose session or request was created past the year 9999, writing nothing', async () => {
+    const { content } = await exported();
+    const future = forge(content, (copy) => {
+      copy.session.createdAt = '+010000-01-01T00:00:00.000Z';
+    });
+    await refused(
+      ['session', 'import', future, '--trust-unsigned'],
+      envFor(),
+      'Session seed-1: createdAt "+010000-01-01T00:00:00.000Z" falls outside the years 0000 to 9999',
+    );
+    const raised = forge(content, (copy) => {
+      copy.approvals[0]!.createdAt = '+010000-01-01T00:00:00.000Z';
+    });
+    await refused(
+      ['session', 'import', raised, '--trust-unsigned'],
+      envFor(),
+      `Request ${content.approvals[0]!.id}: createdAt "+010000-01-01T00:00:00.000Z" falls outside`,
     );
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Store } from '../store.ts';
+import type { SessionSnapshot, Store } from '../store.ts';
 import {
   at,
   byPerson,
@@ -162,6 +162,89 @@ export function transferCases(ctx: ConformanceContext): void {
         expect(await target.getSession('s1')).toBeNull();
         expect(await target.getApproval('r1')).toBeNull();
         expect(await target.listAudit()).toEqual([]);
+      } finally {
+        await target.close();
+        await cleanup();
+      }
+    });
+
+    it('refuses a snapshot holding a time the stores cannot order (past 9999, before 0000, a six-digit year), writing nothing', async () => {
+      const store = ctx.store();
+      await fullSession(store);
+      const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('no snapshot');
+      // Stored as text, each would sort before every four-digit year: a session created in
+      // +010000 would read as the oldest of all, a request raised then as long overdue.
+      const edits: Array<[string, (copy: SessionSnapshot, time: string) => void]> = [
+        [
+          'Session s1: createdAt',
+          (copy, time) => {
+            copy.session.createdAt = time;
+          },
+        ],
+        [
+          'Session s1: updatedAt',
+          (copy, time) => {
+            copy.session.updatedAt = time;
+          },
+        ],
+        [
+          'Message 1 of session s1: at',
+          (copy, time) => {
+            copy.messages[1]!.at = time;
+          },
+        ],
+        [
+          'Request r2: createdAt',
+          (copy, time) => {
+            copy.approvals[1]!.createdAt = time;
+          },
+        ],
+        [
+          'Request r1: decision.at',
+          (copy, time) => {
+            copy.approvals[0]!.decision!.at = time;
+          },
+        ],
+        [
+          'Ledger row r1: startedAt',
+          (copy, time) => {
+            copy.executions[0]!.startedAt = time;
+          },
+        ],
+        [
+          'Ledger row r1: finishedAt',
+          (copy, time) => {
+            copy.executions[0]!.finishedAt = time;
+          },
+        ],
+      ];
+      const { cleanup, store: target } = await ctx.fresh();
+      try {
+        for (const [what, edit] of edits) {
+          for (const time of [
+            '+010000-01-01T00:00:00.000Z',
+            '-000001-12-31T00:00:00.000Z',
+            '+002030-01-01T00:00:00.000Z',
+          ]) {
+            const copy = structuredClone(snapshot);
+            edit(copy, time);
+            await expect(target.importSession(copy, [event('session.imported', 's1')])).rejects.toMatchObject(
+              {
+                code: 'INVALID_INPUT',
+                message: expect.stringContaining(`${what} "${time}"`),
+              },
+            );
+          }
+        }
+        expect(await target.getSession('s1')).toBeNull();
+        expect(await target.getApproval('r1')).toBeNull();
+        expect(await target.listAudit()).toEqual([]);
+        // The last instant a store can name is still taken.
+        const last = structuredClone(snapshot);
+        last.session.createdAt = '9999-12-31T23:59:59.999Z';
+        await target.importSession(last);
+        expect((await target.getSession('s1'))?.createdAt).toBe('9999-12-31T23:59:59.999Z');
       } finally {
         await target.close();
         await cleanup();
