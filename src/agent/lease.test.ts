@@ -48,6 +48,30 @@ describe('session leases and liveness (unit, memory store and a fake liveness)',
     expect(parseOwner(await newLeaseOwner(createMemoryStore()))?.token).toBeNull();
   });
 
+  it('every run of one process is its own owner, so a stale run cannot pass for the run that took the lease again', async () => {
+    // The step commit is fenced by the owner alone (src/store/lease-rules.ts): that is only
+    // safe while a process that lost a lease and took it again does so under a new owner.
+    const store = await storeWith(fakeLiveness({ token: 'pgab' }).liveness);
+    const owners = await Promise.all(Array.from({ length: 200 }, () => newLeaseOwner(store)));
+    expect(new Set(owners).size).toBe(owners.length);
+    for (const owner of owners) {
+      expect(parseOwner(owner)).toEqual({ space: thisProcess().space, pid: process.pid, token: 'pgab' });
+    }
+    const [stale, again] = owners as [string, string];
+    await hold(store, stale);
+    await store.releaseLease('s', stale);
+    await hold(store, again);
+    await expect(
+      store.commitStep({
+        session: 's',
+        leaseOwner: stale,
+        expectedMessageCount: 0,
+        append: [],
+        at: new Date(1).toISOString(),
+      }),
+    ).rejects.toBeInstanceOf(SessionBusyError);
+  });
+
   it('takes over a lease whose holder elsewhere has released its token, after the confirming look', async () => {
     const { liveness, asked } = fakeLiveness({ released: () => new Set(['pgdead']) });
     const store = await storeWith(liveness);

@@ -120,6 +120,46 @@ export function leaseCases(ctx: ConformanceContext): void {
       expect(await store.getLease('nope')).toBeNull();
     });
 
+    /*
+     * The step commit judges the owner, not the term (lease-rules.ts says why that is safe):
+     * every acquisition by another run writes its own owner, a release writes none, and no
+     * write ever puts an earlier owner back, so an owner still stored means no other run has
+     * held the session since. A ledger start judges the term too: the call it lets run
+     * happens after its transaction, where a takeover could meet it.
+     */
+    it('a step commit past its term goes through while nobody took the lease, and never once someone did', async () => {
+      const store = await session();
+      const step = (owner: string, seconds: number) =>
+        store.commitStep({
+          session: 's1',
+          leaseOwner: owner,
+          expectedMessageCount: 0,
+          append: [],
+          at: at(seconds),
+        });
+      await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
+      // Past its term, still the stored owner: nobody ran the session since, so the commit
+      // is as if it had landed inside the term (and a finished call's result is kept).
+      expect((await step('a', 40)).updatedAt).toBe(at(40));
+      // Another run took the lapsed lease and let it go again; the old run's step is still
+      // refused, with the message count it computed against unchanged.
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'b', untilMs: atMs(90), nowMs: atMs(41) }),
+      ).toBe(true);
+      await store.releaseLease('s1', 'b');
+      await expect(step('a', 42)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      // Nor can it renew its way back: a renewal extends only a lease its owner still holds.
+      expect(await store.renewLease({ session: 's1', owner: 'a', untilMs: atMs(120) })).toBe(false);
+      // A later run of the same process is another owner (newLeaseOwner): the stale run's
+      // owner matches nothing it takes.
+      expect(
+        await store.acquireLease({ session: 's1', owner: 'a2', untilMs: atMs(120), nowMs: atMs(43) }),
+      ).toBe(true);
+      await expect(step('a', 44)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+      expect(await store.getSession('s1')).toMatchObject({ messageCount: 0, updatedAt: at(40) });
+      expect(await store.getLease('s1')).toEqual({ owner: 'a2', untilMs: atMs(120) });
+    });
+
     it('a run that lost its lease can no longer commit', async () => {
       const store = await session();
       await store.acquireLease({ session: 's1', owner: 'a', untilMs: atMs(30), nowMs: atMs(0) });
