@@ -230,6 +230,36 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
     expect(writes).toBe(4);
   });
 
+  it('the next batch runs its writes and commits while the one before it waits in its link', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let links = 0;
+    // The first transaction's link waits on the gate, as one waits for the WAL flush or the
+    // audit head; the writes that arrive meanwhile must not wait behind it.
+    const gated = createGroupCommit(connection, async () => {
+      links += 1;
+      if (links === 1) await gate;
+    });
+    const eIds = async () =>
+      (await connection.query(`SELECT id FROM ${table} WHERE id LIKE 'e%' ORDER BY id`)).map((r) => r.id);
+    const first = gated.run(insert('e1'), 'one');
+    try {
+      await vi.waitFor(() => expect(links).toBe(1));
+      const second = await Promise.race([
+        gated.run(insert('e2'), 'one'),
+        new Promise((resolve) => setTimeout(resolve, 3000, 'still waiting behind the first')),
+      ]);
+      expect(second).toBe('e2');
+      expect(await eIds()).toEqual(['e2']);
+    } finally {
+      release();
+    }
+    expect(await first).toBe('e1');
+    expect(await eIds()).toEqual(['e1', 'e2']);
+  });
+
   it('a write declared one that sends two statements is refused and commits nothing', async () => {
     const first = group.run(holding, 'one');
     const outcomes = await Promise.allSettled([
