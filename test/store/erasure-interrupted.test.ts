@@ -137,6 +137,16 @@ interface Left {
   state: boolean;
 }
 
+/** What a finished erasure leaves of the customer: nothing. */
+const NOTHING_LEFT: Left = {
+  sessions: 0,
+  requests: 0,
+  checkpoint: false,
+  key: false,
+  runKey: false,
+  state: false,
+};
+
 async function left(store: Store, seeded: Seeded): Promise<Left> {
   const { customer, run } = seeded;
   const sessions = (await store.listSessions()).filter((session) => session.principal === customer);
@@ -207,14 +217,7 @@ async function interruptedAtEveryStep(server: TestServer, store: Store, runs: bo
       if (first !== null) {
         // Past the last call: nothing failed, so this one erasure did it all.
         expect(crash.calls).toBeLessThan(at);
-        expect(await left(store, seeded)).toEqual({
-          sessions: 0,
-          requests: 0,
-          checkpoint: false,
-          key: false,
-          runKey: false,
-          state: false,
-        });
+        expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
         break;
       }
       points += 1;
@@ -244,14 +247,7 @@ async function interruptedAtEveryStep(server: TestServer, store: Store, runs: bo
           stopped.runKey ||
           stopped.state,
       );
-      expect(await left(store, seeded)).toEqual({
-        sessions: 0,
-        requests: 0,
-        checkpoint: false,
-        key: false,
-        runKey: false,
-        state: false,
-      });
+      expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
       expect([undefined, null]).toContain(await store.getState(INTENTS, seeded.customer));
       await readersAnswer(server, store, seeded);
       const audit = JSON.stringify(await store.listAudit());
