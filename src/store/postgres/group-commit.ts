@@ -105,7 +105,15 @@ const IN_FLIGHT = 2;
  *   statement and waits only for its COMMIT. One may wait for row locks the other holds, as
  *   writes of two instances do, and sees the rows as that one committed them.
  */
-export function createGroupCommit(connection: Connection, linkAudit: LinkAudit): GroupCommit {
+export function createGroupCommit(
+  connection: Connection,
+  linkAudit: LinkAudit,
+  // At most the pool's size: a batch started while the one before holds the only connection
+  // cannot run its writes anyway, and its wait for one would count against the pool's
+  // connection timeout (a COMMIT that waits that long on the head failed the next batch).
+  poolMax = IN_FLIGHT,
+): GroupCommit {
+  const limit = Math.max(1, Math.min(IN_FLIGHT, poolMax));
   const waiting: Entry[] = [];
   // Transactions of this process in flight, and whether one of them is still running its
   // writes (the others have sent their link and COMMIT and wait for the WAL flush).
@@ -258,7 +266,7 @@ export function createGroupCommit(connection: Connection, linkAudit: LinkAudit):
   }
 
   function pump(): void {
-    if (gathering || inFlight >= IN_FLIGHT || waiting.length === 0) return;
+    if (gathering || inFlight >= limit || waiting.length === 0) return;
     const batch = waiting.splice(0, MAX_BATCH);
     const audited = batch.some((entry) => entry.shape !== 'single') ? 1 : 0;
     inFlight += 1;

@@ -168,7 +168,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit } =
     createRowWriters(t, codec);
   const { query } = connection;
-  const group = createGroupCommit(connection, linkAudit);
+  const group = createGroupCommit(connection, linkAudit, options.pool?.max ?? 10);
   const liveness =
     options.liveness === false
       ? // No tokens, but still the server's clock for lease terms: other hosts share the store.
