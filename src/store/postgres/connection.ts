@@ -4,7 +4,7 @@ import { CountersignError } from '../../core/errors/countersign-error.ts';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 import { coalesceWrites } from './coalesced-writes.ts';
 import { connectionLostError, isConnectionLost, isRetryable, translatePgError } from './pg-errors.ts';
-import type { PoolOptions } from './pool-options.ts';
+import { type PoolOptions, poolMax } from './pool-options.ts';
 
 export type Row = Record<string, unknown>;
 /** Runs one parameterized statement and returns its rows. */
@@ -67,7 +67,7 @@ export async function openPool(connectionString: string, options: PoolOptions): 
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
-    max: options.max ?? 10,
+    max: poolMax(options),
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
     idleTimeoutMillis: options.idleTimeoutMillis ?? 10_000,
     // What pg_stat_activity shows unless the URL (?application_name=) or PGAPPNAME says otherwise.

@@ -67,7 +67,7 @@ import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
 import { describeTarget } from './pg-errors.ts';
-import type { PoolOptions } from './pool-options.ts';
+import { type PoolOptions, poolMax } from './pool-options.ts';
 import { createPostgresAppState } from './postgres-app-state.ts';
 import { createPostgresCheckpoints } from './postgres-checkpoints.ts';
 import { createPostgresDataKeys } from './postgres-data-keys.ts';
@@ -168,7 +168,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { insertMessages, insertApproval, insertExecution, insertRule, appendAudit, linkAudit } =
     createRowWriters(t, codec);
   const { query } = connection;
-  const group = createGroupCommit(connection, linkAudit, options.pool?.max ?? 10);
+  const group = createGroupCommit(connection, linkAudit, poolMax(options.pool));
   const liveness =
     options.liveness === false
       ? // No tokens, but still the server's clock for lease terms: other hosts share the store.
