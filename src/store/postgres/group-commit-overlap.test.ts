@@ -152,6 +152,46 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
     }
   });
 
+  it('a pool of two: one batch at a time, so a connection stays free for what a write loads on the side', async () => {
+    // A write may take a second connection inside its batch (the encrypting codec loading a
+    // data key): with both of a pool of two held by batches, two such writes would wait for
+    // each other until the pool's timeout. With three, the next batch starts as before.
+    for (const [poolSize, started] of [
+      [2, 1],
+      [3, 2],
+    ] as const) {
+      const connection = createConnection(await openPool(url ?? TEST_PG_URL, { max: poolSize }), 'test');
+      const { wrapped, seen } = counting(connection);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let links = 0;
+      const group = createGroupCommit(
+        wrapped,
+        async (q, groups, closing) => {
+          links += 1;
+          if (links === 1) await gate;
+          await realLink(q, groups, closing);
+        },
+        poolSize,
+      );
+      try {
+        const first = group.run(audited(`k${poolSize}a`), 'one');
+        await vi.waitFor(() => expect(links).toBe(1));
+        const second = group.run(audited(`k${poolSize}b`), 'one');
+        // A batch starts its transaction as it is taken from the queue.
+        expect({ poolSize, transactions: seen.transactions }).toEqual({ poolSize, transactions: started });
+        expect(await connection.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+        release();
+        expect([await first, await second]).toEqual([`k${poolSize}a`, `k${poolSize}b`]);
+      } finally {
+        release();
+        await connection.close();
+      }
+    }
+  });
+
   it('one connection: a write arriving while the only one waits for its COMMIT waits for it, not for the pool', async () => {
     // The pool gives up on a checkout after 300 ms; the first batch's link waits 800 ms on the
     // head, locked by another process. The write that arrives meanwhile cannot run before the

@@ -108,12 +108,15 @@ const IN_FLIGHT = 2;
 export function createGroupCommit(
   connection: Connection,
   linkAudit: LinkAudit,
-  // At most the pool's size: a batch started while the one before holds the only connection
-  // cannot run its writes anyway, and its wait for one would count against the pool's
-  // connection timeout (a COMMIT that waits that long on the head failed the next batch).
-  poolMax = IN_FLIGHT,
+  // Fewer than the pool's size, one connection always left over: a batch started while the
+  // one before holds the only connection cannot run its writes anyway, and its wait for one
+  // would count against the pool's connection timeout (a COMMIT that waits that long on the
+  // head failed the next batch). A write inside a batch may take a second connection (a data
+  // key loaded for the encrypting codec): with every connection held by a batch, two such
+  // writes would wait on each other until the timeout.
+  poolMax = IN_FLIGHT + 1,
 ): GroupCommit {
-  const limit = Math.max(1, Math.min(IN_FLIGHT, poolMax));
+  const limit = Math.max(1, Math.min(IN_FLIGHT, poolMax - 1));
   const waiting: Entry[] = [];
   // Transactions of this process in flight, and whether one of them is still running its
   // writes (the others have sent their link and COMMIT and wait for the WAL flush).
