@@ -1,5 +1,5 @@
 import { InvalidInputError } from './errors/invalid-input-error.ts';
-import { assertTtlReachable } from './instant.ts';
+import { assertPeriodReachable, assertTtlReachable } from './instant.ts';
 
 const DAY = 86_400_000;
 // `w` and `y` (365 days) are for retention periods (COUNTERSIGN_RETENTION=audit=7y).
@@ -39,5 +39,17 @@ export function parseDuration(text: string | number, what = 'duration'): number 
 export function parseTtl(value: string | number, what: string, now: Date = new Date()): number {
   const ms = parseDuration(value, what);
   assertTtlReachable(ms, value, what, now);
+  return ms;
+}
+
+/**
+ * A retention period (COUNTERSIGN_RETENTION, a purge's or a server's `policy`): a duration
+ * (parseDuration) whose cutoff, counted back from `now`, is still a time a store can compare
+ * (instant.ts). Every place that takes a period calls this, so none accepts what a purge
+ * could not compute.
+ */
+export function parseRetentionPeriod(value: string | number, what: string, now: Date = new Date()): number {
+  const ms = parseDuration(value, what);
+  assertPeriodReachable(ms, value, what, now);
   return ms;
 }

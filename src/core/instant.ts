@@ -51,6 +51,27 @@ export function assertTtlReachable(ttlMs: number, given: string | number, what: 
   );
 }
 
+/**
+ * Refuses a retention period (`periodMs`, given as `given`) whose cutoff, `now` minus it,
+ * falls before the year 0000: stored times are compared as text, and such a cutoff
+ * (`-000001-…`, or no Date at all past about 270,000 years, where computing it throws an
+ * untyped RangeError) cannot be compared with them. Clocks run forward, so a period that
+ * fits now fits at every later purge.
+ */
+export function assertPeriodReachable(
+  periodMs: number,
+  given: string | number,
+  what: string,
+  now: Date,
+): void {
+  const longestYears = Math.floor((now.getTime() - FIRST_MS) / (365 * 86_400_000));
+  instantText(
+    now.getTime() - periodMs,
+    `${what} (${typeof given === 'number' ? `${given} ms` : `"${given}"`}) is too long: its cutoff, now (${now.toISOString()}) minus it,`,
+    `Give ${what} a shorter period (at most about ${longestYears} years back from now: a cutoff must be no earlier than 0000-01-01T00:00:00.000Z), or leave the kind out to keep it for ever.`,
+  );
+}
+
 /** `text` as an ISO-8601 instant, normalised; refused when unreadable or outside the years 0000–9999. */
 export function parseInstant(text: string, what: string, hint: string = HINT): string {
   const ms = Date.parse(text);

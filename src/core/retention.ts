@@ -1,4 +1,4 @@
-import { parseDuration } from './duration.ts';
+import { parseDuration, parseRetentionPeriod } from './duration.ts';
 import { ConfigError } from './errors/config-error.ts';
 
 /** What retention removes, each after its own period. */
@@ -16,9 +16,14 @@ const EXAMPLE = 'sessions=90d,runs=30d,requests=90d,audit=7y';
 /**
  * Parses `sessions=90d,runs=30d,requests=90d,audit=7y` (COUNTERSIGN_RETENTION): comma-separated
  * `kind=duration`, each kind once. Anything else is CONFIG_ERROR naming the entry, so a
- * typo never silently keeps (or removes) data.
+ * typo never silently keeps (or removes) data; a period whose cutoff from `now` falls before
+ * the year 0000 is INVALID_INPUT naming it (parseRetentionPeriod).
  */
-export function parseRetention(text: string, source = 'COUNTERSIGN_RETENTION'): RetentionPolicy {
+export function parseRetention(
+  text: string,
+  source = 'COUNTERSIGN_RETENTION',
+  now: Date = new Date(),
+): RetentionPolicy {
   const policy: RetentionPolicy = {};
   const entries = text
     .split(',')
@@ -46,24 +51,39 @@ export function parseRetention(text: string, source = 'COUNTERSIGN_RETENTION'): 
         hint: `Give each kind one period, e.g. ${EXAMPLE}.`,
       });
     }
+    const text = period.trim();
     try {
-      policy[name] = parseDuration(period.trim(), `${source} ${name}`);
+      parseDuration(text, `${source} ${name}`);
     } catch (error) {
-      throw new ConfigError(`${source} has ${name}=${period.trim()}, which is not a period.`, {
+      throw new ConfigError(`${source} has ${name}=${text}, which is not a period.`, {
         hint: 'Use a number with a unit: 12h, 90d, 2w or 7y.',
         cause: error,
       });
     }
+    // A period that reads but is too long is INVALID_INPUT naming the entry, as a too-long
+    // COUNTERSIGN_APPROVAL_TTL is (duration.ts): the value is wrong, not the syntax.
+    policy[name] = parseRetentionPeriod(text, `${source} ${name}`, now);
   }
   return policy;
 }
 
-/** The cutoff of each kind the policy names, `now` minus its period. */
-export function retentionCutoffs(policy: RetentionPolicy, now: Date): RetentionCutoffText {
+/**
+ * The cutoff of each kind the policy names, `now` minus its period. A period that is not
+ * one (zero, negative, NaN) or whose cutoff falls before the year 0000 is INVALID_INPUT
+ * naming it (`name(kind)`), never a RangeError: purge computes its cutoffs with this before
+ * it reads a row, and createServer calls it once to refuse a bad policy where it is given.
+ */
+export function retentionCutoffs(
+  policy: RetentionPolicy,
+  now: Date,
+  name: (kind: RetentionKind) => string = (kind) => `retention period of ${kind}`,
+): RetentionCutoffText {
   const cutoffs: RetentionCutoffText = {};
   for (const kind of RETENTION_KINDS) {
     const period = policy[kind];
-    if (period !== undefined) cutoffs[kind] = new Date(now.getTime() - period).toISOString();
+    if (period === undefined) continue;
+    const ms = parseRetentionPeriod(period, name(kind), now);
+    cutoffs[kind] = new Date(now.getTime() - ms).toISOString();
   }
   return cutoffs;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Agent } from '../agent/create-agent.ts';
 import { ConfigError } from '../core/errors/config-error.ts';
+import { retentionCutoffs } from '../core/retention.ts';
 import type { DataKeyForgetter, StateKey } from '../erasure/erase-principal.ts';
 import type { PurgeReport } from '../erasure/purge.ts';
 import type { EventBus } from '../events/event-bus.ts';
@@ -197,6 +198,15 @@ function workflowDesk(options: ServerOptions, events: EventBus): WorkflowDesk {
  * as one Hono app. It does not listen; `startServer` (or a test's `app.request`) drives it.
  */
 export function createServer(options: ServerOptions): CountersignServer {
+  // A period no purge could compute a cutoff for is refused here, naming the option, not an
+  // hour later in a log line from the first scheduled pass.
+  if (options.retention) {
+    retentionCutoffs(
+      options.retention.policy,
+      (options.now ?? (() => new Date()))(),
+      (kind) => `retention.policy.${kind}`,
+    );
+  }
   const events = options.events ?? createMemoryEventBus();
   const agents = createAgentRegistry(
     options.agents.map((agent) =>
