@@ -279,6 +279,9 @@ describe('session import checks what it is given', () => {
     sessionBorn.session.createdAt = '-000001-01-01T00:00:00.000Z';
     const said = structuredClone(file);
     said.messages[0]!.at = '+002026-01-01T00:00:00.000Z';
+    // In range, but with an offset: as text it would sort after a UTC time two hours later.
+    const offset = structuredClone(file);
+    offset.session.updatedAt = '2026-01-01T00:00:00+02:00';
     const cases: Array<[Forgeable, string]> = [
       [
         reseal(forged),
@@ -291,6 +294,10 @@ describe('session import checks what it is given', () => {
       [
         reseal(said),
         'Message 0 of session s1: at "+002026-01-01T00:00:00.000Z" does not start with a four-digit year',
+      ],
+      [
+        reseal(offset),
+        'Session s1: updatedAt "2026-01-01T00:00:00+02:00" is not in UTC as YYYY-MM-DDTHH:MM:SS.sssZ; give it as 2025-12-31T22:00:00.000Z',
       ],
     ];
     const target = bookstore();

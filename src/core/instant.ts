@@ -72,22 +72,51 @@ export function assertPeriodReachable(
   );
 }
 
-/** `text` as an ISO-8601 instant, normalised; refused when unreadable or outside the years 0000–9999. */
+/**
+ * ISO-8601 as JavaScript writes and reads it without guessing: a date (UTC midnight), or a
+ * date and time with its zone, `Z` or an offset. Without a zone Date.parse takes the host's
+ * local time, and other shapes ("Jan 1 2026", "1") are whatever the engine makes of them: the
+ * same text would name another instant on another server.
+ */
+const ISO_INSTANT =
+  /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
+
+/**
+ * A time given as a parameter (an API query bound, a CLI flag, a library option such as
+ * `expiresAt`): any ISO-8601 instant with its zone, returned in the one form stores compare
+ * as text, `YYYY-MM-DDTHH:MM:SS.sssZ` in UTC. Normalised, not refused: the caller meant that
+ * instant, and nothing but this text is kept. Refused (INVALID_INPUT naming `what`) when
+ * unreadable, without a zone, or outside the years 0000–9999.
+ */
 export function parseInstant(text: string, what: string, hint: string = HINT): string {
-  const ms = Date.parse(text);
+  const ms = ISO_INSTANT.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(ms)) {
-    throw new InvalidInputError(`${what} "${text}" is not an ISO-8601 instant.`, { hint });
+    throw new InvalidInputError(
+      `${what} "${text}" is not an ISO-8601 instant with its zone, such as 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00.`,
+      { hint },
+    );
   }
   return instantText(ms, `${what} "${text}"`, hint);
 }
 
 /**
- * Checks a time a store is about to write as it stands: readable, within the years 0000–9999
- * and written with a four-digit year (`+002026-…` reads as 2026 but sorts before `0001-…`).
+ * Checks a time a store is about to write as it stands (a session import, a request a caller
+ * built, a store query bound): readable, within the years 0000–9999, with a four-digit year
+ * (`+002026-…` reads as 2026 but sorts before `0001-…`) and in the one UTC form: stores
+ * compare times as text, so `…T00:00:00+02:00` would sort after `…T00:00:00.000Z` though two
+ * hours earlier, and `…T00:00:00Z` after `…T00:00:00.500Z`. Refused, not rewritten: what is
+ * written is what the caller handed over (an export file's times are under its digest and
+ * signature), and every writer of this library already gives the UTC form.
  */
 export function assertStorableInstant(text: string, what: string, hint: string = HINT): void {
-  parseInstant(text, what, hint);
+  const utc = parseInstant(text, what, hint);
   if (!/^\d{4}-/.test(text)) {
     throw new InvalidInputError(`${what} "${text}" does not start with a four-digit year.`, { hint });
+  }
+  if (utc !== text) {
+    throw new InvalidInputError(
+      `${what} "${text}" is not in UTC as YYYY-MM-DDTHH:MM:SS.sssZ; give it as ${utc} (times are compared as text, so any other form sorts out of order).`,
+      { hint },
+    );
   }
 }

@@ -1,27 +1,26 @@
 import { parseDuration } from '../core/duration.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { instantText, parseInstant } from '../core/instant.ts';
 import type { DecisionStats, DecisionStatsPort } from '../store/ports/decision-stats.ts';
 
 /** The window when none is given: the last seven days. */
 export const DEFAULT_STATS_WINDOW = '7d';
 
 /**
- * `since` / `until` as a person or a URL gives them: an ISO-8601 instant, or a duration
- * back from now (`24h`, `7d`). The default window is the last seven days, up to now.
+ * `since` / `until` as a person or a URL gives them: an ISO-8601 instant with its zone
+ * (normalised to UTC by parseInstant, so `+02:00` bounds compare rightly with the stored
+ * times), or a duration back from now (`24h`, `7d`) whose instant must still be one a store
+ * can compare (instantText). The default window is the last seven days, up to now.
  */
 export function statsWindow(
   input: { since?: string; until?: string },
   now: Date,
 ): { since: string; until: string } {
+  const hint = 'Give a time like 2026-12-01T00:00:00Z, or how far back: 24h, 7d.';
   const instant = (text: string, name: string): string => {
     if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(text.trim()))
-      return new Date(now.getTime() - parseDuration(text, name)).toISOString();
-    const parsed = Date.parse(text);
-    if (Number.isNaN(parsed))
-      throw new InvalidInputError(`${name} "${text}" is neither an ISO-8601 time nor a duration.`, {
-        hint: 'Give a time like 2026-12-01T00:00:00Z, or how far back: 24h, 7d.',
-      });
-    return new Date(parsed).toISOString();
+      return instantText(now.getTime() - parseDuration(text, name), `${name} "${text}" back from now`, hint);
+    return parseInstant(text, name, hint);
   };
   const since = instant(input.since ?? DEFAULT_STATS_WINDOW, 'since');
   const until = input.until === undefined ? now.toISOString() : instant(input.until, 'until');

@@ -1,5 +1,6 @@
 import type { ApprovalRequest, DecisionKind, RequestKind } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
+import { assertStorableInstant } from '../core/instant.ts';
 import type { DecisionStats, DecisionTimes, StatsQuery } from './ports/decision-stats.ts';
 
 // The one definition of the decision numbers: what a row counts towards, how a percentile is
@@ -22,18 +23,17 @@ export interface DecidedGroup {
 }
 
 export function assertStatsQuery(query: StatsQuery): void {
+  // The bounds are compared as text with stored times, so they take the stored form
+  // (statsWindow normalises what a person gives before it gets here).
   for (const [name, value] of [
     ['since', query.since],
     ['until', query.until],
   ] as const) {
-    if (
-      typeof value !== 'string' ||
-      Number.isNaN(Date.parse(value)) ||
-      new Date(value).toISOString() !== value
-    )
+    if (typeof value !== 'string')
       throw new InvalidInputError(
         `Stats ${name} must be an ISO-8601 instant like 2026-12-01T00:00:00.000Z; got ${String(value)}.`,
       );
+    assertStorableInstant(value, `Stats ${name}`);
   }
   if (!(query.since < query.until))
     throw new InvalidInputError(`Stats since (${query.since}) must be before until (${query.until}).`);

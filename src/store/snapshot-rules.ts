@@ -48,7 +48,9 @@ function requestInstants(request: ApprovalRequest): Array<[string, string]> {
  * sweeps and listings would misjudge it. Raising and deciding only ever write times of this
  * clock; an import writes whatever the file or caller held, so it is checked here, where
  * every backend's import passes (guard.ts), and by parseSessionExport before it plans anything
- * from those times.
+ * from those times. A time not in the UTC form (`+02:00`, no `.sss`) is refused, not
+ * rewritten: the file's times are under its digest and signature, and exportSession only
+ * ever writes the UTC form.
  */
 export function assertSnapshotInstants(snapshot: SessionSnapshot): void {
   const { session, messages, approvals, executions } = snapshot;

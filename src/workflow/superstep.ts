@@ -202,6 +202,8 @@ async function deliver(
             `Executor ${executor.id} asked on port ${port.id}, which is not one of its ports.`,
           );
         }
+        // A parameter: normalised to the UTC form stores compare as text (an offset is the
+        // instant the executor meant), not refused.
         const expiresAt =
           options.expiresAt === undefined ? undefined : parseInstant(options.expiresAt, 'expiresAt');
         effect.requests.push({

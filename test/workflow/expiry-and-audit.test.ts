@@ -230,6 +230,12 @@ describe('requests expire', () => {
     const until = '2026-03-05T00:00:00.000Z';
     const given = (await runner.start('opinion', 'o2', { question: 'q', until })).requests[0]!;
     expect(given.expiresAt).toBe(until);
+    // A parameter with an offset is taken as the instant it names, stored in UTC: as given,
+    // it would sort as text after a UTC expiry two hours later.
+    const offset = (
+      await runner.start('opinion', 'o3', { question: 'q', until: '2026-03-05T02:00:00+02:00' })
+    ).requests[0]!;
+    expect(offset.expiresAt).toBe(until);
     expect(() => requestPort('p', { request: z.string(), response: z.string(), ttl: 'soon' })).toThrow(
       /ttl of port p "soon" is not a duration/,
     );

@@ -180,11 +180,17 @@ export function approvalCases(ctx: ConformanceContext): void {
       });
     });
 
-    it('refuses a request whose expiry is unreadable or past the year 9999, writing nothing', async () => {
+    it('refuses a request whose expiry is unreadable, past the year 9999 or not in the one UTC form, writing nothing', async () => {
       // Stores compare expires_at as text: `+010000-…` would sort before every date.
       const store = ctx.store();
       await leasedSession(store, 's1');
-      for (const expiresAt of ['+010000-01-01T00:00:00.000Z', 'soon']) {
+      // An offset or a missing `.sss` reads as a time but sorts as another one.
+      for (const expiresAt of [
+        '+010000-01-01T00:00:00.000Z',
+        'soon',
+        '2030-01-01T00:00:00+02:00',
+        '2030-01-01T00:00:00Z',
+      ]) {
         await expect(
           raise(store, 's1', [request({ id: 'r1', session: 's1', expiresAt })]),
         ).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('expiresAt') });

@@ -226,6 +226,10 @@ export function transferCases(ctx: ConformanceContext): void {
             '+010000-01-01T00:00:00.000Z',
             '-000001-12-31T00:00:00.000Z',
             '+002030-01-01T00:00:00.000Z',
+            // Readable and in range, but not the one UTC form: as text, "…T00:00:00+02:00"
+            // sorts after "…T00:00:00.000Z" though it is two hours earlier.
+            '2030-01-01T00:00:00+02:00',
+            '2030-01-01T00:00:00Z',
           ]) {
             const copy = structuredClone(snapshot);
             edit(copy, time);
