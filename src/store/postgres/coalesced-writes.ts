@@ -22,7 +22,7 @@ function streamOf(client: PoolClient): Corkable | undefined {
  * waiting in between, and a group commit starts many writes at once: each would otherwise be a
  * write of its own (pg sends a simple-protocol statement straight to the socket, and flushes
  * each extended-protocol one as it is queued). On the HTTP decision bench, writes to
- * PostgreSQL per decision went from 7.9 (one per statement) to 2.5 (one per round trip).
+ * PostgreSQL per decision went from 7.9 (one per statement) to 2.5–2.9 (one per round trip).
  * Nothing waits longer than the current turn: `setImmediate` runs before the loop blocks for
  * I/O again.
  */
