@@ -79,7 +79,21 @@ export function assertPeriodReachable(
  * same text would name another instant on another server.
  */
 const ISO_INSTANT =
-  /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
+  /^(\d{4}|[+-]\d{6})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
+
+/**
+ * Whether `text` has the ISO_INSTANT shape and names a day its month has: Date.parse rolls
+ * "2026-02-30" over into 2 March and "2025-02-29" into 1 March, another day than the one
+ * written, so those are unreadable here, not moved.
+ */
+function isoDay(text: string): boolean {
+  const match = typeof text === 'string' ? ISO_INSTANT.exec(text) : null;
+  if (match === null) return false;
+  const [, year, month, day] = match.map(Number) as [number, number, number, number];
+  const last = new Date(0);
+  last.setUTCFullYear(year, month, 0);
+  return day <= last.getUTCDate();
+}
 
 /**
  * A time given as a parameter (an API query bound, a CLI flag, a library option such as
@@ -89,7 +103,7 @@ const ISO_INSTANT =
  * unreadable, without a zone, or outside the years 0000–9999.
  */
 export function parseInstant(text: string, what: string, hint: string = HINT): string {
-  const ms = ISO_INSTANT.test(text) ? Date.parse(text) : Number.NaN;
+  const ms = isoDay(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw new InvalidInputError(
       `${what} "${text}" is not an ISO-8601 instant with its zone, such as 2026-12-01T09:30:00Z or 2026-12-01T10:30:00+01:00.`,

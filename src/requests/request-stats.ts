@@ -18,6 +18,12 @@ export function statsWindow(
 ): { since: string; until: string } {
   const hint = 'Give a time like 2026-12-01T00:00:00Z, or how far back: 24h, 7d.';
   const instant = (text: string, name: string): string => {
+    // A library caller's bound may be anything (a Date, a number): named, not a TypeError.
+    if (typeof text !== 'string')
+      throw new InvalidInputError(
+        `${name} must be text, an ISO-8601 time or a duration; got ${(text as unknown) instanceof Date ? 'a Date' : typeof text}.`,
+        { hint },
+      );
     if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(text.trim()))
       return instantText(now.getTime() - parseDuration(text, name), `${name} "${text}" back from now`, hint);
     return parseInstant(text, name, hint);
