@@ -114,6 +114,22 @@ export function parseInstant(text: string, what: string, hint: string = HINT): s
 }
 
 /**
+ * A time a caller passes as a library option (a workflow request's `expiresAt`): ISO-8601
+ * text with its zone (parseInstant) or a `Date`, the two ways JavaScript holds an instant,
+ * returned in the UTC form stores compare as text. An invalid `Date` is refused here, not
+ * stored as `NaN`.
+ */
+export function optionInstant(value: string | Date, what: string): string {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) {
+      throw new InvalidInputError(`${what} is an invalid Date.`, { hint: HINT });
+    }
+    return instantText(value.getTime(), `${what} (${value.toISOString()})`);
+  }
+  return parseInstant(value, what);
+}
+
+/**
  * Checks a time a store is about to write as it stands (a session import, a request a caller
  * built, a store query bound): readable, within the years 0000–9999, with a four-digit year
  * (`+002026-…` reads as 2026 but sorts before `0001-…`) and in the one UTC form: stores

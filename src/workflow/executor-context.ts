@@ -34,10 +34,11 @@ export interface AnsweredRequest {
 /** Options of `ctx.request`. */
 export interface RequestOptions {
   /**
-   * When the request stops taking answers (ISO-8601), instead of now + the port's TTL: for a
-   * request that stands for something with an expiry of its own, such as an agent's call.
+   * When the request stops taking answers (ISO-8601 text with its zone, or a Date), instead
+   * of now + the port's TTL: for a request that stands for something with an expiry of its
+   * own, such as an agent's call. Stored in UTC.
    */
-  expiresAt?: string;
+  expiresAt?: string | Date;
   /**
    * The id of an agent's tool-call row this request is (agentExecutor): the run waits on that
    * row itself, decided with `agent.decide` (its raiser, customer and role as the row holds

@@ -4,7 +4,7 @@ import { ConfigError } from '../core/errors/config-error.ts';
 import { CountersignError } from '../core/errors/countersign-error.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { newId } from '../core/ids.ts';
-import { expiryAfter, parseInstant } from '../core/instant.ts';
+import { expiryAfter, optionInstant } from '../core/instant.ts';
 import type { JsonValue } from '../core/json.ts';
 import { ATTR, markFailed, SPAN, withSpan } from '../core/tracing.ts';
 import type { AnyExecutor, Workflow } from './define-workflow.ts';
@@ -205,7 +205,7 @@ async function deliver(
         // A parameter: normalised to the UTC form stores compare as text (an offset is the
         // instant the executor meant), not refused.
         const expiresAt =
-          options.expiresAt === undefined ? undefined : parseInstant(options.expiresAt, 'expiresAt');
+          options.expiresAt === undefined ? undefined : optionInstant(options.expiresAt, 'expiresAt');
         effect.requests.push({
           port: port.id,
           data: asJson(data, `The request data for port ${port.id}`),

@@ -58,11 +58,17 @@ const secondOpinion = requestPort('second-opinion', {
 });
 const asker = executor({
   id: 'asker',
-  input: z.object({ question: z.string(), until: z.string().optional() }),
+  input: z.object({
+    question: z.string(),
+    until: z.string().optional(),
+    untilMs: z.number().optional(),
+    invalidDate: z.boolean().optional(),
+  }),
   output: z.string(),
   ports: [secondOpinion],
-  handle: ({ question, until }, ctx) => {
-    ctx.request(secondOpinion, { question }, until === undefined ? {} : { expiresAt: until });
+  handle: ({ question, until, untilMs, invalidDate }, ctx) => {
+    const expiresAt = invalidDate ? new Date(Number.NaN) : untilMs === undefined ? until : new Date(untilMs);
+    ctx.request(secondOpinion, { question }, expiresAt === undefined ? {} : { expiresAt });
     return undefined;
   },
   onResponse: (answer, ctx) =>
@@ -236,6 +242,15 @@ describe('requests expire', () => {
       await runner.start('opinion', 'o3', { question: 'q', until: '2026-03-05T02:00:00+02:00' })
     ).requests[0]!;
     expect(offset.expiresAt).toBe(until);
+    // A Date, the other way JavaScript holds an instant: stored in the same UTC form.
+    const date = (await runner.start('opinion', 'o4', { question: 'q', untilMs: Date.parse(until) }))
+      .requests[0]!;
+    expect(date.expiresAt).toBe(until);
+    // An invalid Date is refused with its own words (the step fails), not stored.
+    expect(await runner.start('opinion', 'o5', { question: 'q', invalidDate: true })).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringMatching(/expiresAt is an invalid Date/) },
+    });
     expect(() => requestPort('p', { request: z.string(), response: z.string(), ttl: 'soon' })).toThrow(
       /ttl of port p "soon" is not a duration/,
     );
