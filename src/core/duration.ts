@@ -13,13 +13,24 @@ const units: Record<string, number> = {
   y: 365 * DAY,
 };
 
+// A number and an optional unit, the one spelling every duration here takes.
+const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)?\s*$/;
+
+/**
+ * Whether `text` is a duration with its unit (`24h`, `2w`): for an input that takes either a
+ * time or a duration (a stats window's `since`), where a bare number is neither.
+ */
+export function isDurationWithUnit(text: string): boolean {
+  return DURATION.exec(text)?.[2] !== undefined;
+}
+
 /** Parses `2s`, `15m`, `24h`, `7d`, `2w`, `7y`, `500ms` or a plain number of milliseconds. */
 export function parseDuration(text: string | number, what = 'duration'): number {
   if (typeof text === 'number') {
     if (Number.isFinite(text) && text > 0) return text;
     throw new InvalidInputError(`${what} must be a positive number of milliseconds, got ${text}.`);
   }
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)?\s*$/.exec(text);
+  const match = DURATION.exec(text);
   if (!match) {
     throw new InvalidInputError(`${what} "${text}" is not a duration.`, {
       hint: 'Use a number with a unit: 500ms, 2s, 15m, 24h, 7d, 2w or 7y.',

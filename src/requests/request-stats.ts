@@ -1,4 +1,4 @@
-import { parseDuration } from '../core/duration.ts';
+import { isDurationWithUnit, parseDuration } from '../core/duration.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { instantText, parseInstant } from '../core/instant.ts';
 import type { DecisionStats, DecisionStatsPort } from '../store/ports/decision-stats.ts';
@@ -16,7 +16,7 @@ export function statsWindow(
   input: { since?: string; until?: string },
   now: Date,
 ): { since: string; until: string } {
-  const hint = 'Give a time like 2026-12-01T00:00:00Z, or how far back: 24h, 7d.';
+  const hint = 'Give a time like 2026-12-01T00:00:00Z, or how far back: 24h, 7d, 2w.';
   const instant = (text: string, name: string): string => {
     // A library caller's bound may be anything (a Date, a number): named, not a TypeError.
     if (typeof text !== 'string')
@@ -24,7 +24,7 @@ export function statsWindow(
         `${name} must be text, an ISO-8601 time or a duration; got ${(text as unknown) instanceof Date ? 'a Date' : typeof text}.`,
         { hint },
       );
-    if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(text.trim()))
+    if (isDurationWithUnit(text))
       return instantText(now.getTime() - parseDuration(text, name), `${name} "${text}" back from now`, hint);
     return parseInstant(text, name, hint);
   };

@@ -87,5 +87,10 @@ describe('GET /v1/stats', () => {
       since: '2026-11-30T12:00:00.000Z',
       until: '2026-12-01T11:00:00.000Z',
     });
+    // Every unit a duration takes elsewhere (parseDuration), weeks and years included.
+    expect(statsWindow({ since: '2w' }, now).since).toBe('2026-11-17T12:00:00.000Z');
+    expect(statsWindow({ since: '1y' }, now).since).toBe('2025-12-01T12:00:00.000Z');
+    // A bare number is neither a time nor a duration here.
+    expect(() => statsWindow({ since: '5' }, now)).toThrow(/not an ISO-8601 instant/);
   });
 });

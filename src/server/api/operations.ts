@@ -258,7 +258,7 @@ export const operations: Operation[] = [
     parameters: [
       queryParam(
         'since',
-        'Start (inclusive): an ISO-8601 time or a duration back from now (24h, 7d); default 7d',
+        'Start (inclusive): an ISO-8601 time with its zone or a duration back from now (24h, 7d, 2w, 1y); default 7d',
       ),
       queryParam('until', 'End (exclusive): an ISO-8601 time or a duration back from now; default now'),
     ],
