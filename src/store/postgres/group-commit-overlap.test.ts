@@ -19,6 +19,15 @@ import { createPostgresStore } from './postgres-store.ts';
 
 const url = await postgresForTests();
 
+/** A promise a link waits on until the test calls `release` (safe to call twice). */
+function gated(): { gate: Promise<void>; release: () => void } {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { gate, release };
+}
+
 /**
  * Two batches of one process in flight at once (group-commit.ts, IN_FLIGHT): the one that
  * sent its link and COMMIT, and the next running its writes. These pin what must hold on every
@@ -162,10 +171,7 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
     ] as const) {
       const connection = createConnection(await openPool(url ?? TEST_PG_URL, { max: poolSize }), 'test');
       const { wrapped, seen } = counting(connection);
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      const { gate, release } = gated();
       let links = 0;
       const group = createGroupCommit(
         wrapped,
@@ -224,10 +230,7 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
   it('a batch whose link deadlocks is retried while the next batch runs: each write once, same rows decided once', async () => {
     const connection = createConnection(await openPool(url ?? TEST_PG_URL, { max: 2 }), 'test');
     const { wrapped, seen } = counting(connection);
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = gated();
     let held = 0;
     const link: LinkAudit = async (q, groups, closing) => {
       if (held === 0 && idsOf(groups).includes('d1')) {
@@ -292,10 +295,7 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
   it('a batch failing in its link after the next started: its writes run again alone, the next is untouched', async () => {
     const connection = createConnection(await openPool(url ?? TEST_PG_URL, { max: 3 }), 'test');
     const { wrapped, seen } = counting(connection);
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = gated();
     let held = 0;
     const link: LinkAudit = async (q, groups, closing) => {
       if (held === 0 && idsOf(groups).includes('f1')) {
@@ -336,10 +336,7 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
     );
     const { wrapped, seen } = counting(connection);
     let links = 0;
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = gated();
     const link: LinkAudit = async (q, groups, closing) => {
       links += 1;
       if (links === 1) await gate;
