@@ -148,6 +148,7 @@ async function expireFirst(
  *    transaction per store, with a `principal.erased` entry of who, when, which principal and
  *    how much (no customer data). The chain still verifies.
  * 5. Then their data key, and their runs' keys, are destroyed; then the record of step 2.
+ * 6. Rows written for them between 4 and 5 (sealed with a key now gone) are removed too.
  *
  * Why keys last: a key destroyed while rows sealed with it remain leaves rows nobody can read
  * (messages, requests and decisions that decode as the erased marker, which no view or API
@@ -220,21 +221,33 @@ export async function erasePrincipal(
 
   // 4. The rows, the trail's entry with them. The entry says whether the key goes (step 5).
   const keyGoes = keys === null ? false : keys.holds === undefined ? true : await keys.holds(principal);
-  let counts = separate === null ? ZERO : await separate.erasePrincipal({ principal, at });
-  const event = (total: ErasureCounts): AuditEvent[] =>
-    nothing(total) && !keyGoes && stateKeys === 0
-      ? []
-      : [
-          {
-            kind: 'principal.erased',
-            session: null,
-            requestId: null,
-            actor: options.by,
-            data: { principal, ...total, stateKeys, keyForgotten: keyGoes },
-          },
-        ];
-  const before = counts;
-  counts = add(before, await main.erasePrincipal({ principal, at, audit: (own) => event(add(before, own)) }));
+  /** Removes their rows from every store, with one `principal.erased` entry unless `quiet`. */
+  const removeRows = async (
+    quiet: (total: ErasureCounts) => boolean,
+    facts: { stateKeys: number; keyForgotten: boolean },
+  ) => {
+    const inSeparate = separate === null ? ZERO : await separate.erasePrincipal({ principal, at });
+    const event = (total: ErasureCounts): AuditEvent[] =>
+      quiet(total)
+        ? []
+        : [
+            {
+              kind: 'principal.erased',
+              session: null,
+              requestId: null,
+              actor: options.by,
+              data: { principal, ...total, ...facts },
+            },
+          ];
+    return add(
+      inSeparate,
+      await main.erasePrincipal({ principal, at, audit: (own) => event(add(inSeparate, own)) }),
+    );
+  };
+  let counts = await removeRows((total) => nothing(total) && !keyGoes && stateKeys === 0, {
+    stateKeys,
+    keyForgotten: keyGoes,
+  });
 
   // 5. The keys, now that nothing sealed with them is left to read; then the record of step 2.
   let keyForgotten = (await keys?.forget(principal)) ?? false;
@@ -242,6 +255,11 @@ export async function erasePrincipal(
     for (const run of runs) keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
   }
   if (intent !== null) await main.setState(ERASURE_INTENTS, principal, null);
+
+  // 6. Rows written for them while steps 4 and 5 ran (the customer still chatting) are sealed
+  // with a key step 5 destroyed: removed too, so no reader meets a row it cannot open. What is
+  // written from here on is sealed with a new key, as after any erasure.
+  if (keyForgotten) counts = add(counts, await removeRows(nothing, { stateKeys: 0, keyForgotten: false }));
 
   return {
     principal,

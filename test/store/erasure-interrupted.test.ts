@@ -276,10 +276,51 @@ function serve(store: Store, runs: boolean): TestServer {
   return server;
 }
 
+/**
+ * The customer chats on while their erasure runs: a session written after the rows were
+ * removed but before the key was destroyed is sealed with that key. It must not be left
+ * behind unreadable: the erasure removes it too, and every reader still answers.
+ */
+async function chatDuringErasure(server: TestServer, store: Store, tag: string) {
+  const seeded = await seed(server, store, tag, false);
+  const keyring = keyringOf(store);
+  if (keyring === null) throw new Error('no keyring');
+  let late = 0;
+  const report = await erasePrincipal(store, seeded.customer, {
+    by: 'dpo',
+    state: [{ namespace: 'bookstore', key: `note:${seeded.customer}` }],
+    keys: {
+      forget: async (principal) => {
+        await chat(server, `${tag}-late`, seeded.customer, `Still there? I live at ${SECRET}.`);
+        late = (await store.listSessions()).filter((session) => session.principal === seeded.customer).length;
+        return keyring.forget(principal);
+      },
+      forgetRun: (run) => keyring.forgetRun(run),
+      holds: (principal) => keyring.holds(principal),
+    },
+  });
+  // The late session was there when the key went.
+  expect(late).toBe(1);
+  expect(report.keyForgotten).toBe(true);
+  expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
+  await readersAnswer(server, store, seeded);
+}
+
 describe('an erasure interrupted between any two steps, then run again', () => {
   it('memory', async () => {
     const store = await openStore('memory:', { env });
     await interruptedAtEveryStep(serve(store, false), store, false, 'm');
+  });
+
+  it('memory, the customer chatting while it runs', async () => {
+    const store = await openStore('memory:', { env });
+    await chatDuringErasure(serve(store, false), store, 'mc');
+  });
+
+  it('SQLite, the customer chatting while it runs', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'countersign-erase-late-')), 'store.db');
+    const store = await openStore(`sqlite:${path}`, { env });
+    await chatDuringErasure(serve(store, false), store, 'sc');
   });
 
   it('SQLite', async () => {
@@ -297,6 +338,11 @@ describe('an erasure interrupted between any two steps, then run again', () => {
     it('every step', async () => {
       const store = await openStore(storeUrl(schema), { env });
       await interruptedAtEveryStep(serve(store, true), store, true, 'p');
+    });
+
+    it('the customer chatting while it runs', async () => {
+      const store = await openStore(storeUrl(schema), { env });
+      await chatDuringErasure(serve(store, false), store, 'pc');
     });
   });
 });
