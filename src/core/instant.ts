@@ -43,12 +43,21 @@ export function expiryAfter(now: Date, ttlMs: number): string {
  * error names the option while whoever wrote it is looking.
  */
 export function assertTtlReachable(ttlMs: number, given: string | number, what: string, now: Date): void {
-  const longestYears = Math.floor((LAST_MS - now.getTime()) / (365 * 86_400_000));
   instantText(
     now.getTime() + ttlMs,
-    `${what} (${typeof given === 'number' ? `${given} ms` : `"${given}"`}) is too long: the expiry of a request raised now (${now.toISOString()}) with it`,
-    `Give ${what} a shorter duration (from now, at most about ${longestYears} years: an expiry must be no later than ${LAST_INSTANT}), such as 24h or 7d.`,
+    `${what} (${shown(given)}) is too long: the expiry of a request raised now (${now.toISOString()}) with it`,
+    `Give ${what} a shorter duration (from now, at most about ${yearsBetween(now.getTime(), LAST_MS)} years: an expiry must be no later than ${LAST_INSTANT}), such as 24h or 7d.`,
   );
+}
+
+/** A duration as the caller wrote it, for a message. */
+function shown(given: string | number): string {
+  return typeof given === 'number' ? `${given} ms` : `"${given}"`;
+}
+
+/** Whole 365-day years from `fromMs` to `toMs`: the longest duration a message suggests. */
+function yearsBetween(fromMs: number, toMs: number): number {
+  return Math.floor((toMs - fromMs) / (365 * 86_400_000));
 }
 
 /**
@@ -64,11 +73,10 @@ export function assertPeriodReachable(
   what: string,
   now: Date,
 ): void {
-  const longestYears = Math.floor((now.getTime() - FIRST_MS) / (365 * 86_400_000));
   instantText(
     now.getTime() - periodMs,
-    `${what} (${typeof given === 'number' ? `${given} ms` : `"${given}"`}) is too long: its cutoff, now (${now.toISOString()}) minus it,`,
-    `Give ${what} a shorter period (at most about ${longestYears} years back from now: a cutoff must be no earlier than 0000-01-01T00:00:00.000Z), or leave the kind out to keep it for ever.`,
+    `${what} (${shown(given)}) is too long: its cutoff, now (${now.toISOString()}) minus it,`,
+    `Give ${what} a shorter period (at most about ${yearsBetween(FIRST_MS, now.getTime())} years back from now: a cutoff must be no earlier than 0000-01-01T00:00:00.000Z), or leave the kind out to keep it for ever.`,
   );
 }
 

@@ -449,25 +449,31 @@ describe.skipIf(url === null)('PostgreSQL store with overlapping group-commit ba
     for (const schema of schemas) await dropSchema(schema);
   });
 
-  it('each request decided twice across batches: exactly one wins, one audit event each, chain and seqs whole', async () => {
-    const schema = freshSchema('overlapstore');
+  /** A store on a pool of three, with `sessions` leased sessions of `per` pending requests each. */
+  async function seededStore(label: string, prefix: string, sessions: number, per: number) {
+    const schema = freshSchema(label);
     schemas.push(schema);
     const store = await createPostgresStore({
       connectionString: url ?? TEST_PG_URL,
       schema,
       pool: { max: 3 },
     });
+    for (let s = 0; s < sessions; s++) {
+      await leasedSession(store, `s${s}`);
+      await raise(
+        store,
+        `s${s}`,
+        Array.from({ length: per }, (_, i) => request({ id: `${prefix}${s}-${i}`, session: `s${s}` })),
+      );
+    }
+    return store;
+  }
+
+  it('each request decided twice across batches: exactly one wins, one audit event each, chain and seqs whole', async () => {
+    const SESSIONS = 4;
+    const PER = 12;
+    const store = await seededStore('overlapstore', 'r', SESSIONS, PER);
     try {
-      const SESSIONS = 4;
-      const PER = 12;
-      for (let s = 0; s < SESSIONS; s++) {
-        await leasedSession(store, `s${s}`);
-        await raise(
-          store,
-          `s${s}`,
-          Array.from({ length: PER }, (_, i) => request({ id: `r${s}-${i}`, session: `s${s}` })),
-        );
-      }
       const ids = Array.from(
         { length: SESSIONS * PER },
         (_, n) => `r${n % SESSIONS}-${Math.floor(n / SESSIONS)}`,
@@ -499,24 +505,10 @@ describe.skipIf(url === null)('PostgreSQL store with overlapping group-commit ba
   });
 
   it("a caller's write after its first resolved sees the first, while other batches overlap", async () => {
-    const schema = freshSchema('overlaporder');
-    schemas.push(schema);
-    const store = await createPostgresStore({
-      connectionString: url ?? TEST_PG_URL,
-      schema,
-      pool: { max: 3 },
-    });
+    const CALLERS = 12;
+    const ROUNDS = 4;
+    const store = await seededStore('overlaporder', 'q', CALLERS, ROUNDS);
     try {
-      const CALLERS = 12;
-      const ROUNDS = 4;
-      for (let c = 0; c < CALLERS; c++) {
-        await leasedSession(store, `s${c}`);
-        await raise(
-          store,
-          `s${c}`,
-          Array.from({ length: ROUNDS }, (_, i) => request({ id: `q${c}-${i}`, session: `s${c}` })),
-        );
-      }
       // Each caller decides its request, then (once told it won) decides it again and must
       // lose: the second decision runs in a later batch, which may start before the batch of
       // the first committed, so only the first's COMMIT before its answer makes it lose.
