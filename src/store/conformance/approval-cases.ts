@@ -68,6 +68,31 @@ export function approvalCases(ctx: ConformanceContext): void {
       expect(await store.getApprovalWithSession('missing')).toBeNull();
     });
 
+    it('getApprovalWithSession read for several requests at once: each caller gets its own', async () => {
+      const store = ctx.store();
+      if (store.getApprovalWithSession === undefined) return;
+      const ids = ['r1', 'r2', 'r3'];
+      for (const [i, id] of ids.entries()) {
+        await leasedSession(store, `s${i}`);
+        await raise(store, `s${i}`, [request({ id, session: `s${i}` })]);
+      }
+      const found = await Promise.all(
+        [...ids, 'missing', 'r1'].map((id) => store.getApprovalWithSession!(id)),
+      );
+      expect(found.map((f) => [f?.request.id, f?.session?.id])).toEqual([
+        ['r1', 's0'],
+        ['r2', 's1'],
+        ['r3', 's2'],
+        [undefined, undefined],
+        ['r1', 's0'],
+      ]);
+      expect(found[3]).toBeNull();
+      expect(found[0]).toEqual({
+        request: await store.getApproval('r1'),
+        session: await store.getSession('s0'),
+      });
+    });
+
     it('with loadRun, a decision that takes the lease hands back what the run reads first', async () => {
       const { store } = await pending();
       await store.releaseLease('s1', 'run-1');

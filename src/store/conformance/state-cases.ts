@@ -18,6 +18,36 @@ export function stateCases(ctx: ConformanceContext): void {
       expect(await store.getState('other', 'orders')).toBe('not the bookstore');
     });
 
+    it('reads started together each get their own key, however namespace and key divide the text', async () => {
+      const store = ctx.store();
+      await store.setState('a:b', 'c', 'first');
+      await store.setState('a', ':bc', 'second');
+      await store.setState('a', 'b:c', 'third');
+      await store.setState('ab', 'c', null);
+      expect(
+        await Promise.all([
+          store.getState('a:b', 'c'),
+          store.getState('a', ':bc'),
+          store.getState('a', 'b:c'),
+          store.getState('ab', 'c'),
+          store.getState('a', 'missing'),
+          store.getState('a:b', 'c'),
+        ]),
+      ).toEqual(['first', 'second', 'third', null, undefined, 'first']);
+    });
+
+    it('a read after a write by the same caller sees it, with other callers reading alongside', async () => {
+      const store = ctx.store();
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          await store.setState('ryw', `k${i}`, i);
+          expect(await store.getState('ryw', `k${i}`)).toBe(i);
+          await store.setState('ryw', `k${i}`, i + 100);
+          expect(await store.getState('ryw', `k${i}`)).toBe(i + 100);
+        }),
+      );
+    });
+
     it('stores null as a value, distinct from missing', async () => {
       const store = ctx.store();
       await store.setState('ns', 'k', null);

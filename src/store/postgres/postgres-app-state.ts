@@ -2,8 +2,17 @@ import type { JsonValue } from '../../core/json.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';
+import { coalescedReads } from './coalesced-reads.ts';
 import type { Query } from './connection.ts';
 import { first } from './row-queries.ts';
+
+interface StateKey {
+  namespace: string;
+  key: string;
+}
+
+// Unambiguous for any two strings: the namespace's length comes first.
+const stateKey = ({ namespace, key }: StateKey) => `${namespace.length}:${namespace}${key}`;
 
 /**
  * The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors
@@ -17,11 +26,24 @@ export function createPostgresAppState(
   write: (statement: (query: Query) => Promise<unknown>) => Promise<unknown> = (statement) =>
     statement(query),
 ): AppState {
+  // Every key read in the same turn, in one statement (coalesced-reads.ts): a tool's policy
+  // and its run read its state on each decision, concurrent decisions in the same turn.
+  const read = coalescedReads(
+    async (keys: readonly StateKey[]) =>
+      new Map(
+        (
+          await query(
+            `SELECT s.namespace, s.key, s.value FROM ${state} s
+             JOIN unnest($1::text[], $2::text[]) AS k(namespace, key) USING (namespace, key)`,
+            [keys.map((k) => k.namespace), keys.map((k) => k.key)],
+          )
+        ).map((row) => [stateKey(row as unknown as StateKey), row]),
+      ),
+    stateKey,
+  );
   return {
     async getState(namespace, key) {
-      const row = first(
-        await query(`SELECT value FROM ${state} WHERE namespace = $1 AND key = $2`, [namespace, key]),
-      );
+      const row = await read({ namespace, key });
       return row === undefined ? undefined : toStateValue(codec, row, namespace, key);
     },
 

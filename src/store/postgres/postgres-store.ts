@@ -55,6 +55,7 @@ import {
   staleStep,
 } from '../store-errors.ts';
 import { adoptLegacyRequests } from './adopt-legacy-requests.ts';
+import { coalescedReads } from './coalesced-reads.ts';
 import { createConnection, openPool, type Query, type Row } from './connection.ts';
 import {
   type AuditSink,
@@ -265,12 +266,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const decideSql = decideText(false);
   const decideUnexpiredSql = decideText(true);
 
-  // The request and its session in one statement (the session as JSON beside the request's
-  // columns, whose names it shares).
-  const approvalWithSessionSql = `
+  // Requests with their sessions in one statement (each session as JSON beside its request's
+  // columns, whose names it shares), for every id read in the same turn (coalesced-reads.ts).
+  const approvalsWithSessionSql = `
     SELECT a.*, (SELECT row_to_json(s) FROM (SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id = a.session) s)
       AS session_row
-    FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1) a`;
+    FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = ANY($1::text[])) a`;
+  const approvalWithSession = coalescedReads(
+    async (ids: readonly string[]) =>
+      new Map((await query(approvalsWithSessionSql, [ids])).map((row) => [row.id as string, row])),
+    (id) => id,
+  );
 
   // The ledger's compare-and-set: only the first start of a request inserts a row, and only
   // into a session that exists.
@@ -464,7 +470,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     async getApprovalWithSession(id) {
-      const row = first(await query(approvalWithSessionSql, [id]));
+      const row = await approvalWithSession(id);
       if (row === undefined) return null;
       const request = toApproval(codec, row);
       return { request, session: row.session_row === null ? null : toSession(codec, row.session_row as Row) };
