@@ -6,9 +6,15 @@ import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { NotFoundError } from '../core/errors/not-found-error.ts';
 import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
-import { jsonValue } from '../core/json-schema.ts';
 import { LEGACY_WAITING_FIELDS } from '../core/request-defaults.ts';
 import { assertSnapshotInstants } from '../store/snapshot-rules.ts';
+import {
+  approvalRequestSchema,
+  decisionSchema,
+  executionRecordSchema,
+  sessionRecordSchema,
+  storedMessageSchema,
+} from '../store/snapshot-schema.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 import { checkSignature, type ExportKeyring, type ExportSignature, signExport } from './export-keys.ts';
 import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } from './import-trust.ts';
@@ -17,102 +23,54 @@ import { type ImportPlan, importAudit, planSignedImport, planUnsignedImport } fr
 export const SESSION_EXPORT_SCHEMA_VERSION = 2;
 const READABLE_VERSIONS: readonly number[] = [1, 2];
 
-const approvalEntry = z.object({ by: z.string(), at: z.string(), reason: z.string().nullable() });
-// An edited call travels with its own binding; the importing side checks it (checkBinding).
-const requestEdit = z.object({
-  args: jsonValue,
-  argsJson: z.string(),
-  argsHash: z.string(),
-  effect: z.string(),
-  effectHash: z.string(),
-  diff: z.array(z.object({ field: z.string(), from: jsonValue.optional(), to: jsonValue.optional() })),
-  by: z.string(),
-  at: z.string(),
-});
-const decision = z.object({
-  verdict: z.enum(['approved', 'rejected', 'expired']),
-  by: z.string(),
-  reason: z.string().nullable(),
-  at: z.string(),
-  kind: z.enum(['person', 'moved-on', 'expiry', 'standing-rule', 'auto-rule']),
-  // Added with edit and quorum: files exported before have neither.
-  edit: requestEdit.optional(),
-  approvals: z.array(approvalEntry).optional(),
-});
-const toolCall = z.object({ id: z.string(), tool: z.string(), args: jsonValue });
-const message = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), text: z.string(), by: z.string().optional() }),
-  z.object({ role: z.literal('assistant'), text: z.string(), calls: z.array(toolCall).optional() }),
-  z.object({
-    role: z.literal('tool'),
-    results: z.array(
-      z.object({ callId: z.string(), tool: z.string(), output: jsonValue, isError: z.boolean().optional() }),
-    ),
-  }),
-]);
-const disposition = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('run') }),
-  z.object({ kind: z.literal('approval'), approvalId: z.string() }),
-  z.object({ kind: z.literal('error'), output: z.string() }),
-  z.object({ kind: z.literal('queued') }),
-]);
+// The file's pieces are the store snapshot's (snapshot-schema.ts): a file and a direct
+// store.importSession are refused for the same shapes. What the file leaves out or makes
+// optional is said here.
+// Only tool calls travel in a file: no port request's `answered` verdict, no `response`.
+const decision = decisionSchema
+  .omit({ response: true })
+  .extend({ verdict: z.enum(['approved', 'rejected', 'expired']) });
 const body = z.object({
   schemaVersion: z.union([z.literal(1), z.literal(2)]),
-  session: z.object({
-    id: z.string(),
-    agent: z.string(),
-    principal: z.string().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    batch: z
-      .object({
-        messageSeq: z.number().int(),
-        calls: z.array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, disposition })),
-        // Calls a new message kept waiting (onNewMessage 'keep'); files from before have none.
-        kept: z
-          .array(z.object({ callId: z.string(), tool: z.string(), args: jsonValue, approvalId: z.string() }))
-          .optional(),
-      })
-      .nullable(),
-  }),
-  messages: z.array(z.object({ at: z.string(), message })),
+  // The message count is the number of messages the file holds.
+  session: sessionRecordSchema.omit({ messageCount: true }),
+  // Seqs are the messages' positions.
+  messages: z.array(storedMessageSchema.omit({ seq: true })),
   approvals: z.array(
-    z.object({
-      id: z.string(),
-      callId: z.string(),
-      tool: z.string(),
-      argsJson: z.string(),
-      argsHash: z.string(),
-      effect: z.string(),
-      createdAt: z.string(),
-      expiresAt: z.string(),
-      status: z.enum(['pending', 'approved', 'rejected', 'expired']),
-      decision: decision.nullable(),
-      // Added later: files exported before it have none.
-      raisedBy: z.string().nullable().optional(),
-      // Added with edit and quorum (a bound preview, editable fields, a quorum's state).
-      effectHash: z.string().nullable().optional(),
-      editable: z.array(z.string()).optional(),
-      approvalsNeeded: z.number().int().min(1).optional(),
-      approvals: z.array(approvalEntry).optional(),
-      edit: requestEdit.nullable().optional(),
-      revision: z.number().int().min(0).optional(),
-      requiredRole: z.string().nullable().optional(),
-    }),
+    approvalRequestSchema
+      .pick({
+        id: true,
+        callId: true,
+        tool: true,
+        argsJson: true,
+        argsHash: true,
+        effect: true,
+        createdAt: true,
+        expiresAt: true,
+      })
+      .extend({
+        status: z.enum(['pending', 'approved', 'rejected', 'expired']),
+        decision: decision.nullable(),
+      })
+      // Added later (the raiser; then edit and quorum: a bound preview, editable fields, a
+      // quorum's state; the role a policy routed it to): files exported before have none.
+      .extend(
+        approvalRequestSchema
+          .pick({
+            raisedBy: true,
+            effectHash: true,
+            editable: true,
+            approvalsNeeded: true,
+            approvals: true,
+            edit: true,
+            revision: true,
+            requiredRole: true,
+          })
+          .partial().shape,
+      ),
   ),
-  executions: z.array(
-    z.object({
-      requestId: z.string(),
-      callId: z.string(),
-      tool: z.string(),
-      idempotencyKey: z.string(),
-      status: z.enum(['started', 'succeeded', 'failed', 'unknown']),
-      result: jsonValue.nullable(),
-      attempts: z.number().int(),
-      startedAt: z.string(),
-      finishedAt: z.string().nullable(),
-    }),
-  ),
+  // The arguments are the approved request's; the session is the file's.
+  executions: z.array(executionRecordSchema.omit({ session: true, args: true })),
 });
 type ExportBody = z.infer<typeof body>;
 const signatureSchema = z.object({

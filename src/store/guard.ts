@@ -1,7 +1,7 @@
 import type { ExecutionFinish } from './ports/ledger.ts';
 import type { ApprovalUpdate } from './ports/request-book.ts';
 import type { StepCommit } from './ports/session-log.ts';
-import { assertSnapshotConsistent } from './snapshot-rules.ts';
+import { assertSnapshotConsistent, readSnapshot } from './snapshot-rules.ts';
 import { stalledLimit } from './stalled-sessions.ts';
 import type { SessionSnapshot, Store } from './store.ts';
 import {
@@ -26,7 +26,8 @@ import {
  * - a step's requests belong to its session and have distinct ids, its ledger results
  *   name distinct requests and each ends as succeeded, failed or unknown;
  * - `listStalledSessions` gets a `limit` that is a whole number of at least 1;
- * - an imported snapshot is consistent (snapshot-rules.ts) with distinct request and ledger ids.
+ * - an imported snapshot has the shape of a SessionSnapshot (snapshot-schema.ts) and is
+ *   consistent (snapshot-rules.ts), with distinct request and ledger ids.
  */
 
 const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'unknown']);
@@ -64,7 +65,8 @@ function checkApprovalUpdate(id: string, update: ApprovalUpdate): void {
     throw approvalUpdateInvalid(id, 'it completes the quorum');
 }
 
-function checkSnapshot(snapshot: SessionSnapshot): void {
+function checkSnapshot(input: unknown): SessionSnapshot {
+  const snapshot = readSnapshot(input);
   assertSnapshotConsistent(snapshot);
   const approvals = new Set<string>();
   for (const request of snapshot.approvals) {
@@ -76,6 +78,7 @@ function checkSnapshot(snapshot: SessionSnapshot): void {
     if (executions.has(record.requestId)) throw executionExists(record.requestId);
     executions.add(record.requestId);
   }
+  return snapshot;
 }
 
 export function isGuarded(store: Store): boolean {
@@ -108,8 +111,7 @@ export function guardStore<S extends Store>(raw: S): S {
       return raw.listStalledSessions({ ...query, limit: stalledLimit(query) });
     },
     async importSession(...[snapshot, audit]: Parameters<Store['importSession']>) {
-      checkSnapshot(snapshot);
-      return raw.importSession(snapshot, audit);
+      return raw.importSession(checkSnapshot(snapshot), audit);
     },
   };
   return new Proxy(raw, {

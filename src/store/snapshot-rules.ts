@@ -1,6 +1,7 @@
 import type { ApprovalRequest, RequestNudges } from '../core/approval.ts';
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { assertStorableInstant, LAST_INSTANT } from '../core/instant.ts';
+import { sessionSnapshotSchema } from './snapshot-schema.ts';
 import type { SessionSnapshot } from './store.ts';
 
 const IMPORT_HINT = `Import a snapshot exactly as exportSession produced it: every time in it is from 0000-01-01T00:00:00.000Z to ${LAST_INSTANT}.`;
@@ -67,10 +68,41 @@ export function assertSnapshotInstants(snapshot: SessionSnapshot): void {
   }
 }
 
+/** `approvals.0.decision.at` as the other messages here name it: `approvals[0].decision.at`. */
+function pathText(path: readonly PropertyKey[]): string {
+  let shown = '';
+  for (const key of path) {
+    if (typeof key === 'number') shown += `[${key}]`;
+    else shown += shown === '' ? String(key) : `.${String(key)}`;
+  }
+  return shown || 'the snapshot itself';
+}
+
+/**
+ * What a store's importSession was handed, checked for shape (snapshot-schema.ts) before
+ * anything reads it: a library caller's object is typed only at compile time, and an array
+ * where an object belongs or a missing field would otherwise surface deep in a backend as a
+ * TypeError, or be written as it is. Returns the input itself, not zod's copy: the check
+ * judges, and what is written stays what the caller handed over.
+ */
+export function readSnapshot(input: unknown): SessionSnapshot {
+  const parsed = sessionSnapshotSchema.safeParse(input);
+  if (parsed.success) return input as SessionSnapshot;
+  const issue = parsed.error.issues[0];
+  const session = (input as { session?: { id?: unknown } } | null)?.session?.id;
+  const which = typeof session === 'string' ? `of session ${session} ` : '';
+  throw new InvalidInputError(
+    `The snapshot ${which}to import is malformed: ${pathText(issue?.path ?? [])}: ${issue?.message ?? 'malformed'}. Nothing was written.`,
+    {
+      hint: 'Pass a SessionSnapshot as store.exportSession returns it; to import an export file, use importSession from countersign, which reads the file format.',
+    },
+  );
+}
+
 /**
  * An import must leave the session as a run would have: contiguous message seqs matching
  * the count, every request and ledger row belonging to the session being imported, and
- * every time one the stores can hold (assertSnapshotInstants).
+ * every time one the stores can hold (assertSnapshotInstants). Its shape is readSnapshot's.
  */
 export function assertSnapshotConsistent(snapshot: SessionSnapshot): void {
   const { session, messages, approvals, executions } = snapshot;

@@ -255,6 +255,116 @@ export function transferCases(ctx: ConformanceContext): void {
       }
     });
 
+    it('refuses a malformed snapshot (an object for an array, a missing field, a wrong type, too deep) with INVALID_INPUT naming where, writing nothing', async () => {
+      const store = ctx.store();
+      await fullSession(store);
+      const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('no snapshot');
+      // A library caller's object is typed only at compile time: these are what a plain
+      // JavaScript caller, a cast or a hand-built snapshot can hand over.
+      let deep: unknown = 1;
+      for (let i = 0; i < 100_000; i++) deep = { k: deep };
+      const edits: Array<[string, (copy: SessionSnapshot) => unknown]> = [
+        ['the snapshot itself: Invalid input: expected object, received null', () => null],
+        ['approvals: Invalid input: expected array, received object', (copy) => ({ ...copy, approvals: {} })],
+        [
+          'messages: Invalid input: expected array, received object',
+          (copy) => ({ ...copy, messages: { ...copy.messages } }),
+        ],
+        ['session: Invalid input: expected object, received undefined', ({ session: _, ...rest }) => rest],
+        [
+          'executions: Invalid input: expected array, received undefined',
+          ({ executions: _, ...rest }) => rest,
+        ],
+        [
+          'approvals[0].argsJson: Invalid input: expected string, received undefined',
+          (copy) => {
+            Reflect.deleteProperty(copy.approvals[0]!, 'argsJson');
+            return copy;
+          },
+        ],
+        [
+          'session.agent: Invalid input: expected string, received number',
+          (copy) => {
+            Reflect.set(copy.session, 'agent', 42);
+            return copy;
+          },
+        ],
+        [
+          'approvals[0].decision: Invalid input: expected object, received array',
+          (copy) => {
+            Reflect.set(copy.approvals[0]!, 'decision', []);
+            return copy;
+          },
+        ],
+        [
+          'executions[0].attempts: Invalid input: expected number, received string',
+          (copy) => {
+            Reflect.set(copy.executions[0]!, 'attempts', '1');
+            return copy;
+          },
+        ],
+        [
+          'session.messageCount: Invalid input: expected int, received number',
+          (copy) => {
+            copy.session.messageCount = 2.5;
+            return copy;
+          },
+        ],
+        [
+          'messages[1].message.role',
+          (copy) => {
+            Reflect.set(copy.messages[1]!.message, 'role', 'robot');
+            return copy;
+          },
+        ],
+        [
+          'messages[0].at: Invalid input: expected string, received Date',
+          (copy) => {
+            Reflect.set(copy.messages[0]!, 'at', new Date(at(1)));
+            return copy;
+          },
+        ],
+        [
+          'approvals[0].args: The value nests deeper than 64 levels',
+          (copy) => {
+            Reflect.set(copy.approvals[0]!, 'args', deep);
+            return copy;
+          },
+        ],
+      ];
+      const { cleanup, store: target } = await ctx.fresh();
+      try {
+        for (const [where, edit] of edits) {
+          const input = edit(structuredClone(snapshot)) as SessionSnapshot;
+          await expect(
+            target.importSession(input, [event('session.imported', 's1')]),
+            where,
+          ).rejects.toMatchObject({
+            code: 'INVALID_INPUT',
+            message: expect.stringContaining(where),
+          });
+        }
+        expect(await target.getSession('s1')).toBeNull();
+        expect(await target.getApproval('r1')).toBeNull();
+        expect(await target.getExecution('r1')).toBeNull();
+        expect(await target.listAudit()).toEqual([]);
+        // The refusals left nothing behind: the whole snapshot imports once, and only once.
+        await target.importSession(snapshot, [event('session.imported', 's1')]);
+        expect(await target.exportSession('s1')).toEqual(snapshot);
+        await expect(target.importSession(snapshot, [event('session.imported', 's1')])).rejects.toMatchObject(
+          {
+            code: 'INVALID_INPUT',
+          },
+        );
+        expect(await target.exportSession('s1')).toEqual(snapshot);
+        expect(await target.listAudit()).toHaveLength(1);
+      } finally {
+        await target.close();
+        await cleanup();
+      }
+    });
+
     it('refuses a snapshot whose request ids are already taken, writing nothing', async () => {
       const store = ctx.store();
       await fullSession(store);
