@@ -177,7 +177,7 @@ describe('file checkpoint store', () => {
             id: 'req_old',
             port: 'manager-approval',
             data: { amount: 35 },
-            createdAt: 'x',
+            createdAt: '2030-01-01T00:00:01.000Z',
             askedBy: null,
             expiresAt: null,
           },
@@ -185,7 +185,7 @@ describe('file checkpoint store', () => {
             id: 'req_new',
             port: 'manager-approval',
             data: { amount: 9 },
-            createdAt: 'y',
+            createdAt: '2030-01-01T00:00:02.000Z',
             askedBy: null,
             expiresAt: null,
           },
@@ -201,7 +201,13 @@ describe('file checkpoint store', () => {
     );
     writeFileSync(
       join(old, 'runs', 'r', 'answers', 'req_old.json'),
-      JSON.stringify({ run: 'r', requestId: 'req_old', response: { approved: true }, by: 'mia', at: 'z' }),
+      JSON.stringify({
+        run: 'r',
+        requestId: 'req_old',
+        response: { approved: true },
+        by: 'mia',
+        at: '2030-01-01T00:00:03.000Z',
+      }),
     );
     const reopened = createFileCheckpointStore({ dir: old });
     // The runner adopts what it finds waiting (legacyRequestRows builds the rows it would).

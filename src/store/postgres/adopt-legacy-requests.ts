@@ -1,6 +1,7 @@
 import { CHECKPOINT_COLUMNS, toCheckpoint } from '../checkpoint-row-readers.ts';
+import type { StoredCheckpoint } from '../checkpoint-store.ts';
 import type { PayloadCodec } from '../codec.ts';
-import { legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
+import { type LegacyAnswer, legacyAnswersByRun, legacyRunRows } from '../legacy-requests.ts';
 import { approvalValues, decidedValues } from '../row-values.ts';
 import {
   APPROVAL_COLUMNS,
@@ -16,7 +17,9 @@ import { migrationLockKey, quoteIdentifier } from './schema-name.ts';
  * rows become rows (insert-if-absent), each with the answer `workflow_answers` recorded for
  * it, and the table goes — one transaction under the migration lock, so of several processes
  * opening the schema one adopts and the rest find no table. A checkpoint that does not
- * decode is skipped (its run reports it when resumed).
+ * decode is skipped (its run reports it when resumed). A request whose time cannot be stored
+ * refuses it all with CORRUPT_DATA naming the row (legacy-requests.ts): the transaction rolls
+ * back and the table stays, for the next open.
  */
 export async function adoptLegacyRequests(
   connection: Pick<Connection, 'query' | 'transaction'>,
@@ -44,11 +47,12 @@ export async function adoptLegacyRequests(
        WHERE id IN (SELECT latest FROM ${q('workflow_runs')})`,
     );
     for (const row of latest) {
-      let rows: ReturnType<typeof legacyRunRows>;
+      let newestFirst: StoredCheckpoint[];
+      let runAnswers: Map<string, LegacyAnswer>;
       try {
         const checkpoint = toCheckpoint(codec, row);
-        const runAnswers = answers.get(checkpoint.run) ?? new Map();
-        const newestFirst =
+        runAnswers = answers.get(checkpoint.run) ?? new Map();
+        newestFirst =
           runAnswers.size === 0
             ? [checkpoint]
             : (
@@ -57,11 +61,11 @@ export async function adoptLegacyRequests(
                   [checkpoint.run],
                 )
               ).map((r) => toCheckpoint(codec, r));
-        rows = legacyRunRows(newestFirst, runAnswers);
       } catch {
         continue;
       }
-      for (const request of rows) {
+      // Outside the try: a time that cannot be stored refuses the whole adoption (rolled back).
+      for (const request of legacyRunRows(newestFirst, runAnswers)) {
         await tq(
           `INSERT INTO ${q('approvals')} (${APPROVAL_COLUMNS}, ${DECIDED_COLUMNS})
            VALUES (${APPROVAL_PLACEHOLDERS}, ${DECIDED_PLACEHOLDERS})

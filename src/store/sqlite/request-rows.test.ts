@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bindArgs } from '../../core/canonical-json.ts';
+import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { at, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { migrations } from './migrations.ts';
 import { DUE_WORK_SQL, NUDGES_DUE_SQL } from './sqlite-request-timers.ts';
@@ -26,6 +27,47 @@ describe('SQLite request rows (migration 9)', () => {
       db.close();
     }
   };
+
+  /**
+   * A file at schema 8 (before requests were rows) holding run `r`: one checkpoint per body,
+   * oldest first, the last the run's latest, and the answers `workflow_answers` recorded.
+   */
+  const legacyFile = (
+    bodies: readonly unknown[],
+    answers: ReadonlyArray<{ requestId: string; at: string }>,
+  ) =>
+    raw((db) => {
+      for (const migration of migrations.slice(0, 8)) db.exec(migration);
+      db.exec('PRAGMA user_version = 8');
+      const latest = bodies.length - 1;
+      db.prepare(
+        `INSERT INTO workflow_runs (id, workflow, version, status, latest, latest_seq, created_at, updated_at)
+         VALUES ('r', 'refund', 1, 'awaiting_input', ?, ?, ?, ?)`,
+      ).run(`cp-${latest}`, latest, at(1), at(1));
+      bodies.forEach((body, seq) => {
+        db.prepare(
+          `INSERT INTO workflow_checkpoints (id, run, seq, parent, superstep, created_at, workflow, version, status, body)
+           VALUES (?, 'r', ?, ?, ?, ?, 'refund', 1, 'awaiting_input', ?)`,
+        ).run(`cp-${seq}`, seq, seq === 0 ? null : `cp-${seq - 1}`, seq + 1, at(1), JSON.stringify(body));
+      });
+      for (const answer of answers)
+        db.prepare(
+          `INSERT INTO workflow_answers (run, request_id, response, answered_by, answered_at, expired)
+           VALUES ('r', ?, '{"approved":true}', 'mona', ?, 0)`,
+        ).run(answer.requestId, answer.at);
+    });
+  const waitingOn = (requests: readonly object[]) => ({
+    format: 1,
+    contract: { nodes: {} },
+    state: { messages: [], requests, origin: { by: 'desk', customer: 'c-100' } },
+  });
+  const answersLeft = () =>
+    raw((db) => {
+      const table = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'workflow_answers'")
+        .get();
+      return table === undefined ? null : db.prepare('SELECT request_id FROM workflow_answers').all().length;
+    });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'countersign-request-rows-'));
@@ -192,5 +234,123 @@ describe('SQLite request rows (migration 9)', () => {
       'req_done',
       'req_wait',
     ]);
+  });
+  it('adopting legacy requests rewrites a time with an explicit zone to the stored UTC form, and judges only the rows it adopts', async () => {
+    legacyFile(
+      [
+        waitingOn([
+          // Answered and applied already: adopted from this earlier checkpoint for its answer.
+          {
+            id: 'req_done',
+            port: 'manager-approval',
+            data: { amount: 12 },
+            createdAt: '2030-01-01T00:00:01Z',
+          },
+          // Unanswered in an earlier checkpoint: not adopted, so its time is never read.
+          { id: 'req_gone', port: 'manager-approval', data: { amount: 1 }, createdAt: 'yesterday' },
+        ]),
+        waitingOn([
+          {
+            id: 'req_wait',
+            port: 'manager-approval',
+            data: { amount: 35 },
+            createdAt: '2030-01-01T02:00:01+02:00',
+            expiresAt: '+002030-01-01T00:08:20Z',
+          },
+        ]),
+      ],
+      [{ requestId: 'req_done', at: '2030-01-01T01:00:02.000+01:00' }],
+    );
+    const store = open();
+    expect(await store.getApproval('req_wait')).toMatchObject({
+      status: 'pending',
+      createdAt: at(1),
+      expiresAt: at(500),
+    });
+    expect(await store.getApproval('req_done')).toMatchObject({
+      status: 'answered',
+      createdAt: at(1),
+      expiresAt: '9999-12-31T23:59:59.999Z',
+      decision: { verdict: 'answered', by: 'mona', at: at(2) },
+    });
+    expect(await store.getApproval('req_gone')).toBeNull();
+    expect(answersLeft()).toBeNull();
+    // Stored in the one form, the adopted request is due at its expiry like any other.
+    expect((await store.listDue({ at: at(500), limit: 10 })).map((row) => row.id)).toEqual(['req_wait']);
+  });
+
+  it('adopting legacy requests refuses a time it cannot read without guessing (CORRUPT_DATA naming the row), changing nothing until it is corrected', async () => {
+    const waiting = { id: 'req_wait', port: 'manager-approval', data: { amount: 35 }, createdAt: at(1) };
+    const done = { id: 'req_done', port: 'manager-approval', data: { amount: 12 }, createdAt: at(1) };
+    const inWait = 'request req_wait (run r, checkpoint cp-0, body state.requests[0].';
+    const cases: Array<{ edit: Record<string, unknown>; answeredAt?: string; where: string; shown: string }> =
+      [
+        // No zone: the local time of whichever server wrote it.
+        {
+          edit: { expiresAt: '2030-01-01T00:08:20' },
+          where: `${inWait}expiresAt)`,
+          shown: '"2030-01-01T00:08:20"',
+        },
+        // A day February does not have: Date.parse would move it to 2 March.
+        {
+          edit: { createdAt: '2030-02-30T00:00:00.000Z' },
+          where: `${inWait}createdAt)`,
+          shown: '"2030-02-30',
+        },
+        {
+          edit: { createdAt: '+010000-01-01T00:00:00.000Z' },
+          where: `${inWait}createdAt)`,
+          shown: 'outside the years',
+        },
+        {
+          edit: { createdAt: 1_893_456_001_000 },
+          where: `${inWait}createdAt)`,
+          shown: 'is 1893456001000, not a time',
+        },
+        { edit: { createdAt: undefined }, where: `${inWait}createdAt)`, shown: 'is missing, not a time' },
+        {
+          edit: { expiresAt: { at: 'soon' } },
+          where: `${inWait}expiresAt)`,
+          shown: 'is an object, not a time',
+        },
+        {
+          edit: {},
+          answeredAt: '2030-01-01 00:00:02',
+          where: 'the answer to request req_done (workflow_answers row of run r, answered_at)',
+          shown: '"2030-01-01 00:00:02"',
+        },
+      ];
+    for (const [i, { edit, answeredAt, where, shown }] of cases.entries()) {
+      path = join(dir, `case-${i}.db`);
+      legacyFile(
+        [waitingOn([{ ...waiting, ...edit }, done])],
+        [{ requestId: 'req_done', at: answeredAt ?? at(2) }],
+      );
+      let refused: unknown;
+      try {
+        open();
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused, where).toBeInstanceOf(CorruptDataError);
+      expect(refused).toMatchObject({
+        code: 'CORRUPT_DATA',
+        message: expect.stringContaining(where),
+        hint: expect.stringContaining('No request was adopted and nothing was removed'),
+      });
+      expect((refused as Error).message).toContain(shown);
+      expect(answersLeft()).toBe(1);
+      expect(raw((db) => db.prepare('SELECT id FROM approvals').all())).toEqual([]);
+    }
+    // Corrected, the next open adopts it.
+    raw((db) =>
+      db
+        .prepare("UPDATE workflow_answers SET answered_at = ? WHERE request_id = 'req_done'")
+        .run('2030-01-01T00:00:02Z'),
+    );
+    const store = open();
+    expect(await store.getApproval('req_done')).toMatchObject({ decision: { at: at(2) } });
+    expect(await store.getApproval('req_wait')).toMatchObject({ status: 'pending', createdAt: at(1) });
+    expect(answersLeft()).toBeNull();
   });
 });
