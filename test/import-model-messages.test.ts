@@ -184,4 +184,33 @@ describe('importModelMessages', () => {
       code: 'INVALID_INPUT',
     });
   });
+  it('refuses arguments or an output nested deeper than 64 levels, naming the message, and imports nothing', async () => {
+    const store = createMemoryStore();
+    let deep: unknown = 1;
+    for (let i = 0; i < 65; i++) deep = { k: deep };
+    const conversation = (input: unknown, value: unknown): ModelMessage[] =>
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'lookup', input }] },
+        {
+          role: 'tool',
+          content: [
+            { type: 'tool-result', toolCallId: 'c1', toolName: 'lookup', output: { type: 'json', value } },
+          ],
+        },
+      ] as ModelMessage[];
+    for (const [messages, where] of [
+      [conversation(deep, {}), 'message 2'],
+      [conversation({}, deep), 'message 3'],
+    ] as const) {
+      await expect(importModelMessages(store, 's1', messages, { agent: 'desk' })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining(
+          `Cannot import the conversation: ${where}: a value is nested too deeply. It nests deeper than 64 levels`,
+        ),
+      });
+    }
+    expect(await store.getSession('s1')).toBeNull();
+    expect(await store.listAudit()).toEqual([]);
+  });
 });

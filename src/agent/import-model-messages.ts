@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../core/errors/invalid-input-error.ts';
 import { userIdPattern } from '../core/ids.ts';
 import type { JsonValue } from '../core/json.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepMessage } from '../core/json-depth.ts';
 import type { Message, ToolCall, ToolResult } from '../core/messages.ts';
 import type { SessionSnapshot, Store } from '../store/store.ts';
 
@@ -243,13 +244,24 @@ function resultOf(output: unknown, where: string): { output: JsonValue; isError?
   }
 }
 
+/**
+ * Arguments and outputs as JSON, held to MAX_JSON_DEPTH like every JSON value a store takes
+ * in (the store's import refuses deeper ones too, but in terms of a snapshot, not of the
+ * conversation handed in here).
+ */
 function jsonOf(value: unknown, where: string): JsonValue {
   if (value === undefined) return {};
+  let json: JsonValue;
   try {
-    return JSON.parse(JSON.stringify(value)) as JsonValue;
+    json = JSON.parse(JSON.stringify(value)) as JsonValue;
   } catch {
     throw invalid(`${where}: a value is not JSON`);
   }
+  if (nestsDeeperThan(json, MAX_JSON_DEPTH))
+    throw invalid(`${where}: a value is nested too deeply`, {
+      hint: `${tooDeepMessage('It')} Nothing was imported.`,
+    });
+  return json;
 }
 
 function unsupported(where: string, type: string): InvalidInputError {

@@ -89,10 +89,12 @@ export function readSnapshot(input: unknown): SessionSnapshot {
   const parsed = sessionSnapshotSchema.safeParse(input);
   if (parsed.success) return input as SessionSnapshot;
   const issue = parsed.error.issues[0];
+  // Some issues (jsonValue's) are sentences already.
+  const problem = (issue?.message ?? 'malformed').replace(/\.$/, '');
   const session = (input as { session?: { id?: unknown } } | null)?.session?.id;
   const which = typeof session === 'string' ? `of session ${session} ` : '';
   throw new InvalidInputError(
-    `The snapshot ${which}to import is malformed: ${pathText(issue?.path ?? [])}: ${issue?.message ?? 'malformed'}. Nothing was written.`,
+    `The snapshot ${which}to import is malformed: ${pathText(issue?.path ?? [])}: ${problem}. Nothing was written.`,
     {
       hint: 'Pass a SessionSnapshot as store.exportSession returns it; to import an export file, use importSession from countersign, which reads the file format.',
     },
