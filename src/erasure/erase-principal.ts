@@ -104,19 +104,6 @@ function add(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
 
 const nothing = (counts: ErasureCounts) => Object.values(counts).every((n) => n === 0);
 
-/** The runs a book keeps for `principal`, from its index of runs by customer (page by page). */
-async function runsOf(book: Store | CheckpointStore, principal: string): Promise<string[]> {
-  if (!('pageRuns' in book) || typeof book.pageRuns !== 'function') return [];
-  const runs: string[] = [];
-  let after: string | undefined;
-  do {
-    const page = await book.pageRuns({ customer: principal, limit: 1000, ...(after ? { after } : {}) });
-    runs.push(...page.items.map((item) => item.run));
-    after = page.next ?? undefined;
-  } while (after !== undefined);
-  return runs;
-}
-
 /** Expires one pending request through the one decision compare-and-set; false if it lost. */
 async function expireFirst(
   book: Store | CheckpointStore,
@@ -141,8 +128,8 @@ async function expireFirst(
  *
  * 1. Their pending requests are expired, through `decide`, so none can be approved or run
  *    later (a request is never removed while it could still be approved).
- * 2. With encryption on, the workflow runs whose keys go last are recorded (ERASURE_INTENTS)
- *    before anything is removed.
+ * 2. With encryption on, the workflow runs whose keys go last (those each store removes in
+ *    step 4: `runsToErase`) are recorded (ERASURE_INTENTS) before anything is removed.
  * 3. The app's state keys of theirs are overwritten with null.
  * 4. Their rows are removed, and their audit entries' data erased in place, in one
  *    transaction per store, with a `principal.erased` entry of who, when, which principal and
@@ -186,23 +173,22 @@ export async function erasePrincipal(
   // 1. Expire what still waits.
   const expired: string[] = [];
   const decidedFirst: string[] = [];
-  const pendingRuns: string[] = [];
   for (const book of books) {
     for (const row of await book.listPendingOf(principal)) {
-      if (row.run !== null) pendingRuns.push(row.run);
       if (await expireFirst(book, row, at)) expired.push(row.id);
       else decidedFirst.push(row.id);
     }
   }
 
-  // 2. The runs whose keys go last: found now, while their rows still say whose they are,
-  // with those an interrupted earlier run recorded (its rows may be gone already).
+  // 2. The runs whose keys go last: those each store removes in step 4, found now while
+  // their rows still say whose they are (a run found only through a request already decided
+  // too), with those an interrupted earlier run recorded (its rows may be gone already).
   let runs: string[] = [];
   let intent: ErasureIntent | null = null;
   if (keys?.forgetRun !== undefined) {
     intent = intentOf(await main.getState(ERASURE_INTENTS, principal));
-    const found = [...pendingRuns];
-    for (const book of books) found.push(...(await runsOf(book, principal)));
+    const found: string[] = [];
+    for (const book of books) found.push(...(await book.runsToErase(principal)));
     runs = [...new Set([...(intent?.runs ?? []), ...found])].sort();
     if (runs.length > 0 && (intent === null || runs.length !== intent.runs.length)) {
       intent = { runs, since: intent?.since ?? at };

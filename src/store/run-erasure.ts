@@ -49,6 +49,20 @@ export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
     return { runs: removed, checkpoints, requests };
   }
 
+  /** The customer's requests, and the runs erasing them removes (runsToErase reads the same). */
+  async function theirs(principal: string) {
+    const requests = (await held.requests.listApprovals()).filter(
+      (request) => request.customer === principal,
+    );
+    const runs = [
+      ...new Set([
+        ...(await held.runsOf(principal)),
+        ...requests.flatMap((request) => (request.run === null ? [] : [request.run])),
+      ]),
+    ];
+    return { requests, runs };
+  }
+
   return {
     async listPendingOf(principal) {
       return (await held.requests.listApprovals({ status: 'pending' }))
@@ -56,19 +70,15 @@ export function createRunErasure(held: HeldRuns): PrincipalErasure & Retention {
         .sort(byCreated);
     },
 
+    async runsToErase(principal) {
+      return (await theirs(principal)).runs;
+    },
+
     async erasePrincipal({ principal }): Promise<ErasureCounts> {
       // No audit trail here (keepsAudit: false): the caller's trail records the erasure.
-      const theirs = (await held.requests.listApprovals()).filter(
-        (request) => request.customer === principal,
-      );
-      const runs = [
-        ...new Set([
-          ...(await held.runsOf(principal)),
-          ...theirs.flatMap((request) => (request.run === null ? [] : [request.run])),
-        ]),
-      ];
+      const { requests: found, runs } = await theirs(principal);
       const ofRuns = await removeRuns(runs);
-      const loose = theirs.filter((request) => request.run === null).map((request) => request.id);
+      const loose = found.filter((request) => request.run === null).map((request) => request.id);
       const requests = ofRuns.requests + (await held.removeRequests(loose));
       return {
         sessions: 0,

@@ -7,6 +7,8 @@ import { supportWorkflow } from '../../examples/bookstore/app.ts';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { keyringOf } from '../../src/crypto/encrypted-store.ts';
 import { type DataKeyForgetter, erasePrincipal } from '../../src/erasure/erase-principal.ts';
+import { createDemoModel } from '../../src/model/demo-model.ts';
+import type { CheckpointStore } from '../../src/store/checkpoint-store.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { DataKeys } from '../../src/store/ports/data-keys.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -20,7 +22,9 @@ import { type TestServer, testServer } from '../server/helpers.ts';
  * no data key of the customer is destroyed while rows sealed with it remain, so every reader
  * (the API, checked against its OpenAPI document, and export) answers normally; running the
  * same erasure again completes it and reports what that run removed and destroyed; afterwards
- * nothing of the customer is left. Memory, SQLite and PostgreSQL, all with encryption keys set.
+ * nothing of the customer is left, and a run started for nobody is untouched. Memory, SQLite
+ * and PostgreSQL, all with encryption keys set; the runs in the store itself, including one
+ * only a decided request of the customer leads to.
  */
 const pg = await postgresForTests();
 const env = { COUNTERSIGN_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
@@ -61,7 +65,7 @@ function failing<S extends object>(store: S, crash: Crash): S {
   });
 }
 
-function forgetter(store: Store, crash?: Crash): DataKeyForgetter {
+function forgetter(store: object, crash?: Crash): DataKeyForgetter {
   const keyring = keyringOf(store);
   if (keyring === null) throw new Error('no keyring');
   const step = <T>(run: () => Promise<T>) => (crash ? crash.step(run) : run());
@@ -72,12 +76,22 @@ function forgetter(store: Store, crash?: Crash): DataKeyForgetter {
   };
 }
 
+/** What an erasure works on: the store, and where workflow runs live (null: none are started). */
+interface World {
+  server: TestServer;
+  store: Store;
+  runs: CheckpointStore | null;
+  /** A run started for nobody (with runs): no erasure of a customer may touch it, its key or all. */
+  nobodys: string | null;
+}
+
 interface Seeded {
   label: string;
   customer: string;
   other: string;
   sessions: string[];
-  run: string | null;
+  /** The customer's runs: one started for them, and one only a decided request of theirs leads to. */
+  runs: string[];
 }
 
 async function chat(server: TestServer, session: string, user: string, text: string): Promise<string[]> {
@@ -89,8 +103,20 @@ async function chat(server: TestServer, session: string, user: string, text: str
   return (turn.json.approvals as Array<{ id: string }>).map((approval) => approval.id);
 }
 
-/** One customer with a waiting request, a decided and executed one, a waiting run, app state. */
-async function seed(server: TestServer, store: Store, label: string, runs: boolean): Promise<Seeded> {
+async function startRun(server: TestServer, body: Record<string, unknown>): Promise<string[]> {
+  const started = await server.call('POST', '/v1/runs', { as: 'svc', body });
+  expect(started.status, JSON.stringify(started.json)).toBe(200);
+  expect(started.json.status).toBe('awaiting_input');
+  return (started.json.requests as Array<{ id: string }>).map((request) => request.id);
+}
+
+/**
+ * One customer with a waiting request, a decided and executed one, app state and, with
+ * runs, a waiting run started for them and a run started for nobody whose agent acted for
+ * them (its call decided).
+ */
+async function seed(world: World, label: string): Promise<Seeded> {
+  const { server, store } = world;
   // The bookstore's orders are c-100's. Each round erases c-100 completely, so the next one
   // starts from a customer with nothing stored and a new data key, on the same store.
   const customer = 'c-100';
@@ -111,29 +137,42 @@ async function seed(server: TestServer, store: Store, label: string, runs: boole
     await chat(server, sessions[0]!, customer, `Please cancel my order 1044. Deliver to ${SECRET}.`),
   ).toHaveLength(1);
   await chat(server, `${label}-other`, other, 'Hello from Juniper Lane.');
-  let run: string | null = null;
-  if (runs) {
-    run = `refund-${label}`;
-    const started = await server.call('POST', '/v1/runs', {
-      as: 'svc',
-      body: { workflow: 'refund', run, input: 1040, user: customer },
+  const runs: string[] = [];
+  if (world.runs !== null) {
+    runs.push(`refund-${label}`);
+    await startRun(server, { workflow: 'refund', run: runs[0], input: 1040, user: customer });
+    // Nobody's by the index of runs by customer: only the call, decided now, names them.
+    const support = `support-${label}`;
+    runs.push(support);
+    const [call] = await startRun(server, {
+      workflow: 'support',
+      run: support,
+      input: { customer, message: 'Please cancel my order 1044.' },
     });
-    expect(started.status).toBe(200);
+    const answered = await server.call('POST', `/v1/requests/${call}/decision`, {
+      as: 'mia',
+      body: { approved: true },
+    });
+    expect(answered.status, JSON.stringify(answered.json)).toBe(200);
   }
   await store.setState('bookstore', `note:${customer}`, { address: SECRET });
   // The memory store seals nothing, so nothing made its key yet: make one, to see it destroyed.
   await keyringOf(store)?.ready({ scope: `principal:${customer}` });
-  return { label, customer, other, sessions, run };
+  return { label, customer, other, sessions, runs };
 }
 
-const keys = (store: Store) => store as unknown as DataKeys;
+const keys = (store: object) => store as unknown as DataKeys;
+const live = async (store: object, owner: string) => (await keys(store).liveDataKey(owner)) !== null;
 
 interface Left {
   sessions: number;
   requests: number;
-  checkpoint: boolean;
+  checkpoints: number;
   key: boolean;
-  runKey: boolean;
+  /** Live keys of their runs. */
+  runKeys: number;
+  /** Runs whose checkpoints are still there while the key they are sealed with is gone. */
+  unreadable: string[];
   state: boolean;
 }
 
@@ -141,35 +180,49 @@ interface Left {
 const NOTHING_LEFT: Left = {
   sessions: 0,
   requests: 0,
-  checkpoint: false,
+  checkpoints: 0,
   key: false,
-  runKey: false,
+  runKeys: 0,
+  unreadable: [],
   state: false,
 };
 
-async function left(store: Store, seeded: Seeded): Promise<Left> {
-  const { customer, run } = seeded;
-  const sessions = (await store.listSessions()).filter((session) => session.principal === customer);
-  const requests = (await store.listApprovals()).filter((request) => request.customer === customer);
-  const checkpoint =
-    run !== null && 'latestCheckpoint' in store
-      ? (await (store as unknown as { latestCheckpoint(run: string): Promise<unknown> }).latestCheckpoint(
-          run,
-        )) !== null
-      : false;
+async function left(world: World, seeded: Seeded): Promise<Left> {
+  const { store, runs: book } = world;
+  const { customer } = seeded;
+  let checkpoints = 0;
+  let runKeys = 0;
+  const unreadable: string[] = [];
+  for (const run of seeded.runs) {
+    if (book === null) break;
+    const there = (await book.latestCheckpoint(run)) !== null;
+    const sealing = await live(book, `run:${run}`);
+    if (there) checkpoints += 1;
+    if (there && !sealing) unreadable.push(run);
+    if (sealing) runKeys += 1;
+  }
   const state = await store.getState('bookstore', `note:${customer}`);
   return {
-    sessions: sessions.length,
-    requests: requests.length,
-    checkpoint,
-    key: (await keys(store).liveDataKey(`principal:${customer}`)) !== null,
-    runKey: run !== null && (await keys(store).liveDataKey(`run:${run}`)) !== null,
+    sessions: (await store.listSessions()).filter((session) => session.principal === customer).length,
+    requests: (await store.listApprovals()).filter((request) => request.customer === customer).length,
+    checkpoints,
+    key: await live(store, `principal:${customer}`),
+    runKeys,
+    unreadable,
     state: state !== undefined && state !== null,
   };
 }
 
+/** The run started for nobody is still there, readable, with its key. */
+async function nobodysRunStands(world: World): Promise<void> {
+  if (world.runs === null || world.nobodys === null) return;
+  expect((await world.runs.latestCheckpoint(world.nobodys))?.status).toBe('awaiting_input');
+  expect(await live(world.runs, `run:${world.nobodys}`)).toBe(true);
+}
+
 /** Every reader of what is left answers, in the shape the API promises, with nothing undecodable. */
-async function readersAnswer(server: TestServer, store: Store, seeded: Seeded): Promise<void> {
+async function readersAnswer(world: World, seeded: Seeded): Promise<void> {
+  const { server, store } = world;
   const bodies: unknown[] = [];
   const get = async (path: string) => {
     // server.call checks each answer against the OpenAPI document: an erased marker fails it.
@@ -187,69 +240,78 @@ async function readersAnswer(server: TestServer, store: Store, seeded: Seeded): 
   await get('/v1/audit');
   const verify = await server.call('GET', '/v1/audit/verify', { as: 'alice' });
   expect(verify.json.ok).toBe(true);
-  if (seeded.run !== null) {
+  if (world.runs !== null) {
     await get('/v1/runs');
-    const run = await server.call('GET', `/v1/runs/${seeded.run}`, { as: 'alice' });
-    expect([200, 404]).toContain(run.status);
-    bodies.push(run.json);
+    for (const id of seeded.runs) {
+      const run = await server.call('GET', `/v1/runs/${id}`, { as: 'alice' });
+      expect([200, 404]).toContain(run.status);
+      bodies.push(run.json);
+    }
+    if (world.nobodys !== null) await get(`/v1/runs/${world.nobodys}`);
   }
   const text = JSON.stringify(bodies);
   expect(text).not.toContain('$erased');
   expect(text).not.toContain('[erased]');
 }
 
-async function interruptedAtEveryStep(server: TestServer, store: Store, runs: boolean, tag: string) {
-  const state = (customer: string) => [{ namespace: 'bookstore', key: `note:${customer}` }];
+/** The erasure's options: the store's keys, and the customer's state key. */
+function eraseOptions(world: World, customer: string, crash?: Crash) {
+  return {
+    by: 'dpo',
+    keys: forgetter(world.store, crash),
+    state: [{ namespace: 'bookstore', key: `note:${customer}` }],
+  };
+}
+
+async function interruptedAtEveryStep(world: World, tag: string) {
+  const { store } = world;
   let points = 0;
   for (const mode of ['before', 'after'] as const) {
     for (let at = 1; ; at++) {
-      expect(at, 'the erasure never got through').toBeLessThan(60);
-      const seeded = await seed(server, store, `${tag}${mode[0]}${at}`, runs);
+      expect(at, 'the erasure never got through').toBeLessThan(80);
+      const seeded = await seed(world, `${tag}${mode[0]}${at}`);
       const crash = new Crash(at, mode);
-      const first = await erasePrincipal(failing(store, crash), seeded.customer, {
-        by: 'dpo',
-        keys: forgetter(store, crash),
-        state: state(seeded.customer),
-      }).catch((error: unknown) => {
+      const first = await erasePrincipal(
+        failing(store, crash),
+        seeded.customer,
+        eraseOptions(world, seeded.customer, crash),
+      ).catch((error: unknown) => {
         if (error instanceof Injected) return null;
         throw error;
       });
       if (first !== null) {
         // Past the last call: nothing failed, so this one erasure did it all.
         expect(crash.calls).toBeLessThan(at);
-        expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
+        expect(await left(world, seeded)).toEqual(NOTHING_LEFT);
+        await nobodysRunStands(world);
         break;
       }
       points += 1;
-      const stopped = await left(store, seeded);
+      const stopped = await left(world, seeded);
       // No key goes while anything sealed with it is left to read.
       if (!stopped.key) expect({ at, mode, ...stopped }).toMatchObject({ sessions: 0, requests: 0 });
-      if (!stopped.runKey) expect({ at, mode, ...stopped }).toMatchObject({ checkpoint: false });
-      await readersAnswer(server, store, seeded);
+      expect({ at, mode, unreadable: stopped.unreadable }).toEqual({ at, mode, unreadable: [] });
+      await readersAnswer(world, seeded);
 
       // The same erasure again completes it, and reports what it did itself.
-      const again = await erasePrincipal(store, seeded.customer, {
-        by: 'dpo',
-        keys: forgetter(store),
-        state: state(seeded.customer),
-      });
+      const again = await erasePrincipal(store, seeded.customer, eraseOptions(world, seeded.customer));
       expect({ at, mode, sessions: again.counts.sessions, keyForgotten: again.keyForgotten }).toEqual({
         at,
         mode,
         sessions: stopped.sessions,
-        keyForgotten: stopped.key || stopped.runKey,
+        keyForgotten: stopped.key || stopped.runKeys > 0,
       });
       expect(again.stateKeys).toBe(stopped.state ? 1 : 0);
       expect(again.erased).toBe(
-        stopped.sessions + stopped.requests > 0 ||
-          stopped.checkpoint ||
+        stopped.sessions + stopped.requests + stopped.checkpoints > 0 ||
           stopped.key ||
-          stopped.runKey ||
+          stopped.runKeys > 0 ||
           stopped.state,
       );
-      expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
+      expect(await left(world, seeded)).toEqual(NOTHING_LEFT);
       expect([undefined, null]).toContain(await store.getState(INTENTS, seeded.customer));
-      await readersAnswer(server, store, seeded);
+      await nobodysRunStands(world);
+      await readersAnswer(world, seeded);
       const audit = JSON.stringify(await store.listAudit());
       expect(audit).not.toContain(SECRET);
       // The other customer is untouched.
@@ -265,15 +327,21 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-function serve(store: Store, runs: boolean): TestServer {
-  const server = runs
-    ? testServer({ store, checkpoints: store as never, workflows: [refundWorkflow, supportWorkflow] })
-    : testServer({ store });
+/** A world over `store`, with workflow runs kept in it or none. */
+async function world(store: Store, runs: 'none' | 'same'): Promise<World> {
+  const book = runs === 'none' ? null : (store as unknown as CheckpointStore);
+  const server = testServer({
+    store,
+    model: createDemoModel(),
+    ...(book === null ? {} : { checkpoints: book, workflows: [refundWorkflow, supportWorkflow] }),
+  });
   cleanups.push(async () => {
     await server.close();
     await store.close();
   });
-  return server;
+  const nobodys = book === null ? null : 'refund-nobodys';
+  if (nobodys !== null) await startRun(server, { workflow: 'refund', run: nobodys, input: 1043 });
+  return { server, store, runs: book, nobodys };
 }
 
 /**
@@ -281,8 +349,9 @@ function serve(store: Store, runs: boolean): TestServer {
  * removed but before the key was destroyed is sealed with that key. It must not be left
  * behind unreadable: the erasure removes it too, and every reader still answers.
  */
-async function chatDuringErasure(server: TestServer, store: Store, tag: string) {
-  const seeded = await seed(server, store, tag, false);
+async function chatDuringErasure(world: World, tag: string) {
+  const { server, store } = world;
+  const seeded = await seed(world, tag);
   const keyring = keyringOf(store);
   if (keyring === null) throw new Error('no keyring');
   let late = 0;
@@ -302,31 +371,34 @@ async function chatDuringErasure(server: TestServer, store: Store, tag: string) 
   // The late session was there when the key went.
   expect(late).toBe(1);
   expect(report.keyForgotten).toBe(true);
-  expect(await left(store, seeded)).toEqual(NOTHING_LEFT);
-  await readersAnswer(server, store, seeded);
+  expect(await left(world, seeded)).toEqual(NOTHING_LEFT);
+  await readersAnswer(world, seeded);
 }
+
+const sqlitePath = (label: string) =>
+  join(mkdtempSync(join(tmpdir(), `countersign-erase-${label}-`)), 'store.db');
 
 describe('an erasure interrupted between any two steps, then run again', () => {
   it('memory', async () => {
-    const store = await openStore('memory:', { env });
-    await interruptedAtEveryStep(serve(store, false), store, false, 'm');
+    await interruptedAtEveryStep(await world(await openStore('memory:', { env }), 'none'), 'm');
   });
 
   it('memory, the customer chatting while it runs', async () => {
-    const store = await openStore('memory:', { env });
-    await chatDuringErasure(serve(store, false), store, 'mc');
+    await chatDuringErasure(await world(await openStore('memory:', { env }), 'none'), 'mc');
   });
 
   it('SQLite, the customer chatting while it runs', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'countersign-erase-late-')), 'store.db');
-    const store = await openStore(`sqlite:${path}`, { env });
-    await chatDuringErasure(serve(store, false), store, 'sc');
+    await chatDuringErasure(
+      await world(await openStore(`sqlite:${sqlitePath('late')}`, { env }), 'none'),
+      'sc',
+    );
   });
 
   it('SQLite', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'countersign-erase-crash-')), 'store.db');
-    const store = await openStore(`sqlite:${path}`, { env });
-    await interruptedAtEveryStep(serve(store, true), store, true, 's');
+    await interruptedAtEveryStep(
+      await world(await openStore(`sqlite:${sqlitePath('crash')}`, { env }), 'same'),
+      's',
+    );
   });
 
   describe.skipIf(pg === null)('PostgreSQL', () => {
@@ -336,13 +408,11 @@ describe('an erasure interrupted between any two steps, then run again', () => {
     });
 
     it('every step', async () => {
-      const store = await openStore(storeUrl(schema), { env });
-      await interruptedAtEveryStep(serve(store, true), store, true, 'p');
+      await interruptedAtEveryStep(await world(await openStore(storeUrl(schema), { env }), 'same'), 'p');
     });
 
     it('the customer chatting while it runs', async () => {
-      const store = await openStore(storeUrl(schema), { env });
-      await chatDuringErasure(serve(store, false), store, 'pc');
+      await chatDuringErasure(await world(await openStore(storeUrl(schema), { env }), 'none'), 'pc');
     });
   });
 });

@@ -580,6 +580,20 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         });
       });
 
+      it('lists the runs erasure removes: started for the customer, or named by a request of theirs, decided too', async () => {
+        const started = await store().saveCheckpoint(checkpoint('r-started', 0, { customer: 'ann' }), null);
+        if (!started.saved) throw new Error('test setup could not save r-started');
+        // Started for nobody: only its request, answered before any erasure, says it is ann's.
+        await waitingRun('r-decided', 'ann', 'req_decided');
+        expect((await store().decide('req_decided', answeredBy('alice', 20))).won).toBe(true);
+        await waitingRun('r-bob', 'bob', 'req_bob');
+        expect((await store().runsToErase('ann')).sort()).toEqual(['r-decided', 'r-started']);
+        expect(await store().runsToErase('nobody')).toEqual([]);
+        expect(await store().erasePrincipal({ principal: 'ann', at: at(50) })).toMatchObject({ runs: 2 });
+        expect(await store().runsToErase('ann')).toEqual([]);
+        expect(await store().runsToErase('bob')).toEqual(['r-bob']);
+      });
+
       it('purges ended runs past their cutoff, never one that waits', async () => {
         await waitingRun('r-wait', 'ann', 'req_wait');
         await chain(store(), 'r-done', 1);

@@ -75,6 +75,11 @@ export function createMemoryErasure(held: Held): PrincipalErasure & Retention {
         .map((request) => held.copy(request));
     },
 
+    // It keeps no runs to remove: a memory app's runs live in a checkpoint store of their own.
+    async runsToErase() {
+      return [];
+    },
+
     async erasePrincipal({ principal, at, audit: trail }): Promise<ErasureCounts> {
       const theirSessions = [...sessions.values()]
         .filter((entry) => entry.record.principal === principal)

@@ -37,6 +37,13 @@ export interface PrincipalErasureInput {
 export interface PrincipalErasure {
   /** Pending requests naming the principal as customer, oldest first (both kinds). */
   listPendingOf(principal: string): Promise<ApprovalRequest[]>;
+  /**
+   * The workflow runs `erasePrincipal` would remove for the principal as things stand: those
+   * started for them and those that raised a request of theirs, pending or decided (found
+   * as `erasePrincipal` finds them). Erasure records them before it removes anything, so
+   * that once their rows are gone it can still destroy their keys (src/erasure/).
+   */
+  runsToErase(principal: string): Promise<string[]>;
   erasePrincipal(input: PrincipalErasureInput): Promise<ErasureCounts>;
 }
 

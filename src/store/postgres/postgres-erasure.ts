@@ -86,6 +86,32 @@ export function createPostgresErasure(
   const READABLE_AUDIT = `FROM ${t.audit} WHERE erased_at IS NULL AND at < $1
     AND kind NOT IN ('principal.erased', 'retention.purged')`;
 
+  /**
+   * What erasing `principal` removes, found before anything goes (runsToErase reads the same).
+   * Erasure locks the customer's sessions and runs (`FOR UPDATE`): a step committing to one
+   * waits, then finds it gone.
+   */
+  async function theirs(q: Query, principal: string, lock: '' | ' FOR UPDATE') {
+    const sessions = column(
+      await q(`SELECT id FROM ${t.sessions} WHERE principal = $1${lock}`, [principal]),
+      'id',
+    );
+    const found = await q(
+      `SELECT id, run FROM ${t.approvals} WHERE customer = $1
+       UNION SELECT id, run FROM ${t.approvals} WHERE session = ANY($2::text[])`,
+      [principal, sessions],
+    );
+    // Runs started for them (by index), and runs that raised a request naming them.
+    const started = column(
+      await q(`SELECT id FROM ${runsTable} WHERE customer = $1${lock}`, [principal]),
+      'id',
+    );
+    const runs = [
+      ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
+    ];
+    return { sessions, found, runs };
+  }
+
   const count = async (from: string, values: unknown[]): Promise<number> =>
     Number((await connection.query(`SELECT COUNT(*) AS n ${from}`, values))[0]?.n ?? 0);
 
@@ -101,26 +127,13 @@ export function createPostgresErasure(
       return rows.map((row) => toApproval(codec, row));
     },
 
+    async runsToErase(principal) {
+      return (await theirs(connection.query, principal, '')).runs;
+    },
+
     async erasePrincipal({ principal, at, audit }): Promise<ErasureCounts> {
       return connection.transaction(async (q) => {
-        // Locks the customer's sessions first: a step committing to one waits, then finds it gone.
-        const sessions = column(
-          await q(`SELECT id FROM ${t.sessions} WHERE principal = $1 FOR UPDATE`, [principal]),
-          'id',
-        );
-        const found = await q(
-          `SELECT id, run FROM ${t.approvals} WHERE customer = $1
-           UNION SELECT id, run FROM ${t.approvals} WHERE session = ANY($2::text[])`,
-          [principal, sessions],
-        );
-        // Runs started for them (by index), and runs that raised a request naming them.
-        const started = column(
-          await q(`SELECT id FROM ${runsTable} WHERE customer = $1 FOR UPDATE`, [principal]),
-          'id',
-        );
-        const runs = [
-          ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
-        ];
+        const { sessions, found, runs } = await theirs(q, principal, ' FOR UPDATE');
         const runRequests = column(
           await q(`SELECT id FROM ${t.approvals} WHERE run = ANY($1::text[])`, [runs]),
           'id',

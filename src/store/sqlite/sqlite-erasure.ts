@@ -123,6 +123,21 @@ export function createSqliteErasure(
   const READABLE_AUDIT = `FROM audit INDEXED BY audit_readable_by_at WHERE erased_at IS NULL AND at < ?1
     AND kind NOT IN ('principal.erased', 'retention.purged')`;
 
+  /** What erasing `principal` removes, found before anything goes (runsToErase reads the same). */
+  function theirs(principal: string) {
+    const sessions = column(sql('SELECT id FROM sessions WHERE principal = ?').all(principal), 'id');
+    const found = sql(
+      `SELECT id, run FROM approvals WHERE customer = ?
+       UNION SELECT id, run FROM approvals WHERE session IN ${IN_LIST}`,
+    ).all(principal, list(sessions));
+    // Runs started for them (by index), and runs that raised a request naming them.
+    const started = column(sql(RUNS_OF_SQL).all(principal), 'id');
+    const runs = [
+      ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
+    ];
+    return { sessions, found, runs };
+  }
+
   const count = (from: string, ...values: (string | number)[]): number =>
     Number((sql(`SELECT COUNT(*) AS n ${from}`).get(...values) as { n: number }).n);
 
@@ -135,19 +150,14 @@ export function createSqliteErasure(
       );
     },
 
+    async runsToErase(principal) {
+      return run(() => theirs(principal).runs);
+    },
+
     async erasePrincipal({ principal, at, audit }): Promise<ErasureCounts> {
       zeroFreedPages();
       const erased = await write(() => {
-        const sessions = column(sql('SELECT id FROM sessions WHERE principal = ?').all(principal), 'id');
-        const found = sql(
-          `SELECT id, run FROM approvals WHERE customer = ?
-           UNION SELECT id, run FROM approvals WHERE session IN ${IN_LIST}`,
-        ).all(principal, list(sessions));
-        // Runs started for them (by index), and runs that raised a request naming them.
-        const started = column(sql(RUNS_OF_SQL).all(principal), 'id');
-        const runs = [
-          ...new Set([...started, ...found.flatMap((row) => (row.run === null ? [] : [String(row.run)]))]),
-        ];
+        const { sessions, found, runs } = theirs(principal);
         const runRequests = column(
           sql(`SELECT id FROM approvals WHERE run IN ${IN_LIST}`).all(list(runs)),
           'id',
