@@ -32,17 +32,40 @@ export interface DataKeyForgetter {
  */
 export const ERASURE_INTENTS = 'countersign.erasure';
 
-/** What `ERASURE_INTENTS` holds for a principal while their erasure is under way. */
+/**
+ * What `ERASURE_INTENTS` holds for a principal while their erasure is under way: the runs of
+ * each store apart, because each store's keyring destroys the keys of its own runs.
+ */
 interface ErasureIntent {
+  /** Runs of the main store (`store`, or `checkpoints` when there is no store). */
   runs: string[];
+  /** Runs of a separate `checkpoints` store. */
+  checkpointRuns: string[];
   since: string;
 }
 
+type RunList = 'runs' | 'checkpointRuns';
+
+const strings = (runs: readonly unknown[]): string[] =>
+  runs.filter((run): run is string => typeof run === 'string');
+
 function intentOf(value: unknown): ErasureIntent | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const { runs, since } = value as Record<string, unknown>;
+  const { runs, checkpointRuns, since } = value as Record<string, unknown>;
   if (!Array.isArray(runs) || typeof since !== 'string') return null;
-  return { runs: runs.filter((run): run is string => typeof run === 'string'), since };
+  // A record written before runs were kept per store lists the main store's only.
+  const separate = Array.isArray(checkpointRuns) ? strings(checkpointRuns) : [];
+  return { runs: strings(runs), checkpointRuns: separate, since };
+}
+
+/** A store the erasure removes rows from, and what destroys the keys that sealed them. */
+interface Book {
+  store: Store | CheckpointStore;
+  keys: DataKeyForgetter | null;
+  /** Where the intent (step 2) lists this store's runs. */
+  runsIn: RunList;
+  /** The runs whose keys `keys` destroys: this store's, and for the main store a separate one's too. */
+  forgets: readonly RunList[];
 }
 
 /** One application-state entry (namespace and key, as `AppState` takes them). */
@@ -55,12 +78,18 @@ export interface EraseOptions {
   /** Who erases (audited as the actor). */
   by: string;
   /**
-   * With encryption on: whose data keys erasure destroys. Default: the keyring of a store
-   * opened with encryption keys (src/crypto/), none for a plain store.
+   * With encryption on: whose data keys erasure destroys in `store` (in `checkpoints` when
+   * `store` is null). Default: the keyring of a store opened with encryption keys
+   * (src/crypto/), none for a plain store.
    */
   keys?: DataKeyForgetter;
   /** Where workflow runs live, when not in `store` (a file: store, a separate one). */
   checkpoints?: CheckpointStore;
+  /**
+   * The same for a separate `checkpoints` store: its runs and port requests are sealed by its
+   * own keyring, not `store`'s. Default: the keyring it was opened with, if any.
+   */
+  checkpointKeys?: DataKeyForgetter;
   /**
    * Application-state keys that hold this customer's data (the app's `customerState`): each
    * that exists is overwritten with null. countersign cannot tell whose a key is by itself.
@@ -134,7 +163,8 @@ async function expireFirst(
  * 4. Their rows are removed, and their audit entries' data erased in place, in one
  *    transaction per store, with a `principal.erased` entry of who, when, which principal and
  *    how much (no customer data). The chain still verifies.
- * 5. Then their data key, and their runs' keys, are destroyed; then the record of step 2.
+ * 5. Then their data key, and their runs' keys, are destroyed, each through the keyring of
+ *    the store that sealed them; then the record of step 2.
  * 6. Rows written for them between 4 and 5 (sealed with a key now gone) are removed too.
  *
  * Why keys last: a key destroyed while rows sealed with it remain leaves rows nobody can read
@@ -167,13 +197,30 @@ export async function erasePrincipal(
     store !== null && options.checkpoints !== undefined && options.checkpoints !== (store as unknown)
       ? options.checkpoints
       : null;
-  const books: (Store | CheckpointStore)[] = separate === null ? [main] : [main, separate];
-  const keys = options.keys ?? keyringOf(main);
+  // A separate store's runs have a key in the main store's keyring too: a checkpoint store
+  // without a trail has the runner append the runs' entries to the main one, sealed there
+  // with the run's key. Their rows are not the main store's to remove, so that key going is
+  // what makes them unreadable (they read as erased, as audit data whose key is gone does).
+  const books: Book[] = [
+    {
+      store: main,
+      keys: options.keys ?? keyringOf(main),
+      runsIn: 'runs',
+      forgets: ['runs', 'checkpointRuns'],
+    },
+  ];
+  if (separate !== null)
+    books.push({
+      store: separate,
+      keys: options.checkpointKeys ?? keyringOf(separate),
+      runsIn: 'checkpointRuns',
+      forgets: ['checkpointRuns'],
+    });
 
   // 1. Expire what still waits.
   const expired: string[] = [];
   const decidedFirst: string[] = [];
-  for (const book of books) {
+  for (const { store: book } of books) {
     for (const row of await book.listPendingOf(principal)) {
       if (await expireFirst(book, row, at)) expired.push(row.id);
       else decidedFirst.push(row.id);
@@ -183,15 +230,20 @@ export async function erasePrincipal(
   // 2. The runs whose keys go last: those each store removes in step 4, found now while
   // their rows still say whose they are (a run found only through a request already decided
   // too), with those an interrupted earlier run recorded (its rows may be gone already).
-  let runs: string[] = [];
+  const runs: Record<RunList, string[]> = { runs: [], checkpointRuns: [] };
   let intent: ErasureIntent | null = null;
-  if (keys?.forgetRun !== undefined) {
+  if (books.some(({ keys }) => keys?.forgetRun !== undefined)) {
     intent = intentOf(await main.getState(ERASURE_INTENTS, principal));
-    const found: string[] = [];
-    for (const book of books) found.push(...(await book.runsToErase(principal)));
-    runs = [...new Set([...(intent?.runs ?? []), ...found])].sort();
-    if (runs.length > 0 && (intent === null || runs.length !== intent.runs.length)) {
-      intent = { runs, since: intent?.since ?? at };
+    for (const { store: book, runsIn } of books)
+      runs[runsIn] = [
+        ...new Set([...(intent?.[runsIn] ?? []), ...(await book.runsToErase(principal))]),
+      ].sort();
+    const changed =
+      intent === null ||
+      runs.runs.length !== intent.runs.length ||
+      runs.checkpointRuns.length !== intent.checkpointRuns.length;
+    if (runs.runs.length + runs.checkpointRuns.length > 0 && changed) {
+      intent = { ...runs, since: intent?.since ?? at };
       await main.setState(ERASURE_INTENTS, principal, { ...intent });
     }
   }
@@ -206,7 +258,9 @@ export async function erasePrincipal(
   }
 
   // 4. The rows, the trail's entry with them. The entry says whether the key goes (step 5).
-  const keyGoes = keys === null ? false : keys.holds === undefined ? true : await keys.holds(principal);
+  let keyGoes = false;
+  for (const { keys } of books)
+    if (keys !== null && (keys.holds === undefined || (await keys.holds(principal)))) keyGoes = true;
   /** Removes their rows from every store, with one `principal.erased` entry unless `quiet`. */
   const removeRows = async (
     quiet: (total: ErasureCounts) => boolean,
@@ -236,9 +290,13 @@ export async function erasePrincipal(
   });
 
   // 5. The keys, now that nothing sealed with them is left to read; then the record of step 2.
-  let keyForgotten = (await keys?.forget(principal)) ?? false;
-  if (keys?.forgetRun !== undefined) {
-    for (const run of runs) keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
+  let keyForgotten = false;
+  for (const { keys, forgets } of books) {
+    if (keys === null) continue;
+    keyForgotten = (await keys.forget(principal)) || keyForgotten;
+    if (keys.forgetRun === undefined) continue;
+    for (const run of new Set(forgets.flatMap((list) => runs[list])))
+      keyForgotten = (await keys.forgetRun(run)) || keyForgotten;
   }
   if (intent !== null) await main.setState(ERASURE_INTENTS, principal, null);
 

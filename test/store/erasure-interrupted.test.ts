@@ -9,8 +9,10 @@ import { keyringOf } from '../../src/crypto/encrypted-store.ts';
 import { type DataKeyForgetter, erasePrincipal } from '../../src/erasure/erase-principal.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import type { CheckpointStore } from '../../src/store/checkpoint-store.ts';
+import { openCheckpointStore } from '../../src/store/open-checkpoint-store.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { DataKeys } from '../../src/store/ports/data-keys.ts';
+import type { RequestBook } from '../../src/store/ports/request-book.ts';
 import type { Store } from '../../src/store/store.ts';
 import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/postgres.ts';
 import { type TestServer, testServer } from '../server/helpers.ts';
@@ -23,8 +25,8 @@ import { type TestServer, testServer } from '../server/helpers.ts';
  * (the API, checked against its OpenAPI document, and export) answers normally; running the
  * same erasure again completes it and reports what that run removed and destroyed; afterwards
  * nothing of the customer is left, and a run started for nobody is untouched. Memory, SQLite
- * and PostgreSQL, all with encryption keys set; the runs in the store itself, including one
- * only a decided request of the customer leads to.
+ * and PostgreSQL, all with encryption keys set; runs in the store itself, including one only
+ * a decided request of the customer leads to, or in a separate encrypted file: store.
  */
 const pg = await postgresForTests();
 const env = { COUNTERSIGN_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
@@ -76,11 +78,15 @@ function forgetter(store: object, crash?: Crash): DataKeyForgetter {
   };
 }
 
-/** What an erasure works on: the store, and where workflow runs live (null: none are started). */
+/**
+ * What an erasure works on: the store, and where workflow runs live (null: none are started),
+ * `separate` when that is not the store itself (an encrypted file: store, its own keyring).
+ */
 interface World {
   server: TestServer;
   store: Store;
   runs: CheckpointStore | null;
+  separate: CheckpointStore | null;
   /** A run started for nobody (with runs): no erasure of a customer may touch it, its key or all. */
   nobodys: string | null;
 }
@@ -90,7 +96,10 @@ interface Seeded {
   customer: string;
   other: string;
   sessions: string[];
-  /** The customer's runs: one started for them, and one only a decided request of theirs leads to. */
+  /**
+   * The customer's runs: one started for them, and (runs kept in the store itself) one that
+   * only a request of theirs, decided before the erasure, leads to.
+   */
   runs: string[];
 }
 
@@ -112,8 +121,8 @@ async function startRun(server: TestServer, body: Record<string, unknown>): Prom
 
 /**
  * One customer with a waiting request, a decided and executed one, app state and, with
- * runs, a waiting run started for them and a run started for nobody whose agent acted for
- * them (its call decided).
+ * runs, a waiting run started for them and one started for nobody; with runs kept in the
+ * store itself, also a run started for nobody whose agent acted for them (its call decided).
  */
 async function seed(world: World, label: string): Promise<Seeded> {
   const { server, store } = world;
@@ -141,6 +150,8 @@ async function seed(world: World, label: string): Promise<Seeded> {
   if (world.runs !== null) {
     runs.push(`refund-${label}`);
     await startRun(server, { workflow: 'refund', run: runs[0], input: 1040, user: customer });
+  }
+  if (world.runs !== null && world.separate === null) {
     // Nobody's by the index of runs by customer: only the call, decided now, names them.
     const support = `support-${label}`;
     runs.push(support);
@@ -166,10 +177,14 @@ const live = async (store: object, owner: string) => (await keys(store).liveData
 
 interface Left {
   sessions: number;
+  /** The customer's requests in the store, and in a separate checkpoint store. */
   requests: number;
+  separateRequests: number;
   checkpoints: number;
+  /** The customer's key in the store's keyring, and in a separate checkpoint store's. */
   key: boolean;
-  /** Live keys of their runs. */
+  separateKey: boolean;
+  /** Live keys of their runs, in every keyring that holds one. */
   runKeys: number;
   /** Runs whose checkpoints are still there while the key they are sealed with is gone. */
   unreadable: string[];
@@ -180,16 +195,22 @@ interface Left {
 const NOTHING_LEFT: Left = {
   sessions: 0,
   requests: 0,
+  separateRequests: 0,
   checkpoints: 0,
   key: false,
+  separateKey: false,
   runKeys: 0,
   unreadable: [],
   state: false,
 };
 
 async function left(world: World, seeded: Seeded): Promise<Left> {
-  const { store, runs: book } = world;
+  const { store, runs: book, separate } = world;
   const { customer } = seeded;
+  const theirs = async (requests: RequestBook | null) =>
+    requests === null
+      ? 0
+      : (await requests.listApprovals()).filter((row) => row.customer === customer).length;
   let checkpoints = 0;
   let runKeys = 0;
   const unreadable: string[] = [];
@@ -200,13 +221,17 @@ async function left(world: World, seeded: Seeded): Promise<Left> {
     if (there) checkpoints += 1;
     if (there && !sealing) unreadable.push(run);
     if (sealing) runKeys += 1;
+    // The run's entries in the store's own trail are sealed with its key there.
+    if (separate !== null && (await live(store, `run:${run}`))) runKeys += 1;
   }
   const state = await store.getState('bookstore', `note:${customer}`);
   return {
     sessions: (await store.listSessions()).filter((session) => session.principal === customer).length,
-    requests: (await store.listApprovals()).filter((request) => request.customer === customer).length,
+    requests: await theirs(store),
+    separateRequests: await theirs(separate),
     checkpoints,
     key: await live(store, `principal:${customer}`),
+    separateKey: separate !== null && (await live(separate, `principal:${customer}`)),
     runKeys,
     unreadable,
     state: state !== undefined && state !== null,
@@ -236,6 +261,8 @@ async function readersAnswer(world: World, seeded: Seeded): Promise<void> {
   }
   await get('/v1/requests');
   for (const request of await store.listApprovals()) await get(`/v1/requests/${request.id}`);
+  if (world.separate !== null)
+    for (const request of await world.separate.listApprovals()) await get(`/v1/requests/${request.id}`);
   await get('/v1/approvals');
   await get('/v1/audit');
   const verify = await server.call('GET', '/v1/audit/verify', { as: 'alice' });
@@ -254,12 +281,19 @@ async function readersAnswer(world: World, seeded: Seeded): Promise<void> {
   expect(text).not.toContain('[erased]');
 }
 
-/** The erasure's options: the store's keys, and the customer's state key. */
+/** The erasure's options for `world`: its store's keys, and a separate store with its own. */
 function eraseOptions(world: World, customer: string, crash?: Crash) {
+  const { separate } = world;
   return {
     by: 'dpo',
     keys: forgetter(world.store, crash),
     state: [{ namespace: 'bookstore', key: `note:${customer}` }],
+    ...(separate === null
+      ? {}
+      : {
+          checkpoints: crash ? failing(separate, crash) : separate,
+          checkpointKeys: forgetter(separate, crash),
+        }),
   };
 }
 
@@ -290,6 +324,8 @@ async function interruptedAtEveryStep(world: World, tag: string) {
       const stopped = await left(world, seeded);
       // No key goes while anything sealed with it is left to read.
       if (!stopped.key) expect({ at, mode, ...stopped }).toMatchObject({ sessions: 0, requests: 0 });
+      if (world.separate !== null && !stopped.separateKey)
+        expect({ at, mode, ...stopped }).toMatchObject({ separateRequests: 0 });
       expect({ at, mode, unreadable: stopped.unreadable }).toEqual({ at, mode, unreadable: [] });
       await readersAnswer(world, seeded);
 
@@ -299,12 +335,13 @@ async function interruptedAtEveryStep(world: World, tag: string) {
         at,
         mode,
         sessions: stopped.sessions,
-        keyForgotten: stopped.key || stopped.runKeys > 0,
+        keyForgotten: stopped.key || stopped.separateKey || stopped.runKeys > 0,
       });
       expect(again.stateKeys).toBe(stopped.state ? 1 : 0);
       expect(again.erased).toBe(
-        stopped.sessions + stopped.requests + stopped.checkpoints > 0 ||
+        stopped.sessions + stopped.requests + stopped.separateRequests + stopped.checkpoints > 0 ||
           stopped.key ||
+          stopped.separateKey ||
           stopped.runKeys > 0 ||
           stopped.state,
       );
@@ -327,9 +364,13 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** A world over `store`, with workflow runs kept in it or none. */
-async function world(store: Store, runs: 'none' | 'same'): Promise<World> {
-  const book = runs === 'none' ? null : (store as unknown as CheckpointStore);
+/** A world over `store`; runs in it (`runs: 'same'`) or in a separate encrypted file: store. */
+async function world(store: Store, runs: 'none' | 'same' | 'file'): Promise<World> {
+  const separate =
+    runs === 'file'
+      ? await openCheckpointStore(`file:${mkdtempSync(join(tmpdir(), 'countersign-erase-runs-'))}`, { env })
+      : null;
+  const book = runs === 'none' ? null : (separate ?? (store as unknown as CheckpointStore));
   const server = testServer({
     store,
     model: createDemoModel(),
@@ -337,11 +378,12 @@ async function world(store: Store, runs: 'none' | 'same'): Promise<World> {
   });
   cleanups.push(async () => {
     await server.close();
+    await separate?.close();
     await store.close();
   });
   const nobodys = book === null ? null : 'refund-nobodys';
   if (nobodys !== null) await startRun(server, { workflow: 'refund', run: nobodys, input: 1043 });
-  return { server, store, runs: book, nobodys };
+  return { server, store, runs: book, separate, nobodys };
 }
 
 /**
@@ -398,6 +440,14 @@ describe('an erasure interrupted between any two steps, then run again', () => {
     await interruptedAtEveryStep(
       await world(await openStore(`sqlite:${sqlitePath('crash')}`, { env }), 'same'),
       's',
+    );
+  });
+
+  // A file: store writes each checkpoint, request and key file with fsync: slower rounds.
+  it('SQLite, its runs in a separate encrypted file: store', { timeout: 120_000 }, async () => {
+    await interruptedAtEveryStep(
+      await world(await openStore(`sqlite:${sqlitePath('file')}`, { env }), 'file'),
+      'sf',
     );
   });
 

@@ -8,6 +8,7 @@ import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
 import { ERASURE_INTENTS, erasePrincipal } from '../../src/erasure/erase-principal.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import type { CheckpointStore } from '../../src/store/checkpoint-store.ts';
+import { openCheckpointStore } from '../../src/store/open-checkpoint-store.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { DataKeys } from '../../src/store/ports/data-keys.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -15,9 +16,9 @@ import { dropSchema, freshSchema, postgresForTests, storeUrl } from '../helpers/
 import { type TestServer, testServer } from '../server/helpers.ts';
 
 /**
- * Which workflow runs' keys an erasure destroys (encryption at rest on): every run it
- * removes, however the customer was linked to it. SQLite and PostgreSQL (a memory store keeps
- * no runs, and a memory checkpoint store seals nothing).
+ * Which workflow runs' keys an erasure destroys, and through which keyring (encryption at
+ * rest on): every run it removes, however the customer was linked to it, each through the
+ * keyring that sealed it. Memory (its runs in a separate store), SQLite and PostgreSQL.
  */
 const pg = await postgresForTests();
 const env = { COUNTERSIGN_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
@@ -109,7 +110,45 @@ async function runFoundOnlyThroughADecidedRequest(store: Store) {
   expect(await store.getState(ERASURE_INTENTS, CUSTOMER)).toBeNull();
 }
 
-describe('erasure destroys the key of every run it removes', () => {
+/**
+ * Runs in a separate encrypted checkpoint store (a `file:` store with its own keyring and
+ * data keys, in its own directory), erased over the API as a server with such a store does.
+ * The run's checkpoints are sealed with the run's key in THAT store's keyring, and its port
+ * request with the customer's key there: both must go from there.
+ */
+async function runInASeparateCheckpointStore(store: Store, { sealsTrail }: { sealsTrail: boolean }) {
+  const dir = mkdtempSync(join(tmpdir(), 'countersign-erase-runs-file-'));
+  const checkpoints = await openCheckpointStore(`file:${dir}`, { env });
+  const server = serve(store, checkpoints);
+  await startRun(server, { workflow: 'refund', run: 'refund-1', input: 1040, user: CUSTOMER });
+  await nobodysRun(server, 'refund-nobody');
+  expect(await liveKey(checkpoints, 'run:refund-1')).toBe(true);
+  expect(await liveKey(checkpoints, `principal:${CUSTOMER}`)).toBe(true);
+  // The file store keeps no trail: the runner wrote the run's entries to the main one.
+  const entries = async () => (await store.listAudit()).filter((entry) => entry.session === 'wf.refund-1');
+  expect((await entries()).length).toBeGreaterThan(0);
+
+  const erased = await server.call('POST', `/v1/customers/${CUSTOMER}/erase`, { as: 'admin' });
+  expect(erased.status).toBe(200);
+  expect(await checkpoints.latestCheckpoint('refund-1')).toBeNull();
+  expect(await liveKey(checkpoints, 'run:refund-1')).toBe(false);
+  expect(await liveKey(checkpoints, `principal:${CUSTOMER}`)).toBe(false);
+  expect(erased.json).toMatchObject({ erased: true, keyForgotten: true, counts: { runs: 1 } });
+  // Its entries in the main trail are sealed there with the run's key (the memory store
+  // seals nothing): that key is gone too, so they read as erased; the chain verifies.
+  expect(await liveKey(store, 'run:refund-1')).toBe(false);
+  if (sealsTrail)
+    for (const entry of await entries()) expect(entry).toMatchObject({ data: {}, erasedAt: 'key-destroyed' });
+  expect((await server.call('GET', '/v1/audit/verify', { as: 'alice' })).json.ok).toBe(true);
+  expect(await liveKey(checkpoints, 'run:refund-nobody')).toBe(true);
+  expect((await checkpoints.latestCheckpoint('refund-nobody'))?.status).toBe('awaiting_input');
+  expect(await store.getState(ERASURE_INTENTS, CUSTOMER)).toBeNull();
+  // Erasing again finds nothing left, keys included.
+  const again = await server.call('POST', `/v1/customers/${CUSTOMER}/erase`, { as: 'admin' });
+  expect(again.json).toMatchObject({ erased: false, keyForgotten: false });
+}
+
+describe('erasure destroys the key of every run it removes, through the keyring that sealed it', () => {
   describe('a run found only through a request already decided', () => {
     it('SQLite', async () => {
       await runFoundOnlyThroughADecidedRequest(await sqlite());
@@ -122,6 +161,26 @@ describe('erasure destroys the key of every run it removes', () => {
       });
       it('its key goes with its rows', async () => {
         await runFoundOnlyThroughADecidedRequest(await postgres(schema));
+      });
+    });
+  });
+
+  describe('a separate encrypted checkpoint store: its own keyring destroys its keys', () => {
+    it('memory', async () => {
+      await runInASeparateCheckpointStore(await openStore('memory:', { env }), { sealsTrail: false });
+    });
+
+    it('SQLite', async () => {
+      await runInASeparateCheckpointStore(await sqlite(), { sealsTrail: true });
+    });
+
+    describe.skipIf(pg === null)('PostgreSQL', () => {
+      const schema = freshSchema('erase_runs_separate');
+      afterAll(async () => {
+        await dropSchema(schema);
+      });
+      it('the run key and the customer key go from the file store', async () => {
+        await runInASeparateCheckpointStore(await postgres(schema), { sealsTrail: true });
       });
     });
   });
