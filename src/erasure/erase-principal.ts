@@ -46,16 +46,24 @@ interface ErasureIntent {
 
 type RunList = 'runs' | 'checkpointRuns';
 
-const strings = (runs: readonly unknown[]): string[] =>
-  runs.filter((run): run is string => typeof run === 'string');
+/**
+ * Each run once, in order: lists are compared as sets, so a record holding a run twice
+ * cannot stand in for a run it lacks.
+ */
+function normalRuns(runs: readonly unknown[]): string[] {
+  return [...new Set(runs.filter((run): run is string => typeof run === 'string'))].sort();
+}
+
+const sameRuns = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((run, index) => run === b[index]);
 
 function intentOf(value: unknown): ErasureIntent | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const { runs, checkpointRuns, since } = value as Record<string, unknown>;
   if (!Array.isArray(runs) || typeof since !== 'string') return null;
   // A record written before runs were kept per store lists the main store's only.
-  const separate = Array.isArray(checkpointRuns) ? strings(checkpointRuns) : [];
-  return { runs: strings(runs), checkpointRuns: separate, since };
+  const separate = Array.isArray(checkpointRuns) ? normalRuns(checkpointRuns) : [];
+  return { runs: normalRuns(runs), checkpointRuns: separate, since };
 }
 
 /** A store the erasure removes rows from, and what destroys the keys that sealed them. */
@@ -235,13 +243,11 @@ export async function erasePrincipal(
   if (books.some(({ keys }) => keys?.forgetRun !== undefined)) {
     intent = intentOf(await main.getState(ERASURE_INTENTS, principal));
     for (const { store: book, runsIn } of books)
-      runs[runsIn] = [
-        ...new Set([...(intent?.[runsIn] ?? []), ...(await book.runsToErase(principal))]),
-      ].sort();
+      runs[runsIn] = normalRuns([...(intent?.[runsIn] ?? []), ...(await book.runsToErase(principal))]);
     const changed =
       intent === null ||
-      runs.runs.length !== intent.runs.length ||
-      runs.checkpointRuns.length !== intent.checkpointRuns.length;
+      !sameRuns(runs.runs, intent.runs) ||
+      !sameRuns(runs.checkpointRuns, intent.checkpointRuns);
     if (runs.runs.length + runs.checkpointRuns.length > 0 && changed) {
       intent = { ...runs, since: intent?.since ?? at };
       await main.setState(ERASURE_INTENTS, principal, { ...intent });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { supportWorkflow } from '../../examples/bookstore/app.ts';
 import { refundWorkflow } from '../../examples/bookstore/refund-workflow.ts';
+import { keyringOf } from '../../src/crypto/encrypted-store.ts';
 import { ERASURE_INTENTS, erasePrincipal } from '../../src/erasure/erase-principal.ts';
 import { createDemoModel } from '../../src/model/demo-model.ts';
 import type { CheckpointStore } from '../../src/store/checkpoint-store.ts';
@@ -18,7 +19,8 @@ import { type TestServer, testServer } from '../server/helpers.ts';
 /**
  * Which workflow runs' keys an erasure destroys, and through which keyring (encryption at
  * rest on): every run it removes, however the customer was linked to it, each through the
- * keyring that sealed it. Memory (its runs in a separate store), SQLite and PostgreSQL.
+ * keyring that sealed it; and a record of them (ERASURE_INTENTS) that an edit cannot make
+ * stand in for a run it lacks. Memory (its runs in a separate store), SQLite and PostgreSQL.
  */
 const pg = await postgresForTests();
 const env = { COUNTERSIGN_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
@@ -148,7 +150,72 @@ async function runInASeparateCheckpointStore(store: Store, { sealsTrail }: { sea
   expect(again.json).toMatchObject({ erased: false, keyForgotten: false });
 }
 
+class Injected extends Error {}
+
+/**
+ * An intent record edited (or written by hand) to hold one run twice: as many entries as
+ * the runs found now, but not the same runs. The erasure must still record the run it
+ * found before removing its rows, or a crash after the removal loses it for good.
+ */
+async function intentWithADuplicate(store: Store) {
+  const server = serve(store, store as unknown as CheckpointStore);
+  await startRun(server, { workflow: 'refund', run: 'refund-1', input: 1040, user: CUSTOMER });
+  await store.setState(ERASURE_INTENTS, CUSTOMER, {
+    runs: ['refund-gone', 'refund-gone'],
+    since: '2026-01-01T00:00:00.000Z',
+  });
+  const keyring = keyringOf(store);
+  if (keyring === null) throw new Error('no keyring');
+  // Stopped once the rows are gone, before any key is destroyed.
+  const stopped = await erasePrincipal(store, CUSTOMER, {
+    by: 'dpo',
+    keys: {
+      forget: async () => {
+        throw new Injected('the process died before the keys went');
+      },
+      forgetRun: (run) => keyring.forgetRun(run),
+      holds: (principal) => keyring.holds(principal),
+    },
+  }).catch((error: unknown) => (error instanceof Injected ? null : Promise.reject(error)));
+  expect(stopped).toBeNull();
+  expect(await (store as unknown as CheckpointStore).latestCheckpoint('refund-1')).toBeNull();
+  expect(await store.getState(ERASURE_INTENTS, CUSTOMER)).toMatchObject({
+    runs: ['refund-1', 'refund-gone'],
+  });
+  // The rerun finds no row naming the run any more: only the record leads to its key.
+  const again = await erasePrincipal(store, CUSTOMER, { by: 'dpo' });
+  expect(again.keyForgotten).toBe(true);
+  expect(await liveKey(store, 'run:refund-1')).toBe(false);
+  expect(await store.getState(ERASURE_INTENTS, CUSTOMER)).toBeNull();
+}
+
+/**
+ * A customer with no runs, beside a run started for nobody: the erasure records nothing
+ * (the record is never written, so a rerun has nothing to read back) and leaves that run's
+ * key alone.
+ */
+async function customerWithNoRuns(store: Store) {
+  const server = serve(store, store as unknown as CheckpointStore);
+  await nobodysRun(server, 'refund-nobody');
+  const turn = await server.call('POST', '/v1/sessions/s1/messages', {
+    as: 'svc',
+    body: { text: 'Hello, where is my order?', user: CUSTOMER, agent: 'bookstore' },
+  });
+  expect(turn.status).toBe(200);
+  const report = await erasePrincipal(store, CUSTOMER, { by: 'dpo' });
+  expect(report).toMatchObject({ erased: true, counts: { sessions: 1, runs: 0 } });
+  expect(await store.getState(ERASURE_INTENTS, CUSTOMER)).toBeUndefined();
+  expect(await liveKey(store, 'run:refund-nobody')).toBe(true);
+  expect((await (store as unknown as CheckpointStore).latestCheckpoint('refund-nobody'))?.status).toBe(
+    'awaiting_input',
+  );
+}
+
 describe('erasure destroys the key of every run it removes, through the keyring that sealed it', () => {
+  it('a customer with no runs: nothing recorded, no run key touched (SQLite)', async () => {
+    await customerWithNoRuns(await sqlite());
+  });
+
   describe('a run found only through a request already decided', () => {
     it('SQLite', async () => {
       await runFoundOnlyThroughADecidedRequest(await sqlite());
@@ -181,6 +248,22 @@ describe('erasure destroys the key of every run it removes, through the keyring 
       });
       it('the run key and the customer key go from the file store', async () => {
         await runInASeparateCheckpointStore(await postgres(schema), { sealsTrail: true });
+      });
+    });
+  });
+
+  describe('an intent record holding a run twice still takes in a newly found run', () => {
+    it('SQLite', async () => {
+      await intentWithADuplicate(await sqlite());
+    });
+
+    describe.skipIf(pg === null)('PostgreSQL', () => {
+      const schema = freshSchema('erase_runs_intent');
+      afterAll(async () => {
+        await dropSchema(schema);
+      });
+      it('the run found after the edit is recorded, and its key goes on the rerun', async () => {
+        await intentWithADuplicate(await postgres(schema));
       });
     });
   });
