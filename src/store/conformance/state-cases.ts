@@ -36,6 +36,15 @@ export function stateCases(ctx: ConformanceContext): void {
       ).toEqual(['first', 'second', 'third', null, undefined, 'first']);
     });
 
+    it('reads started together keep keys that look like array syntax or null apart', async () => {
+      const store = ctx.store();
+      // PostgreSQL reads a turn's keys as text arrays: quoting must keep each key whole.
+      const keys = ['NULL', 'a"b', 'c\\d', '{e,f}', 'g,h', ' ', ''];
+      for (const [i, key] of keys.entries()) await store.setState('odd', key, i);
+      expect(await Promise.all(keys.map((key) => store.getState('odd', key)))).toEqual(keys.map((_, i) => i));
+      expect(await store.getState('odd', 'null')).toBeUndefined();
+    });
+
     it('a read after a write by the same caller sees it, with other callers reading alongside', async () => {
       const store = ctx.store();
       await Promise.all(
