@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  badLegacyTimes,
+  expectAdoptionRefused,
+  legacyDone,
+  legacyWaiting,
+} from '../../../test/helpers/legacy-bad-times.ts';
 import { bindArgs } from '../../core/canonical-json.ts';
-import { CorruptDataError } from '../../core/errors/corrupt-data-error.ts';
 import { at, leasedSession, raise, request } from '../conformance/fixtures.ts';
 import { migrations } from './migrations.ts';
 import { DUE_WORK_SQL, NUDGES_DUE_SQL } from './sqlite-request-timers.ts';
@@ -280,50 +285,11 @@ describe('SQLite request rows (migration 9)', () => {
   });
 
   it('adopting legacy requests refuses a time it cannot read without guessing (CORRUPT_DATA naming the row), changing nothing until it is corrected', async () => {
-    const waiting = { id: 'req_wait', port: 'manager-approval', data: { amount: 35 }, createdAt: at(1) };
-    const done = { id: 'req_done', port: 'manager-approval', data: { amount: 12 }, createdAt: at(1) };
-    const inWait = 'request req_wait (run r, checkpoint cp-0, body state.requests[0].';
-    const cases: Array<{ edit: Record<string, unknown>; answeredAt?: string; where: string; shown: string }> =
-      [
-        // No zone: the local time of whichever server wrote it.
-        {
-          edit: { expiresAt: '2030-01-01T00:08:20' },
-          where: `${inWait}expiresAt)`,
-          shown: '"2030-01-01T00:08:20"',
-        },
-        // A day February does not have: Date.parse would move it to 2 March.
-        {
-          edit: { createdAt: '2030-02-30T00:00:00.000Z' },
-          where: `${inWait}createdAt)`,
-          shown: '"2030-02-30',
-        },
-        {
-          edit: { createdAt: '+010000-01-01T00:00:00.000Z' },
-          where: `${inWait}createdAt)`,
-          shown: 'outside the years',
-        },
-        {
-          edit: { createdAt: 1_893_456_001_000 },
-          where: `${inWait}createdAt)`,
-          shown: 'is 1893456001000, not a time',
-        },
-        { edit: { createdAt: undefined }, where: `${inWait}createdAt)`, shown: 'is missing, not a time' },
-        {
-          edit: { expiresAt: { at: 'soon' } },
-          where: `${inWait}expiresAt)`,
-          shown: 'is an object, not a time',
-        },
-        {
-          edit: {},
-          answeredAt: '2030-01-01 00:00:02',
-          where: 'the answer to request req_done (workflow_answers row of run r, answered_at)',
-          shown: '"2030-01-01 00:00:02"',
-        },
-      ];
-    for (const [i, { edit, answeredAt, where, shown }] of cases.entries()) {
+    for (const [i, bad] of badLegacyTimes.entries()) {
+      const { edit, answeredAt } = bad;
       path = join(dir, `case-${i}.db`);
       legacyFile(
-        [waitingOn([{ ...waiting, ...edit }, done])],
+        [waitingOn([{ ...legacyWaiting, ...edit }, legacyDone])],
         [{ requestId: 'req_done', at: answeredAt ?? at(2) }],
       );
       let refused: unknown;
@@ -332,13 +298,7 @@ describe('SQLite request rows (migration 9)', () => {
       } catch (error) {
         refused = error;
       }
-      expect(refused, where).toBeInstanceOf(CorruptDataError);
-      expect(refused).toMatchObject({
-        code: 'CORRUPT_DATA',
-        message: expect.stringContaining(where),
-        hint: expect.stringContaining('No request was adopted and nothing was removed'),
-      });
-      expect((refused as Error).message).toContain(shown);
+      expectAdoptionRefused(refused, bad);
       expect(answersLeft()).toBe(1);
       expect(raw((db) => db.prepare('SELECT id FROM approvals').all())).toEqual([]);
     }
