@@ -33,13 +33,36 @@ export interface QueryOptions {
 export interface Connection {
   /** One statement in autocommit: it is its own transaction, one round trip. */
   query: Query;
-  /** BEGIN … COMMIT on one connection, retried as a whole after a serialization failure or deadlock. */
-  transaction<T>(work: (query: Query) => Promise<T>): Promise<T>;
+  /**
+   * BEGIN … COMMIT on one connection, retried as a whole after a serialization failure or
+   * deadlock. With `chain`: `chain.committing` is told, once this transaction's COMMIT is
+   * queued, how the next transaction may follow it on the same connection (TransactionChain);
+   * `chain.after` is where this one follows another's (its first attempt only).
+   */
+  transaction<T>(work: (query: Query) => Promise<T>, chain?: TransactionChain): Promise<T>;
   /** A REPEATABLE READ READ ONLY transaction: several reads see one snapshot. */
   snapshotRead<T>(work: (query: Query) => Promise<T>): Promise<T>;
   /** A connection of its own for work that manages its own transactions (migrations). */
   withClient<T>(work: (query: Query) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * The connection a transaction has queued its COMMIT on, lent to the next transaction: that
+ * one's BEGIN and statements go out behind the COMMIT, in the same socket write when they are
+ * sent in the same turn (coalesced-writes.ts), and PostgreSQL runs them once the COMMIT is
+ * done. `take` lends it once (the caller then owns a share of it until its transaction ends);
+ * after the turn it was offered in, or once taken, it gives nothing.
+ */
+export interface FollowOn {
+  take(): Lease | undefined;
+}
+
+export interface TransactionChain {
+  /** Called once the COMMIT is queued, with the connection offered to the next transaction. */
+  committing?(next: FollowOn): void;
+  /** The connection to run on, offered by the transaction before (used if still on offer). */
+  after?: FollowOn;
 }
 
 const ATTEMPTS = 5;
@@ -131,32 +154,73 @@ function simple(client: PoolClient, text: string): Promise<unknown> {
 const lostClients = new WeakMap<PoolClient, Error>();
 
 /** A connection checked out of the pool, listened to for as long as it is out. */
-interface Lease {
+export interface Lease {
   client: PoolClient;
   /** The error the connection itself reported while checked out, if any. */
   lost(): Error | undefined;
   /** Marks the connection to be closed on release instead of pooled. */
   discard(): void;
-  /** Returns it to the pool, or closes it if it failed, was discarded or `error` is given. */
+  /**
+   * Gives this holder's share back. The last share returns the connection to the pool, or
+   * closes it if any holder failed on it, discarded it or gave an `error`.
+   */
   release(error?: Error): void;
+  /**
+   * Another holder's share of the same connection (a transaction queued behind this one's
+   * COMMIT): the connection goes back to the pool only once every share is released, so no
+   * other caller is handed it while a transaction on it is still open. Undefined once every
+   * share has been released: the connection may already be someone else's.
+   */
+  share(): Lease | undefined;
 }
 
 function lease(client: PoolClient): Lease {
   let discarded = false;
-  let released = false;
+  let failure: Error | undefined;
+  let holders = 0;
+  const share = (): Lease | undefined => (holders > 0 ? view() : undefined);
+  const view = (): Lease => {
+    holders += 1;
+    let released = false;
+    const held: Lease = {
+      client,
+      lost: () => lostClients.get(client),
+      discard() {
+        discarded = true;
+      },
+      release(error) {
+        if (released) return;
+        released = true;
+        failure ??= error;
+        holders -= 1;
+        if (holders > 0) return;
+        const reason =
+          lostClients.get(client) ??
+          failure ??
+          (discarded ? new Error('discarded after a failure') : undefined);
+        // With a reason pg-pool closes the connection instead of pooling it.
+        client.release(reason);
+      },
+      share,
+    };
+    return held;
+  };
+  return view();
+}
+
+/** Offers `held` to one next transaction, for the rest of this turn only. */
+function followOn(held: Lease): FollowOn {
+  let open = true;
+  // Only for this turn: a transaction that starts later would find the connection released,
+  // maybe handed to another caller, and a COMMIT long answered has nothing to ride with.
+  setImmediate(() => {
+    open = false;
+  });
   return {
-    client,
-    lost: () => lostClients.get(client),
-    discard() {
-      discarded = true;
-    },
-    release(error) {
-      if (released) return;
-      released = true;
-      const reason =
-        lostClients.get(client) ?? error ?? (discarded ? new Error('discarded after a failure') : undefined);
-      // With a reason pg-pool closes the connection instead of pooling it.
-      client.release(reason);
+    take() {
+      if (!open) return undefined;
+      open = false;
+      return held.share();
     },
   };
 }
@@ -210,9 +274,12 @@ export function createConnection(pool: Pool, target: string): Connection {
     return lease(client);
   }
 
-  /** Runs `work` on a leased connection, which is closed instead of pooled if the work failed on it. */
-  async function onLease<T>(work: (held: Lease) => Promise<T>): Promise<T> {
-    const held = await checkout();
+  /**
+   * Runs `work` on a leased connection (`lent`, if one is lent and still on offer), which is
+   * closed instead of pooled if the work failed on it.
+   */
+  async function onLease<T>(work: (held: Lease) => Promise<T>, lent?: FollowOn): Promise<T> {
+    const held = lent?.take() ?? (await checkout());
     let broken: Error | undefined;
     try {
       return await work(held);
@@ -236,13 +303,22 @@ export function createConnection(pool: Pool, target: string): Connection {
     });
   }
 
-  function inTransaction<T>(begin: string, work: (query: Query) => Promise<T>): Promise<T> {
+  function inTransaction<T>(
+    begin: string,
+    work: (query: Query) => Promise<T>,
+    chain: TransactionChain = {},
+  ): Promise<T> {
     return onLease(async (held) => {
       const { client } = held;
       // Set once COMMIT is on the wire: a connection lost after that leaves the outcome unknown.
       let committing = false;
       let commit: Promise<unknown> | undefined;
       const statement = queryOn(client);
+      const queueCommit = () => {
+        committing = true;
+        commit = settled(simple(client, 'COMMIT'));
+        if (chain.committing) chain.committing(followOn(held));
+      };
       const query: Query = (text, values, options) => {
         if (commit !== undefined) {
           return Promise.reject(new Error('A statement after the one marked last in its transaction.'));
@@ -259,8 +335,7 @@ export function createConnection(pool: Pool, target: string): Connection {
           return Promise.reject(error);
         }
         const rows = statement(text, sent, options);
-        committing = true;
-        commit = settled(simple(client, 'COMMIT'));
+        queueCommit();
         return rows;
       };
       try {
@@ -270,8 +345,8 @@ export function createConnection(pool: Pool, target: string): Connection {
         const begun = settled(simple(client, begin));
         const result = await work(query);
         await begun;
-        committing = true;
-        await (commit ?? simple(client, 'COMMIT'));
+        if (commit === undefined) queueCommit();
+        await commit;
         return result;
       } catch (error) {
         if (isConnectionLost(error) || held.lost() !== undefined) {
@@ -280,9 +355,21 @@ export function createConnection(pool: Pool, target: string): Connection {
           if (CountersignError.is(error) && !isConnectionLost(error)) throw error;
           throw connectionLostError(error, target, committing ? 'unknown' : 'rolled-back');
         }
+        // A queued COMMIT ends the transaction either way (a failed statement turns it into a
+        // rollback). Nothing may follow it: the next transaction may already be queued behind
+        // it on this connection (TransactionChain), and a ROLLBACK would undo that one.
+        if (commit !== undefined) {
+          // Its answer is awaited, as a ROLLBACK's was: the connection is clean when released,
+          // or closed if it died meanwhile (the ROLLBACK's failure used to tell).
+          await commit.then(
+            () => undefined,
+            (failed: unknown) => {
+              if (isConnectionLost(failed)) held.discard();
+            },
+          );
+          throw error;
+        }
         try {
-          // Behind a pipelined COMMIT, if any, which the failed statement turned into a
-          // rollback: this one then only draws a warning.
           await simple(client, 'ROLLBACK');
         } catch {
           // The connection is unusable; it is closed instead of pooled.
@@ -290,7 +377,7 @@ export function createConnection(pool: Pool, target: string): Connection {
         }
         throw error;
       }
-    });
+    }, chain.after);
   }
 
   async function translated<T>(work: () => Promise<T>): Promise<T> {
@@ -304,7 +391,7 @@ export function createConnection(pool: Pool, target: string): Connection {
 
   return {
     query: (text, values, options) => translated(() => autocommit(text, values, options)),
-    transaction: (work) => translated(() => inTransaction('BEGIN', work)),
+    transaction: (work, chain) => translated(() => inTransaction('BEGIN', work, chain)),
     snapshotRead: (work) =>
       translated(() => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', work)),
     async withClient(work) {

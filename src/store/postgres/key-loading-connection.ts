@@ -21,7 +21,7 @@ export function keyLoadingConnection(connection: Connection, codec: PayloadCodec
   return {
     ...connection,
     query: loading(connection.query),
-    transaction: (work) => connection.transaction((q) => work(loading(q))),
+    transaction: (work, chain) => connection.transaction((q) => work(loading(q)), chain),
     snapshotRead: (work) => connection.snapshotRead((q) => work(loading(q))),
   };
 }

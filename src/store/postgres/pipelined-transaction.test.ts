@@ -224,35 +224,39 @@ describe.skipIf(url === null)('PostgreSQL group commit with pipelined writes', (
       ]);
       await first;
     });
-    // The holding batch: BEGIN with its statement, then COMMIT (no audit link to carry it).
-    // The next batch: BEGIN with the three inserts, then COMMIT. Each statement written on
-    // its own would be eight.
-    expect(writes).toBe(4);
+    // The holding batch: BEGIN with its statement. Its COMMIT (no audit link to carry it),
+    // with the next batch queued behind it on the same connection: BEGIN and the three
+    // inserts. Then that batch's COMMIT. Each statement written on its own would be eight;
+    // the next batch on a connection of its own, four.
+    expect(writes).toBe(3);
   });
 
-  it('the next batch runs its writes and commits while the one before it waits in its link', async () => {
+  it('the next batch goes out behind the COMMIT of the one before, on its connection, and commits after it', async () => {
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let links = 0;
-    // The first transaction's link waits on the gate, as one waits for the WAL flush or the
-    // audit head; the writes that arrive meanwhile must not wait behind it.
-    const gated = createGroupCommit(connection, async () => {
-      links += 1;
-      if (links === 1) await gate;
+    const order: string[] = [];
+    // The first batch's COMMIT is queued, but its caller hears back only once the gate
+    // opens: the writes that arrive meanwhile must not wait for that.
+    const gated = createGroupCommit(connection, async (q, _groups, closing) => {
+      order.push('link');
+      const sent = q('SELECT 1', [], { last: closing ?? false });
+      if (order.length === 1) await gate;
+      await sent;
     });
     const eIds = async () =>
       (await connection.query(`SELECT id FROM ${table} WHERE id LIKE 'e%' ORDER BY id`)).map((r) => r.id);
     const first = gated.run(insert('e1'), 'one');
     try {
-      await vi.waitFor(() => expect(links).toBe(1));
+      await vi.waitFor(() => expect(order).toEqual(['link']));
       const second = await Promise.race([
         gated.run(insert('e2'), 'one'),
         new Promise((resolve) => setTimeout(resolve, 3000, 'still waiting behind the first')),
       ]);
       expect(second).toBe('e2');
-      expect(await eIds()).toEqual(['e2']);
+      // Run after the first's COMMIT on the same connection: e1 is in before e2 is.
+      expect(await eIds()).toEqual(['e1', 'e2']);
     } finally {
       release();
     }
