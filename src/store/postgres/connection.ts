@@ -52,7 +52,7 @@ export interface Connection {
  * one's BEGIN and statements go out behind the COMMIT, in the same socket write when they are
  * sent in the same turn (coalesced-writes.ts), and PostgreSQL runs them once the COMMIT is
  * done. `take` lends it once (the caller then owns a share of it until its transaction ends);
- * after the turn it was offered in, or once taken, it gives nothing.
+ * once `committing` has returned, or once taken, it gives nothing.
  */
 export interface FollowOn {
   take(): Lease | undefined;
@@ -208,23 +208,6 @@ function lease(client: PoolClient): Lease {
   return view();
 }
 
-/** Offers `held` to one next transaction, for the rest of this turn only. */
-function followOn(held: Lease): FollowOn {
-  let open = true;
-  // Only for this turn: a transaction that starts later would find the connection released,
-  // maybe handed to another caller, and a COMMIT long answered has nothing to ride with.
-  setImmediate(() => {
-    open = false;
-  });
-  return {
-    take() {
-      if (!open) return undefined;
-      open = false;
-      return held.share();
-    },
-  };
-}
-
 /**
  * The store's access to one pool. Every statement is prepared once per connection under a
  * name derived from its text (a step's commit is then parsed and planned once, not 1000 times),
@@ -317,7 +300,19 @@ export function createConnection(pool: Pool, target: string): Connection {
       const queueCommit = () => {
         committing = true;
         commit = settled(simple(client, 'COMMIT'));
-        if (chain.committing) chain.committing(followOn(held));
+        if (chain.committing) {
+          // On offer only while `committing` runs: the next transaction takes it as it starts,
+          // in the same call. One that starts later could find it released, maybe another's.
+          let open = true;
+          chain.committing({
+            take() {
+              if (!open) return undefined;
+              open = false;
+              return held.share();
+            },
+          });
+          open = false;
+        }
       };
       const query: Query = (text, values, options) => {
         if (commit !== undefined) {
