@@ -83,6 +83,26 @@ describe('coalescedReads', () => {
     expect(await lookup.read('a')).toBe('A');
   });
 
+  it("one key's error reaches only its caller: the turn's keys are read again one by one", async () => {
+    const calls: string[][] = [];
+    const edited = new Error('A stored value names data key dk_x, which this store does not hold.');
+    const read = coalescedReads(
+      async (keys: readonly string[]) => {
+        calls.push([...keys]);
+        if (keys.includes('edited')) throw edited;
+        return new Map(keys.map((key) => [key, key.toUpperCase()]));
+      },
+      (key) => key,
+    );
+    const settled = await Promise.allSettled([read('a'), read('edited'), read('b')]);
+    expect(settled).toEqual([
+      { status: 'fulfilled', value: 'A' },
+      { status: 'rejected', reason: edited },
+      { status: 'fulfilled', value: 'B' },
+    ]);
+    expect(calls).toEqual([['a', 'edited', 'b'], ['a'], ['edited'], ['b']]);
+  });
+
   it('a statement reads at most 64 keys: more in one turn are split', async () => {
     const keys = Array.from({ length: 100 }, (_, i) => `k${i}`);
     const { read, calls } = recorded(new Map(keys.map((key) => [key, key.toUpperCase()])));

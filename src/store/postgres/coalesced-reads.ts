@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
 
 /** Keys read at once: one statement's array parameter, and how long its result may grow. */
 const MAX_KEYS = 64;
@@ -14,7 +15,9 @@ const MAX_KEYS = 64;
  * Safe because the reads were concurrent: a caller's read is sent after everything it awaited
  * before, its own writes included, so it sees them; which of the concurrent commits of others
  * it sees is any order the callers could have seen. Nothing is cached: every load is read.
- * A failed statement fails each of its callers with its error, as each alone would have.
+ * A store that cannot be reached fails each caller of the turn with that error, as each alone
+ * would have; any other failure of a turn's statement is read again key by key, so an error
+ * reaches only the caller whose row caused it.
  *
  * `lookup` returns the rows found by key; a key without a row resolves to undefined.
  * Callers wait at most for the current turn: `setImmediate` runs before the loop waits for
@@ -26,8 +29,23 @@ export function coalescedReads<K, V>(
 ): (key: K) => Promise<V | undefined> {
   const loader = new DataLoader<K, V | undefined, string>(
     async (keys) => {
-      const found = await lookup(keys);
-      return keys.map((key) => found.get(keyOf(key)));
+      try {
+        const found = await lookup(keys);
+        return keys.map((key) => found.get(keyOf(key)));
+      } catch (error) {
+        if (keys.length === 1 || error instanceof StoreUnavailableError) throw error;
+        // One row's error (an edited row naming a data key the store does not hold) must not
+        // fail the other callers of its turn: each key is read again alone, and each caller
+        // gets its own outcome, as the group commit runs a failed batch's writes alone.
+        return Promise.all(
+          keys.map((key) =>
+            lookup([key]).then(
+              (found) => found.get(keyOf(key)),
+              (own: unknown) => (own instanceof Error ? own : new Error(String(own))),
+            ),
+          ),
+        );
+      }
     },
     {
       // A fresh read every time: a cached row would be a stale decision's input.
