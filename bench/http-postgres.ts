@@ -9,6 +9,7 @@ import { benchDir } from './agent-loop.ts';
 import { decisionAgent } from './decision-agent.ts';
 import { countedStore, installPgCounter, type PgCounts, pgCounts, resetPgCounts } from './pg-round-trips.ts';
 import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
+import { postgresCpuMicros } from './postgres-cpu.ts';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 
@@ -29,6 +30,8 @@ export interface HttpPostgresRow {
   /** Server transactions per decision: BEGIN…COMMIT blocks plus autocommit statements. */
   transactionsPerDecision: number;
   serverCpuUsPerDecision: number;
+  /** CPU of the PostgreSQL processes per decision, when they run on this machine. */
+  postgresCpuUsPerDecision: number | undefined;
   toolRuns: number;
   doubleExecutions: number;
   byMethod: PgCounts['byMethod'];
@@ -132,8 +135,10 @@ export async function decisionsOverHttpPostgres(
     writeFileSync(file, JSON.stringify(ids));
     resetPgCounts();
     const cpuBefore = process.cpuUsage();
+    const pgCpuBefore = postgresCpuMicros(serverUrl);
     const out = await clientProcess([running.url, TOKEN, file, String(clients), String(warmup)]);
     const cpu = process.cpuUsage(cpuBefore);
+    const pgCpuAfter = postgresCpuMicros(serverUrl);
     const counts = pgCounts();
     await running.close();
     await inner.close();
@@ -167,6 +172,10 @@ export async function decisionsOverHttpPostgres(
       socketWritesPerDecision: per(counts.socketWrites),
       transactionsPerDecision: per(counts.transactions),
       serverCpuUsPerDecision: Math.round((cpu.user + cpu.system) / decided),
+      postgresCpuUsPerDecision:
+        pgCpuBefore === undefined || pgCpuAfter === undefined
+          ? undefined
+          : Math.round((pgCpuAfter - pgCpuBefore) / decided),
       toolRuns: runs,
       doubleExecutions: doubles,
       byMethod,
@@ -218,6 +227,7 @@ export function printHttpPostgresTable(bench: HttpPostgresBench, repeats: number
       'round trips/decision': row.roundTripsPerDecision,
       'socket writes/decision': row.socketWritesPerDecision,
       'server CPU µs/decision': row.serverCpuUsPerDecision,
+      'PostgreSQL CPU µs/decision': row.postgresCpuUsPerDecision ?? '-',
       'tool runs': row.toolRuns,
       'double executions': row.doubleExecutions,
     })),
