@@ -3,6 +3,7 @@ import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { ExecutionStatus } from './execution.ts';
 import type { JsonObject, JsonValue } from './json.ts';
+import { storedText } from './stored-text.ts';
 
 /*
  * What each kind of audit entry records, by kind: the one list of kinds countersign writes.
@@ -320,11 +321,11 @@ export function auditHash(prevHash: string, entry: Linked): string {
 function auditLinkText(entry: Linked): string {
   const fields = {
     seq: entry.seq,
-    at: entry.at,
-    kind: entry.kind,
-    session: entry.session,
-    requestId: entry.requestId,
-    actor: entry.actor,
+    at: storedText(entry.at),
+    kind: storedText(entry.kind),
+    session: storedText(entry.session),
+    requestId: storedText(entry.requestId),
+    actor: storedText(entry.actor),
   };
   return canonicalJson(
     entry.dataHash === undefined ? { ...fields, data: entry.data } : { ...fields, dataHash: entry.dataHash },

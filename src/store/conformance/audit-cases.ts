@@ -4,6 +4,7 @@ import { auditGaps, indexAudit } from '../../core/audit-coverage.ts';
 import type { Store } from '../store.ts';
 import { at, byPerson, type ConformanceContext, event, leasedSession, raise, request } from './fixtures.ts';
 import { describe, it } from './harness.ts';
+import { storedEvent } from './stored-event.ts';
 
 export function auditCases(ctx: ConformanceContext): void {
   describe('audit trail', () => {
@@ -88,6 +89,25 @@ export function auditCases(ctx: ConformanceContext): void {
         'session.imported',
       ]);
       expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 5 });
+    });
+
+    it('an actor that is not well-formed UTF-16 is stored as UTF-8 reads it back, and the chain verifies', async () => {
+      // JSON.parse accepts a lone surrogate ("\\ud800"), in a request body or a tool call;
+      // UTF-8 has no encoding for one, so every backend stores U+FFFD in its place, and the
+      // link covers that. Data keeps its JSON escapes, and so the surrogate.
+      const store = ctx.store();
+      const odd = storedEvent({
+        kind: 'request.decided',
+        session: 's1',
+        requestId: 'r1',
+        actor: 'a\ud800b',
+        data: { note: 'x\udfffy' },
+      });
+      await store.appendAudit([odd, event('request.raised', 's1', 'r2')], at(1));
+      const entries = await store.listAudit();
+      expect(entries.map((entry) => entry.actor)).toEqual(['a\ufffdb', 'tester']);
+      expect(entries[0]?.data).toEqual({ note: 'x\udfffy' });
+      expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 2 });
     });
 
     it('a forged entry does not verify', async () => {

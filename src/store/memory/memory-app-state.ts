@@ -1,4 +1,5 @@
 import type { JsonValue } from '../../core/json.ts';
+import { storedText } from '../../core/stored-text.ts';
 import type { AppState } from '../ports/app-state.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -6,8 +7,10 @@ const copy = <T>(value: T): T => structuredClone(value);
 /** Process-local application state, for the memory Store and the memory CheckpointStore. */
 export function createMemoryAppState(): AppState {
   const state = new Map<string, JsonValue>();
-  // JSON of the pair: no separator character can make two different pairs collide.
-  const stateKey = (namespace: string, key: string) => JSON.stringify([namespace, key]);
+  // JSON of the pair: no separator character can make two different pairs collide. Each part
+  // as a database column holds it (storedText), so a key finds what it finds on SQLite.
+  const stateKey = (namespace: string, key: string) =>
+    JSON.stringify([storedText(namespace), storedText(key)]);
   return {
     async getState(namespace, key) {
       return copy(state.get(stateKey(namespace, key)));

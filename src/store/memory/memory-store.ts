@@ -3,6 +3,7 @@ import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, sealAuditEntry } from 
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
+import { storedText } from '../../core/stored-text.ts';
 import {
   approvalUpdateApplies,
   assertWritable,
@@ -138,9 +139,10 @@ export function createMemoryStore(): MemoryStore {
         seq: audit.length + 1,
         at,
         kind: event.kind,
-        session: event.session,
-        requestId: event.requestId,
-        actor: event.actor,
+        // As a database stores them (storedText), so every backend reads back the same.
+        session: storedText(event.session),
+        requestId: storedText(event.requestId),
+        actor: storedText(event.actor),
         data: copy(event.data),
       };
       const { dataHash, hash } = sealAuditEntry(prevHash, base);
