@@ -36,13 +36,16 @@ export function stateCases(ctx: ConformanceContext): void {
       ).toEqual(['first', 'second', 'third', null, undefined, 'first']);
     });
 
-    it('reads started together keep keys that look like array syntax or null apart', async () => {
+    it('reads started together keep keys that look like array syntax, JSON or null apart', async () => {
       const store = ctx.store();
-      // PostgreSQL reads a turn's keys as text arrays: quoting must keep each key whole.
-      const keys = ['NULL', 'a"b', 'c\\d', '{e,f}', 'g,h', ' ', ''];
+      // PostgreSQL reads a turn's keys as one JSON parameter: escaping must keep each key whole.
+      // A lone surrogate is stored as UTF-8 has it (U+FFFD) and found again under either.
+      const keys = ['NULL', 'a"b', 'c\\d', '{e,f}', 'g,h', ' ', '', '"}]', '\\u0041', 'é€😀', 'x\ud800'];
       for (const [i, key] of keys.entries()) await store.setState('odd', key, i);
       expect(await Promise.all(keys.map((key) => store.getState('odd', key)))).toEqual(keys.map((_, i) => i));
       expect(await store.getState('odd', 'null')).toBeUndefined();
+      expect(await store.getState('odd', 'A')).toBeUndefined();
+      expect(await store.getState('odd', 'x\ufffd')).toBe(keys.length - 1);
     });
 
     it('a read after a write by the same caller sees it, with other callers reading alongside', async () => {

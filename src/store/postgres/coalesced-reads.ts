@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
+import { storedText } from '../../core/stored-text.ts';
 
 /** Keys read at once: one statement's array parameter, and how long its result may grow. */
 const MAX_KEYS = 64;
@@ -27,11 +28,14 @@ export function coalescedReads<K, V>(
   lookup: (keys: readonly K[]) => Promise<ReadonlyMap<string, V>>,
   keyOf: (key: K) => string,
 ): (key: K) => Promise<V | undefined> {
+  // Rows come back with their text as the database holds it (a lone surrogate became U+FFFD,
+  // storedText), so a caller's key is looked up in that form.
+  const storedKey = (key: K) => storedText(keyOf(key));
   const loader = new DataLoader<K, V | undefined, string>(
     async (keys) => {
       try {
         const found = await lookup(keys);
-        return keys.map((key) => found.get(keyOf(key)));
+        return keys.map((key) => found.get(storedKey(key)));
       } catch (error) {
         if (keys.length === 1 || error instanceof StoreUnavailableError) throw error;
         // One row's error (an edited row naming a data key the store does not hold) must not
@@ -40,7 +44,7 @@ export function coalescedReads<K, V>(
         return Promise.all(
           keys.map((key) =>
             lookup([key]).then(
-              (found) => found.get(keyOf(key)),
+              (found) => found.get(storedKey(key)),
               (own: unknown) => (own instanceof Error ? own : new Error(String(own))),
             ),
           ),

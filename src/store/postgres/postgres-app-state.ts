@@ -4,6 +4,7 @@ import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';
 import { coalescedReads } from './coalesced-reads.ts';
 import type { Query } from './connection.ts';
+import { jsonParameter } from './json-parameter.ts';
 import { first } from './row-queries.ts';
 
 interface StateKey {
@@ -33,9 +34,13 @@ export function createPostgresAppState(
       new Map(
         (
           await query(
-            `SELECT s.namespace, s.key, s.value FROM ${state} s
-             JOIN unnest($1::text[], $2::text[]) AS k(namespace, key) USING (namespace, key)`,
-            [keys.map((k) => k.namespace), keys.map((k) => k.key)],
+            // One index probe per key: OFFSET 0 keeps the subquery a lateral one, so even
+            // the generic plan (json-parameter.ts) cannot turn it into a scan of the table.
+            `SELECT s.namespace, s.key, s.value FROM json_to_recordset($1::json) AS k(namespace text, key text)
+             CROSS JOIN LATERAL (
+               SELECT namespace, key, value FROM ${state} WHERE namespace = k.namespace AND key = k.key OFFSET 0
+             ) s`,
+            [jsonParameter(keys.map(({ namespace, key }) => ({ namespace, key })))],
           )
         ).map((row) => [stateKey(row as unknown as StateKey), row]),
       ),

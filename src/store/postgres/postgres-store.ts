@@ -64,6 +64,7 @@ import {
   type Write,
   type WriteShape,
 } from './group-commit.ts';
+import { jsonParameter } from './json-parameter.ts';
 import { keyLoadingConnection } from './key-loading-connection.ts';
 import { loadMigrations, migrate } from './migrate.ts';
 import { postgresPageDialect } from './page-requests.ts';
@@ -271,10 +272,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const approvalsWithSessionSql = `
     SELECT a.*, (SELECT row_to_json(s) FROM (SELECT ${SESSION_COLUMNS} FROM ${t.sessions} WHERE id = a.session) s)
       AS session_row
-    FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = ANY($1::text[])) a`;
+    FROM (SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
+      WHERE id = ANY (ARRAY(SELECT json_array_elements_text($1::json)))) a`;
   const approvalWithSession = coalescedReads(
     async (ids: readonly string[]) =>
-      new Map((await query(approvalsWithSessionSql, [ids])).map((row) => [row.id as string, row])),
+      new Map(
+        (await query(approvalsWithSessionSql, [jsonParameter(ids)])).map((row) => [row.id as string, row]),
+      ),
     (id) => id,
   );
 

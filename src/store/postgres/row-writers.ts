@@ -20,6 +20,7 @@ import type { StandingRule } from '../store.ts';
 import { approvalExists, executionExists, ruleExists } from '../store-errors.ts';
 import type { Query } from './connection.ts';
 import type { AuditGroup } from './group-commit.ts';
+import { jsonParameter } from './json-parameter.ts';
 import { isDivisionByZero } from './pg-errors.ts';
 
 /**
@@ -84,8 +85,8 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
   const linkSql = `WITH RECURSIVE
        head AS (SELECT seq, encode(hash, 'hex') AS hash FROM ${tables.auditHead} FOR UPDATE),
        input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-           WITH ORDINALITY AS u(at, kind, session, request_id, actor, data, data_hash, before, after, n)
+         SELECT * FROM json_to_recordset($1::json) AS u(n bigint, at text, kind text, session text,
+           request_id text, actor text, data text, data_hash text, before text, after text)
        ),
        chain (n, seq, prev, hash) AS (
          SELECT 0::bigint, seq, NULL::text, hash FROM head
@@ -119,21 +120,19 @@ export function createRowWriters(tables: Tables, codec: PayloadCodec) {
     if (stamped.length === 0) return;
     const parts = stamped.map(({ event, at }) => auditLinkParts({ ...event, at }));
     try {
-      await query(
-        linkSql,
-        [
-          stamped.map(({ at }) => at),
-          stamped.map(({ event }) => event.kind),
-          stamped.map(({ event }) => event.session),
-          stamped.map(({ event }) => event.requestId),
-          stamped.map(({ event }) => event.actor),
-          stamped.map(({ event }) => codec.encode(event.data, auditScope(event))),
-          parts.map((part) => part.dataHash),
-          parts.map((part) => part.before),
-          parts.map((part) => part.after),
-        ],
-        { last: closing },
-      );
+      const rows = stamped.map(({ event, at }, i) => ({
+        n: i + 1,
+        at,
+        kind: event.kind,
+        session: event.session ?? null,
+        request_id: event.requestId ?? null,
+        actor: event.actor ?? null,
+        data: codec.encode(event.data, auditScope(event)),
+        data_hash: parts[i]!.dataHash,
+        before: parts[i]!.before,
+        after: parts[i]!.after,
+      }));
+      await query(linkSql, [jsonParameter(rows)], { last: closing });
     } catch (error) {
       // No head row moved: the statement divides by zero rather than commit the batch without
       // its entries (when closing, the COMMIT is already on its way).
