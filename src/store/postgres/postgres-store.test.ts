@@ -150,6 +150,7 @@ describe.skipIf(url === null)('PostgreSQL store', () => {
         'paging',
         'run_customer',
         'text_search',
+        'continue_due_in_place',
       ]);
     });
 
