@@ -387,8 +387,15 @@ describe.skipIf(url === null)('PostgreSQL group commit with two batches in fligh
           expect(CountersignError.is(outcome.reason) && outcome.reason.code).toBe('STORE_UNAVAILABLE');
         }
       }
-      // Afterwards the group works again, and nothing is left counted in flight.
-      expect(await group.run(audited('k5'), 'one')).toBe('k5');
+      // Afterwards the group works again, and nothing is left counted in flight. The pool may
+      // not yet have noticed that the termination also ended an idle connection: a write that
+      // gets that one fails with STORE_UNAVAILABLE, rolled back ("try again in a moment"), and
+      // the next gets a live one (under a loaded suite this happened in 1 run of 4).
+      await vi.waitFor(async () => {
+        const outcome = await group.run(audited('k5'), 'one').catch((error: unknown) => error);
+        if (outcome !== 'k5') expect(CountersignError.is(outcome) && outcome.code).toBe('STORE_UNAVAILABLE');
+        expect(outcome).toBe('k5');
+      });
       const before = seen.transactions;
       expect(
         await group.run(async (q) => {
