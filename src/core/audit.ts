@@ -3,7 +3,7 @@ import type { AuditGap } from './audit-coverage.ts';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import type { ExecutionStatus } from './execution.ts';
 import type { JsonObject, JsonValue } from './json.ts';
-import { storedText } from './stored-text.ts';
+import { storedText } from './storable-text.ts';
 
 /*
  * What each kind of audit entry records, by kind: the one list of kinds countersign writes.

@@ -28,3 +28,15 @@ export function unsearchable(text: string): string | null {
 export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '\uFFFD') : text;
 }
+
+/**
+ * Text as a database column holds it once encoded as UTF-8: each half of a surrogate pair
+ * (which JSON.parse accepts, from a tool call or a request body) becomes U+FFFD, on SQLite and
+ * PostgreSQL alike. Unlike storableText it leaves a NUL, which SQLite keeps and PostgreSQL
+ * refuses with an error of its own. Whatever is compared with stored text, or hashed to be
+ * verified against it later (an audit link), takes this form first; the memory store keeps it
+ * too, so every backend reads back the same. Well-formed text is returned as it is.
+ */
+export function storedText<T extends string | null>(text: T): T {
+  return (text === null || text.isWellFormed() ? text : text.toWellFormed()) as T;
+}

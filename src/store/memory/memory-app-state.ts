@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../core/json.ts';
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 import type { AppState } from '../ports/app-state.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);

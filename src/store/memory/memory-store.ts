@@ -3,7 +3,7 @@ import { AUDIT_GENESIS, type AuditEntry, type AuditEvent, sealAuditEntry } from 
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { StoredMessage } from '../../core/messages.ts';
 import type { SessionRecord } from '../../core/session.ts';
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 import {
   approvalUpdateApplies,
   assertWritable,

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 
 /** Keys read at once: one statement's array parameter, and how long its result may grow. */
 const MAX_KEYS = 64;

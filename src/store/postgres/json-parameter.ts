@@ -1,4 +1,4 @@
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 
 /**
  * `value` as the text of one `json` statement parameter, for statements that take a list of
