@@ -1,3 +1,5 @@
+import type { Decision } from '../core/approval.ts';
+import { assertStorableInstant } from '../core/instant.ts';
 import type { ExecutionFinish } from './ports/ledger.ts';
 import type { ApprovalUpdate } from './ports/request-book.ts';
 import type { StepCommit } from './ports/session-log.ts';
@@ -26,6 +28,7 @@ import {
  * - a step's requests belong to its session and have distinct ids, its ledger results
  *   name distinct requests and each ends as succeeded, failed or unknown;
  * - `listStalledSessions` gets a `limit` that is a whole number of at least 1;
+ * - a decision's and a partial approval's `at` is a stored time in the UTC form;
  * - an imported snapshot has the shape of a SessionSnapshot (snapshot-schema.ts) and is
  *   consistent (snapshot-rules.ts), with distinct request and ledger ids.
  */
@@ -53,7 +56,20 @@ function checkStep(step: StepCommit): void {
   }
 }
 
+/*
+ * The time a decision or a partial approval is taken at is compared as text with the request's
+ * expiry, in the WHERE clause (`expires_at > $at`): a time in another form ("+02:00", no
+ * milliseconds) sorts wrong, and a person's decision would go through after the expiry, or be
+ * refused before it. The clock writes the UTC form; a library caller's value is checked here.
+ */
+const DECISION_HINT = 'Give the time as new Date().toISOString() gives it: UTC, YYYY-MM-DDTHH:MM:SS.sssZ.';
+
+function checkDecision(id: string, decision: Decision): void {
+  assertStorableInstant(decision.at, `The decision of request ${id}: at`, DECISION_HINT);
+}
+
 function checkApprovalUpdate(id: string, update: ApprovalUpdate): void {
+  assertStorableInstant(update.at, `The approval of request ${id}: at`, DECISION_HINT);
   const names = update.approvals.map((approval) => approval.by.toLowerCase());
   if (new Set(names).size !== names.length) throw approvalUpdateInvalid(id, 'one person approves twice');
   if (!Number.isInteger(update.approvalsNeeded) || update.approvalsNeeded < 1)
@@ -102,6 +118,10 @@ export function guardStore<S extends Store>(raw: S): S {
     async finishExecution(requestId: string, finish: ExecutionFinish) {
       checkFinish(requestId, finish);
       return raw.finishExecution(requestId, finish);
+    },
+    async decide(...[id, decision, audit, options]: Parameters<Store['decide']>) {
+      checkDecision(id, decision);
+      return raw.decide(id, decision, audit, options);
     },
     async recordApproval(...[id, update, audit]: Parameters<Store['recordApproval']>) {
       checkApprovalUpdate(id, update);

@@ -198,6 +198,21 @@ export function approvalCases(ctx: ConformanceContext): void {
       expect((await store.decide('r2', movedOn)).won).toBe(true);
     });
 
+    it('refuses a decision whose time is not in the one UTC form, deciding nothing', async () => {
+      // The time is compared as text with the expiry: another form sorts as another time.
+      const { store, r1 } = await pending();
+      const late = new Date(Date.parse(at(150)) + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+      for (const time of [late, at(20).replace('.000Z', 'Z'), 'soon', '+010000-01-01T00:00:00.000Z']) {
+        const refused = await store.decide('r1', { ...byPerson('approved', 20), at: time }).then(
+          () => 'decided',
+          (error: { code?: string }) => error.code,
+        );
+        expect(refused, time).toBe('INVALID_INPUT');
+      }
+      expect(await store.getApproval('r1')).toEqual(r1);
+      expect(await store.listAudit()).toEqual([]);
+    });
+
     it('deciding an unknown request loses with no request', async () => {
       expect(await ctx.store().decide('nope', byPerson('approved', 1))).toEqual({
         won: false,
@@ -377,6 +392,18 @@ export function approvalCases(ctx: ConformanceContext): void {
         edit: null,
         revision: 0,
       });
+    });
+
+    it('refuses an approval whose time is not in the one UTC form, recording nothing', async () => {
+      const { store, r1 } = await quorum();
+      const refused = await store
+        .recordApproval('r1', { ...update(0), at: at(20).replace('.000Z', 'Z') })
+        .then(
+          () => 'recorded',
+          (error: { code?: string }) => error.code,
+        );
+      expect(refused).toBe('INVALID_INPUT');
+      expect(await store.getApproval('r1')).toEqual(r1);
     });
 
     it('records an approval at the revision read, bumps it, and commits its audit events with it', async () => {
