@@ -1,5 +1,6 @@
 import type { Decision } from '../core/approval.ts';
 import { assertStorableInstant } from '../core/instant.ts';
+import { readAuditEvents } from './audit-event-schema.ts';
 import type { ExecutionFinish } from './ports/ledger.ts';
 import type { ApprovalUpdate } from './ports/request-book.ts';
 import type { StepCommit } from './ports/session-log.ts';
@@ -29,6 +30,8 @@ import {
  *   name distinct requests and each ends as succeeded, failed or unknown;
  * - `listStalledSessions` gets a `limit` that is a whole number of at least 1;
  * - a decision's and a partial approval's `at` is a stored time in the UTC form;
+ * - audit events appended or imported directly have an AuditEvent's shape (audit-event-schema.ts),
+ *   and appended ones a time in the UTC form;
  * - an imported snapshot has the shape of a SessionSnapshot (snapshot-schema.ts) and is
  *   consistent (snapshot-rules.ts), with distinct request and ledger ids.
  */
@@ -63,6 +66,7 @@ function checkStep(step: StepCommit): void {
  * refused before it. The clock writes the UTC form; a library caller's value is checked here.
  */
 const DECISION_HINT = 'Give the time as new Date().toISOString() gives it: UTC, YYYY-MM-DDTHH:MM:SS.sssZ.';
+// The same for the time audit events are appended at: audit retention compares it as text.
 
 function checkDecision(id: string, decision: Decision): void {
   assertStorableInstant(decision.at, `The decision of request ${id}: at`, DECISION_HINT);
@@ -131,7 +135,18 @@ export function guardStore<S extends Store>(raw: S): S {
       return raw.listStalledSessions({ ...query, limit: stalledLimit(query) });
     },
     async importSession(...[snapshot, audit]: Parameters<Store['importSession']>) {
-      return raw.importSession(checkSnapshot(snapshot), audit);
+      const checked = checkSnapshot(snapshot);
+      return raw.importSession(
+        checked,
+        audit === undefined
+          ? undefined
+          : readAuditEvents(audit, `The audit events of the import of session ${checked.session.id}`),
+      );
+    },
+    async appendAudit(...[events, at]: Parameters<Store['appendAudit']>) {
+      const checked = readAuditEvents(events, 'The audit events to append');
+      assertStorableInstant(at, 'The time of the audit events to append', DECISION_HINT);
+      return raw.appendAudit(checked, at);
     },
   };
   return new Proxy(raw, {

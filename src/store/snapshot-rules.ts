@@ -68,14 +68,14 @@ export function assertSnapshotInstants(snapshot: SessionSnapshot): void {
   }
 }
 
-/** `approvals.0.decision.at` as the other messages here name it: `approvals[0].decision.at`. */
-function pathText(path: readonly PropertyKey[]): string {
+/** `approvals.0.decision.at` as messages name a field: `approvals[0].decision.at` (here and audit-event-schema.ts). */
+export function pathText(path: readonly PropertyKey[], whole = 'the snapshot itself'): string {
   let shown = '';
   for (const key of path) {
     if (typeof key === 'number') shown += `[${key}]`;
     else shown += shown === '' ? String(key) : `.${String(key)}`;
   }
-  return shown || 'the snapshot itself';
+  return shown || whole;
 }
 
 /**

@@ -110,6 +110,29 @@ export function auditCases(ctx: ConformanceContext): void {
       expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 2 });
     });
 
+    it('refuses malformed events or a time in another form, naming the field, appending nothing', async () => {
+      const store = ctx.store();
+      let deep: unknown = {};
+      for (let i = 0; i < 70; i++) deep = { deeper: deep };
+      const good = event('request.raised', 's1', 'r1');
+      for (const [events, time, field] of [
+        [[{ ...good, kind: 'request.stolen' }], at(1), '[0].kind'],
+        [[good, { ...good, session: 7 }], at(1), '[1].session'],
+        [[{ ...good, data: null }], at(1), '[0].data'],
+        [[{ ...good, data: deep }], at(1), '[0].data'],
+        ['request.raised', at(1), 'the whole value'],
+        [[good], at(1).replace('.000Z', 'Z'), 'not in UTC'],
+      ] as const) {
+        const refused = await store.appendAudit(events as never, time).then(
+          () => null,
+          (error: { code?: string; message?: string }) => error,
+        );
+        expect(refused?.code, field).toBe('INVALID_INPUT');
+        expect(refused?.message, field).toContain(field);
+      }
+      expect(await store.listAudit()).toEqual([]);
+    });
+
     it('a forged entry does not verify', async () => {
       const store = ctx.store();
       await store.appendAudit([event('request.raised', 's1'), event('request.decided', 's1')], at(1));

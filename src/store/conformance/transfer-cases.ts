@@ -168,6 +168,35 @@ export function transferCases(ctx: ConformanceContext): void {
       }
     });
 
+    it('refuses malformed audit events beside a good snapshot, naming the field, writing nothing', async () => {
+      const store = ctx.store();
+      await fullSession(store);
+      const snapshot = await store.exportSession('s1');
+      if (snapshot === null) throw new Error('no snapshot');
+      const { cleanup, store: target } = await ctx.fresh();
+      try {
+        const good = { kind: 'session.imported', session: 's1', requestId: null, actor: 'ops', data: {} };
+        for (const [audit, field] of [
+          [[{ ...good, kind: 'session.stolen' }], '[0].kind'],
+          [[good, { ...good, actor: 42 }], '[1].actor'],
+          [[{ ...good, data: ['not', 'an', 'object'] }], '[0].data'],
+          [{ ...good }, 'the whole value'],
+        ] as const) {
+          const refused = await target.importSession(snapshot, audit as never).then(
+            () => null,
+            (error: { code?: string; message?: string }) => error,
+          );
+          expect(refused?.code, field).toBe('INVALID_INPUT');
+          expect(refused?.message, field).toContain(field);
+        }
+        expect(await target.getSession('s1')).toBeNull();
+        expect(await target.listAudit()).toEqual([]);
+      } finally {
+        await target.close();
+        await cleanup();
+      }
+    });
+
     it('refuses a snapshot holding a time the stores cannot order (past 9999, before 0000, a six-digit year), writing nothing', async () => {
       const store = ctx.store();
       await fullSession(store);
