@@ -4,6 +4,7 @@ import { deliveryIdsOf } from '../../core/delivery-id.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
+import { storedText } from '../../core/stored-text.ts';
 import type { ErasureCounts, PrincipalErasure, PurgeCounts, Retention } from '../ports/erasure.ts';
 
 interface Held {
@@ -84,17 +85,19 @@ export function createMemoryErasure(held: Held): PrincipalErasure & Retention {
       const theirSessions = [...sessions.values()]
         .filter((entry) => entry.record.principal === principal)
         .map((entry) => entry.record.id);
+      // Audit entries hold ids as a database stores them (storedText): match them so.
       const sessionSet = new Set(theirSessions);
+      const storedSessions = new Set(theirSessions.map(storedText));
       const requests = [...approvals.values()]
         .filter((request) => request.customer === principal || sessionSet.has(request.session))
         .map((request) => request.id);
-      const requestSet = new Set(requests);
+      const storedRequests = new Set(requests.map(storedText));
       let auditEntries = 0;
       audit.forEach((entry, index) => {
         if (entry.erasedAt !== undefined) return;
         const theirs =
-          (entry.session !== null && sessionSet.has(entry.session)) ||
-          (entry.requestId !== null && requestSet.has(entry.requestId));
+          (entry.session !== null && storedSessions.has(entry.session)) ||
+          (entry.requestId !== null && storedRequests.has(entry.requestId));
         if (!theirs) return;
         eraseEntry(index, at);
         auditEntries += 1;

@@ -468,7 +468,9 @@ export function createMemoryStore(): MemoryStore {
     },
 
     async listAudit(query) {
-      const { session, afterSeq, limit } = auditCursor(query);
+      const { session: named, afterSeq, limit } = auditCursor(query);
+      // Entries keep their session as a database stores it (storedText); SQL binds the filter so.
+      const session = named === undefined ? undefined : storedText(named);
       // seq runs 1, 2, 3…: the entry after `afterSeq` is at index `afterSeq`.
       const page: AuditEntry[] = [];
       for (let index = afterSeq; index < audit.length && (limit === null || page.length < limit); index++) {
