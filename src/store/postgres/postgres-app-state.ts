@@ -1,4 +1,5 @@
 import type { JsonValue } from '../../core/json.ts';
+import { storedText } from '../../core/stored-text.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';
@@ -12,8 +13,12 @@ interface StateKey {
   key: string;
 }
 
-// Unambiguous for any two strings: the namespace's length comes first.
-const stateKey = ({ namespace, key }: StateKey) => `${namespace.length}:${namespace}${key}`;
+// Unambiguous for any two strings: the namespace's length comes first. Each part as stored
+// (storedText) before they are joined: a namespace ending in a lone high surrogate and a key
+// starting with a lone low one would otherwise join into a well-formed pair, which the
+// coalesced read's storedText of the whole leaves as it is, while the row holds U+FFFD twice.
+const stateKey = ({ namespace, key }: StateKey) =>
+  `${namespace.length}:${storedText(namespace)}${storedText(key)}`;
 
 /**
  * The `state` table: the one AppState of the PostgreSQL store, for tools and workflow executors
