@@ -4,7 +4,7 @@ import { deliveryIdsOf } from '../../core/delivery-id.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
 import type { SessionRecord } from '../../core/session.ts';
 import type { StandingRule } from '../../core/standing-rule.ts';
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 import type { ErasureCounts, PrincipalErasure, PurgeCounts, Retention } from '../ports/erasure.ts';
 
 interface Held {

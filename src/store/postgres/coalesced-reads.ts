@@ -1,6 +1,5 @@
 import DataLoader from 'dataloader';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable-error.ts';
-import { storedText } from '../../core/storable-text.ts';
 
 /** Keys read at once: one statement's array parameter, and how long its result may grow. */
 const MAX_KEYS = 64;
@@ -20,7 +19,10 @@ const MAX_KEYS = 64;
  * would have; any other failure of a turn's statement is read again key by key, so an error
  * reaches only the caller whose row caused it.
  *
- * `lookup` returns the rows found by key; a key without a row resolves to undefined.
+ * `lookup` returns the rows found by key; a key without a row resolves to undefined. Rows come
+ * back with their text as the database holds it (a lone surrogate as U+FFFD), so `keyOf` must
+ * give each part of a key in that form (storedText, part by part: two halves of a pair would
+ * join into a whole one), for the caller's key and the row's alike.
  * Callers wait at most for the current turn: `setImmediate` runs before the loop waits for
  * I/O again, as coalesced-writes.ts does for a connection's writes.
  */
@@ -28,14 +30,11 @@ export function coalescedReads<K, V>(
   lookup: (keys: readonly K[]) => Promise<ReadonlyMap<string, V>>,
   keyOf: (key: K) => string,
 ): (key: K) => Promise<V | undefined> {
-  // Rows come back with their text as the database holds it (a lone surrogate became U+FFFD,
-  // storedText), so a caller's key is looked up in that form.
-  const storedKey = (key: K) => storedText(keyOf(key));
   const loader = new DataLoader<K, V | undefined, string>(
     async (keys) => {
       try {
         const found = await lookup(keys);
-        return keys.map((key) => found.get(storedKey(key)));
+        return keys.map((key) => found.get(keyOf(key)));
       } catch (error) {
         if (keys.length === 1 || error instanceof StoreUnavailableError) throw error;
         // One row's error (an edited row naming a data key the store does not hold) must not
@@ -44,7 +43,7 @@ export function coalescedReads<K, V>(
         return Promise.all(
           keys.map((key) =>
             lookup([key]).then(
-              (found) => found.get(storedKey(key)),
+              (found) => found.get(keyOf(key)),
               (own: unknown) => (own instanceof Error ? own : new Error(String(own))),
             ),
           ),

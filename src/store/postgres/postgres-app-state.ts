@@ -1,5 +1,5 @@
 import type { JsonValue } from '../../core/json.ts';
-import { storedText } from '../../core/stored-text.ts';
+import { storedText } from '../../core/storable-text.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';

@@ -1,6 +1,7 @@
 import type { Decision } from '../../core/approval.ts';
 import type { AuditEntry } from '../../core/audit.ts';
 import type { ExecutionRecord } from '../../core/execution.ts';
+import { storedText } from '../../core/storable-text.ts';
 import { decisionScope, executionScope, sessionScope } from '../../crypto/scopes.ts';
 import type { Liveness } from '../../liveness/liveness.ts';
 import { localLiveness } from '../../liveness/local/local-liveness.ts';
@@ -279,7 +280,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       new Map(
         (await query(approvalsWithSessionSql, [jsonParameter(ids)])).map((row) => [row.id as string, row]),
       ),
-    (id) => id,
+    // As the row's id comes back (coalescedReads).
+    (id) => storedText(id),
   );
 
   // The ledger's compare-and-set: only the first start of a request inserts a row, and only
