@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CorruptDataError } from '../core/errors/corrupt-data-error.ts';
+import { storedText } from '../core/storable-text.ts';
 import type { DataKeyRecord, DataKeys } from '../store/ports/data-keys.ts';
 import { cipherKey } from './aes-gcm.ts';
 import type { CipherKey } from './cipher-key.ts';
@@ -84,7 +85,9 @@ class OpenedTexts {
  */
 export class Keyring {
   private keys = new Map<string, LoadedKey | null>(); // data key id → key; null: forgotten
-  private live = new Map<string, string>(); // owner → its live data key id
+  // owner → its live data key id. Keyed by the owner as the data_keys table holds it
+  // (storedText): an owner naming a session id with a lone surrogate comes back with U+FFFD.
+  private live = new Map<string, string>();
   private owners = new Map<string, string>(); // session scope → owner
   private loading = new Map<string, Promise<void>>();
   private checkedAt = new Map<string, number>(); // data key id → when its row was last read
@@ -121,7 +124,7 @@ export class Keyring {
       return named ?? this.sealingKey(STORE_SCOPE);
     }
     const owner = isOwnerScope(scope) ? scope : this.owners.get(scope);
-    const id = owner === undefined ? undefined : this.live.get(owner);
+    const id = owner === undefined ? undefined : this.live.get(storedText(owner));
     const key = id === undefined ? undefined : this.keys.get(id);
     if (key === undefined || key === null) throw new KeyNotReady({ scope });
     this.recheckIfStale(key.id);
@@ -220,7 +223,7 @@ export class Keyring {
     const ids = await this.store().forgetDataKeys(owner, new Date().toISOString());
     for (const id of ids) this.keys.set(id, null);
     if (ids.length > 0) this.openedTexts.clear();
-    this.live.delete(owner);
+    this.live.delete(storedText(owner));
     return ids.length > 0;
   }
 
@@ -270,7 +273,7 @@ export class Keyring {
 
   private async readyScope(scope: string): Promise<void> {
     const owner = await this.ownerOf(scope);
-    const known = this.live.get(owner);
+    const known = this.live.get(storedText(owner));
     if (known !== undefined && this.keys.get(known)) return;
     const record = (await this.store().liveDataKey(owner)) ?? (await this.create(owner));
     await this.load(record);
@@ -312,7 +315,7 @@ export class Keyring {
       const wasLive = Boolean(this.keys.get(record.id));
       this.keys.set(record.id, null);
       this.checkedAt.delete(record.id);
-      if (this.live.get(record.owner) === record.id) this.live.delete(record.owner);
+      if (this.live.get(storedText(record.owner)) === record.id) this.live.delete(storedText(record.owner));
       // Forgotten by another process: what this one had opened with it goes too.
       if (wasLive) this.openedTexts.clear();
       return;
@@ -324,7 +327,7 @@ export class Keyring {
       );
       this.keys.set(record.id, { id: record.id, key: cipherKey(key), aad: Buffer.from(record.id) });
     }
-    this.live.set(record.owner, record.id);
+    this.live.set(storedText(record.owner), record.id);
   }
 }
 
