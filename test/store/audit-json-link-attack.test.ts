@@ -1,51 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyAuditChain } from '../../src/core/audit.ts';
 import { CountersignError } from '../../src/core/errors/countersign-error.ts';
-import { createEncryption } from '../../src/crypto/encryption.ts';
-import { envKeyProvider } from '../../src/crypto/env-key-provider.ts';
 import { at } from '../../src/store/conformance/fixtures.ts';
 import { storedEvent } from '../../src/store/conformance/stored-event.ts';
-import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
-import { createPostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Store } from '../../src/store/store.ts';
-import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../helpers/postgres.ts';
+import { everyBackend } from '../helpers/every-backend.ts';
+import { postgresForTests } from '../helpers/postgres.ts';
 
 const url = await postgresForTests();
-const schemas: string[] = [];
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-const keys = `k1:${randomBytes(32).toString('base64')}`;
-
-const backends: Record<string, () => Promise<Store & { close(): Promise<void> }>> = {
-  memory: async () => Object.assign(createMemoryStore(), { close: async () => {} }),
-  sqlite: async () =>
-    createSqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'cs-attack-')), 's.db') }) as never,
-  postgres: async () => {
-    const schema = freshSchema('attack');
-    schemas.push(schema);
-    return createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema, liveness: false });
-  },
-  'postgres, encrypted': async () => {
-    const schema = freshSchema('attack_enc');
-    schemas.push(schema);
-    const e = createEncryption(envKeyProvider(keys));
-    return e.wrap(
-      await createPostgresStore({
-        connectionString: url ?? TEST_PG_URL,
-        schema,
-        liveness: false,
-        codec: e.codec,
-      }),
-    ) as never;
-  },
-};
+const backends = everyBackend('attack', url, { encrypted: true });
 
 const odd = [
   'back\\slash',

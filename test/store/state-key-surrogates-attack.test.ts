@@ -1,29 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../src/store/memory/memory-store.ts';
-import { createPostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Store } from '../../src/store/store.ts';
-import { dropSchema, freshSchema, postgresForTests, TEST_PG_URL } from '../helpers/postgres.ts';
+import { describe, expect, it } from 'vitest';
+import { everyBackend } from '../helpers/every-backend.ts';
+import { postgresForTests } from '../helpers/postgres.ts';
 
 const url = await postgresForTests();
-const schemas: string[] = [];
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-const backends: Record<string, () => Promise<Store & { close(): Promise<void> }>> = {
-  memory: async () => Object.assign(createMemoryStore(), { close: async () => {} }),
-  sqlite: async () =>
-    createSqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'cs-attack-')), 's.db') }) as never,
-  postgres: async () => {
-    const schema = freshSchema('attack_state');
-    schemas.push(schema);
-    return createPostgresStore({ connectionString: url ?? TEST_PG_URL, schema, liveness: false });
-  },
-};
+const backends = everyBackend('attack_state', url);
 
 /*
  * d64c934: PostgreSQL's coalesced reads look a key up as storedText(keyOf(key)). The state
