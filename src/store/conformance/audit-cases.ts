@@ -91,23 +91,113 @@ export function auditCases(ctx: ConformanceContext): void {
       expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 5 });
     });
 
-    it('an actor that is not well-formed UTF-16 is stored as UTF-8 reads it back, and the chain verifies', async () => {
+    it('text that is not well-formed UTF-16 is stored as UTF-8 reads it back, and the chain verifies', async () => {
       // JSON.parse accepts a lone surrogate ("\\ud800"), in a request body or a tool call;
       // UTF-8 has no encoding for one, so every backend stores U+FFFD in its place, and the
-      // link covers that. Data keeps its JSON escapes, and so the surrogate.
+      // link covers that. Data keeps its JSON escapes, and so the surrogate. An encrypted
+      // store seals it under the session's data key, whose owner is stored the same way.
       const store = ctx.store();
       const odd = storedEvent({
         kind: 'request.decided',
-        session: 's1',
-        requestId: 'r1',
+        session: 's\ud800',
+        requestId: 'r\udfff',
         actor: 'a\ud800b',
         data: { note: 'x\udfffy' },
       });
-      await store.appendAudit([odd, event('request.raised', 's1', 'r2')], at(1));
+      const pair = storedEvent({
+        kind: 'request.raised',
+        session: 's\ud83d\ude00',
+        requestId: null,
+        actor: 'x',
+        data: {},
+      });
+      await store.appendAudit([odd, pair], at(1));
       const entries = await store.listAudit();
-      expect(entries.map((entry) => entry.actor)).toEqual(['a\ufffdb', 'tester']);
+      expect(entries.map((entry) => [entry.session, entry.requestId, entry.actor])).toEqual([
+        ['s\ufffd', 'r\ufffd', 'a\ufffdb'],
+        ['s😀', null, 'x'],
+      ]);
       expect(entries[0]?.data).toEqual({ note: 'x\udfffy' });
       expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 2 });
+      // Found by the session as the caller names it, and as it is stored.
+      expect((await store.listAudit({ session: 's\ud800' })).map((entry) => entry.seq)).toEqual([1]);
+      expect((await store.listAudit({ session: 's\ufffd' })).map((entry) => entry.seq)).toEqual([1]);
+    });
+
+    it('odd text in every column round-trips, and the chain verifies', async () => {
+      // PostgreSQL links a batch from one JSON parameter (json-parameter.ts): escaping must keep
+      // each text whole.
+      const texts = [
+        'back\\slash',
+        'quote"d',
+        '{"json":"looking"}',
+        '[1,2]',
+        'null',
+        '\\u0041',
+        'é€😀𝄞',
+        '\u2028\u2029',
+        'tab\tnew\nline\r',
+        '\u007f\u0001',
+        '\ufeffbom',
+        '',
+      ];
+      const store = ctx.store();
+      const events = texts.map((text, i) =>
+        storedEvent({
+          kind: 'request.decided',
+          session: `s${text}`,
+          requestId: i % 2 === 0 ? `r${text}` : null,
+          actor: text,
+          data: { note: text, nul: 'a\u0000b', lone: 'x\ud800y', nested: { text } },
+        }),
+      );
+      await store.appendAudit(events, at(1));
+      const entries = await store.listAudit();
+      expect(entries.map((entry) => entry.actor)).toEqual(texts);
+      expect(entries.map((entry) => entry.session)).toEqual(texts.map((text) => `s${text}`));
+      expect(entries[0]?.data).toEqual({
+        note: texts[0],
+        nul: 'a\u0000b',
+        lone: 'x\ud800y',
+        nested: { text: texts[0] },
+      });
+      expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: texts.length });
+    });
+
+    it('a batch of 200 events, one of them 1 MB, is linked in order and verifies', async () => {
+      const store = ctx.store();
+      const big = `${'x'.repeat(1 << 20)}😀\\"`;
+      const events = Array.from({ length: 200 }, (_, i) =>
+        storedEvent({
+          kind: 'request.raised',
+          session: `s${i % 7}`,
+          requestId: `r${i}`,
+          actor: `a${i}`,
+          data: { i, big: i === 100 ? big : '' },
+        }),
+      );
+      await store.appendAudit(events.slice(0, 1), at(1));
+      await store.appendAudit(events.slice(1), at(2));
+      const entries = await store.listAudit();
+      expect(entries.map((entry) => entry.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      expect(entries.map((entry) => entry.requestId)).toEqual(events.map((event) => event.requestId));
+      expect(entries[100]?.data).toEqual({ i: 100, big });
+      expect(verifyAuditChain(entries)).toMatchObject({ ok: true, entries: 200 });
+    });
+
+    it('a NUL in an actor is stored or refused with INVALID_INPUT, and the chain still verifies', async () => {
+      // SQLite and the memory store keep it; PostgreSQL text cannot hold one.
+      const store = ctx.store();
+      const one = (actor: string) =>
+        storedEvent({ kind: 'request.raised', session: 's', requestId: null, actor, data: {} });
+      await store.appendAudit([one('ok')], at(1));
+      const outcome = await store.appendAudit([one('a\u0000b')], at(2)).then(
+        () => 'stored',
+        (error: { code?: string }) => error.code ?? `untyped: ${String(error)}`,
+      );
+      expect(['stored', 'INVALID_INPUT']).toContain(outcome);
+      await store.appendAudit([one('after')], at(3));
+      expect(verifyAuditChain(await store.listAudit()).ok).toBe(true);
     });
 
     it('refuses malformed events or a time in another form, naming the field, appending nothing', async () => {

@@ -165,6 +165,51 @@ export function erasureCases(ctx: ConformanceContext): void {
       expect(verifyAuditChain(after)).toMatchObject({ ok: true, entries: before.length + 1, erased: 2 });
     });
 
+    it('erasing a principal reaches the audit data of its session whose id holds a lone surrogate', async () => {
+      // The audit row keeps the session id as UTF-8 stores it (U+FFFD); erasure must match it.
+      const store = ctx.store();
+      const session = 's\ud800';
+      const id = 'r\udfff';
+      await store.ensureSession({ id: session, agent: 'bookstore', principal: 'ann', at: at(0) });
+      await store.acquireLease({ session, owner: 'run-1', untilMs: atMs(1000), nowMs: atMs(0) });
+      await store.commitStep({
+        session,
+        leaseOwner: 'run-1',
+        expectedMessageCount: 0,
+        append: [user('order for ann')],
+        batch: { messageSeq: 0, calls: [] },
+        approvals: [request({ id, session, customer: null, args: { address: 'ann lives at 12 Elm' } })],
+        audit: [
+          storedEvent({
+            kind: 'request.raised',
+            session,
+            requestId: id,
+            actor: 'model',
+            data: { args: 'ann lives at 12 Elm' },
+          }),
+        ],
+        releaseLease: true,
+        at: at(10),
+      });
+      const counts = await store.erasePrincipal({
+        principal: 'ann',
+        at: at(50),
+        audit: (removed) => [
+          storedEvent({
+            kind: 'principal.erased',
+            session: null,
+            requestId: null,
+            actor: 'admin',
+            data: { ...removed },
+          }),
+        ],
+      });
+      expect(counts).toMatchObject({ sessions: 1, requests: 1, auditEntries: 1 });
+      const after = await store.listAudit();
+      expect(JSON.stringify(after)).not.toContain('ann lives at 12 Elm');
+      expect(verifyAuditChain(after).ok).toBe(true);
+    });
+
     it('erasing an unknown principal, or the same one twice, changes nothing', async () => {
       const store = ctx.store();
       await sessionWithRequest(store, 's-ann', 'ann', 'r-ann');

@@ -48,6 +48,36 @@ export function stateCases(ctx: ConformanceContext): void {
       expect(await store.getState('odd', 'x\ufffd')).toBe(keys.length - 1);
     });
 
+    it('a namespace ending in a lone high surrogate and a key starting with a lone low one are found again', async () => {
+      // Each part is stored with U+FFFD; joined, the two halves would make a whole pair.
+      const store = ctx.store();
+      await store.setState('a\ud83d', '\ude00b', 1);
+      await store.setState('c\ud800', 'd', 2);
+      expect(await store.getState('a\ud83d', '\ude00b')).toBe(1);
+      expect(await store.getState('a\ufffd', '\ufffdb')).toBe(1);
+      expect(await store.getState('a😀', 'b')).toBeUndefined();
+      expect(
+        await Promise.all([
+          store.getState('a\ud83d', '\ude00b'),
+          store.getState('c\ud800', 'd'),
+          store.getState('c\ufffd', 'd'),
+          store.getState('missing', 'x'),
+        ]),
+      ).toEqual([1, 2, 2, undefined]);
+    });
+
+    it('75 keys read in one turn (more than one statement holds), with duplicates and unknown keys', async () => {
+      const store = ctx.store();
+      for (let i = 0; i < 50; i++) await store.setState('many', `k${i}`, i);
+      const keys = [...Array.from({ length: 70 }, (_, i) => `k${i}`), 'k3', 'k3', 'k49', 'nope', ''];
+      expect(await Promise.all(keys.map((key) => store.getState('many', key)))).toEqual(
+        keys.map((key) => {
+          const i = Number(key.slice(1));
+          return key.startsWith('k') && i < 50 ? i : undefined;
+        }),
+      );
+    });
+
     it('a read after a write by the same caller sees it, with other callers reading alongside', async () => {
       const store = ctx.store();
       await Promise.all(
