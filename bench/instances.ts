@@ -7,6 +7,7 @@ import { benchDir } from './agent-loop.ts';
 import { clientProcess, pgExecutions, seedRequests } from './http-postgres.ts';
 import type { PgCounts } from './pg-round-trips.ts';
 import { admin, BENCH_PG_URL, rawPostgresCommits } from './postgres.ts';
+import { postgresCpuMicros } from './postgres-cpu.ts';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 
@@ -21,6 +22,8 @@ export interface InstanceRow {
   errors: number;
   /** CPU of all the server processes together, per decision (warm-up included). */
   serverCpuUsPerDecision: number;
+  /** CPU of the PostgreSQL processes over the same window, per decision; undefined if not local. */
+  postgresCpuUsPerDecision: number | undefined;
   transactionsPerDecision: number;
   statementsPerDecision: number;
   roundTripsPerDecision: number;
@@ -75,6 +78,7 @@ export async function decisionsOnInstances(
     for (const server of servers) await server.next();
     const file = join(dir, `queue-${schema}.json`);
     writeFileSync(file, JSON.stringify(ids));
+    const pgCpuBefore = postgresCpuMicros(BENCH_PG_URL);
     const out = await clientProcess([
       servers.map((server) => server.url).join(','),
       TOKEN,
@@ -82,6 +86,7 @@ export async function decisionsOnInstances(
       String(clients),
       String(warmup),
     ]);
+    const pgCpuAfter = postgresCpuMicros(BENCH_PG_URL);
     let cpuUs = 0;
     let transactions = 0;
     let statements = 0;
@@ -112,6 +117,10 @@ export async function decisionsOnInstances(
       p99Ms: Math.round((latencies[Math.floor(0.99 * latencies.length)] ?? 0) * 10) / 10,
       errors: count - won,
       serverCpuUsPerDecision: Math.round(cpuUs / decided),
+      postgresCpuUsPerDecision:
+        pgCpuBefore === undefined || pgCpuAfter === undefined
+          ? undefined
+          : Math.round((pgCpuAfter - pgCpuBefore) / decided),
       transactionsPerDecision: Math.round((transactions / decided) * 100) / 100,
       statementsPerDecision: Math.round((statements / decided) * 100) / 100,
       roundTripsPerDecision: Math.round((roundTrips / decided) * 100) / 100,
@@ -119,9 +128,22 @@ export async function decisionsOnInstances(
       doubleExecutions: doubles,
     };
   } finally {
+    // Each was told to stop; give it a moment to exit by itself (a CPU profile is written at exit).
+    await Promise.all(servers.map((server) => exited(server.child, 2000)));
     for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGTERM');
     await admin((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
   }
+}
+
+function exited(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 export interface InstanceBench {
@@ -170,6 +192,7 @@ export function printInstanceTable(bench: InstanceBench, repeats: number): void 
       'p99 ms': row.p99Ms,
       errors: row.errors,
       'server CPU µs/decision': row.serverCpuUsPerDecision,
+      'PostgreSQL CPU µs/decision': row.postgresCpuUsPerDecision ?? '-',
       'transactions/decision': row.transactionsPerDecision,
       'statements/decision': row.statementsPerDecision,
       'round trips/decision': row.roundTripsPerDecision,
@@ -185,5 +208,7 @@ export function printInstanceTable(bench: InstanceBench, repeats: number): void 
 if (import.meta.main) {
   const repeats = Number(process.env.BENCH_REPEATS ?? 1);
   const count = Number(process.argv[2] ?? process.env.BENCH_HTTP_DECISIONS ?? 1000);
-  printInstanceTable(await benchInstances(repeats, count), repeats);
+  // BENCH_INSTANCES=1,2 runs only those counts (the first is the baseline of the ratio).
+  const counts = process.env.BENCH_INSTANCES?.split(',').map(Number);
+  printInstanceTable(await benchInstances(repeats, count, counts), repeats);
 }
