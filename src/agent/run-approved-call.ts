@@ -12,6 +12,7 @@ import { ATTR, SPAN, setSpanAttributes, withSpan } from '../core/tracing.ts';
 import { emit } from '../events/emit.ts';
 import type { ExecutionFinish, LeaseFence, Store } from '../store/store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
+import { toolOutput } from '../tools/tool-output.ts';
 import { faultPoint } from './fault-point.ts';
 import { leaseNow } from './lease.ts';
 import type { AgentRuntime } from './runtime.ts';
@@ -223,7 +224,7 @@ async function runOnce(
       status = 'failed';
       output = `Not allowed: ${allowed}`;
     } else {
-      output = await tool.execute(args, context);
+      output = toolOutput(await tool.execute(args, context));
     }
   } catch (error) {
     status = 'failed';

@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from '../core/canonical-json.ts';
 import type { ToolResult } from '../core/messages.ts';
 import type { BatchCall } from '../core/session.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
+import { toolOutput } from '../tools/tool-output.ts';
 
 /**
  * A call that needs no approval runs without a ledger: reads and reversible writes. The
@@ -41,7 +42,7 @@ export async function runDirectCall(
     const allowed = await tool.authorize(call.args, context);
     if (allowed !== true)
       return { result: { ...base, output: `Not allowed: ${allowed}`, isError: true }, audit: [] };
-    const output = await tool.execute(call.args, context);
+    const output = toolOutput(await tool.execute(call.args, context));
     const logged: AuditEvent[] = tool.logged
       ? [
           {

@@ -90,10 +90,10 @@ export function fromAiSdkTool(aiTool: AiSdkToolLike, key: string | undefined, wh
     input: compileInputSchema(aiTool.inputSchema, name),
     inputSchema: aiTool.inputSchema as never,
     async execute(args, context) {
-      const output = await lastValue(
+      // Whatever it returns is made plain JSON where the call is recorded (tool-output.ts).
+      return (await lastValue(
         run(args, { toolCallId: context.callId, messages: [], context: {}, abortSignal: undefined }),
-      );
-      return (output === undefined ? null : output) as JsonValue;
+      )) as JsonValue;
     },
   });
 }
