@@ -49,8 +49,8 @@ describeCheckpointStoreConformance(
 
 // Runs after the suites above (vitest keeps the order of definition).
 it('creates a store per test that runs, none for a skipped one, and destroys each once', () => {
-  // 'leases' has 12 cases and 'state' 10; one of each is skipped.
-  expect(created).toHaveLength(20);
-  expect(new Set(created).size).toBe(20);
+  // 'leases' has 12 cases and 'state' 11; one of each is skipped.
+  expect(created).toHaveLength(21);
+  expect(new Set(created).size).toBe(21);
   expect(destroyed).toEqual(created);
 });

@@ -7,6 +7,7 @@ import { answeredBy, at, portRequest } from './fixtures.ts';
 import { describe, describeSuite, it, type SkipEntry } from './harness.ts';
 import { runPageAttackCases } from './run-page-attack-cases.ts';
 import { runPageCases } from './run-page-cases.ts';
+import { expectPlainJsonState } from './state-values.ts';
 import { storedEvent } from './stored-event.ts';
 
 /**
@@ -633,6 +634,10 @@ export function describeCheckpointStoreConformance<S extends CheckpointStore>(
         await store().setState('bookstore', 'order:1040', null);
         expect(await store().getState('bookstore', 'order:1040')).toBeNull();
         expect(await store().getState('other', 'refund:1040')).toBeUndefined();
+      });
+
+      it('keeps values as plain JSON, alike on every backend, and refuses what has none, writing nothing', async () => {
+        await expectPlainJsonState(store());
       });
 
       it('keeps keys that only differ in characters a file name cannot hold apart', async () => {

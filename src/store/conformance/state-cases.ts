@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { ConformanceContext } from './fixtures.ts';
 import { describe, it } from './harness.ts';
+import { expectPlainJsonState } from './state-values.ts';
 
 export function stateCases(ctx: ConformanceContext): void {
   describe('application state', () => {
@@ -113,6 +114,10 @@ export function stateCases(ctx: ConformanceContext): void {
         won: false,
         value: 'Delivered',
       });
+    });
+
+    it('keeps values as plain JSON, alike on every backend, and refuses what has none, writing nothing', async () => {
+      await expectPlainJsonState(ctx.store());
     });
 
     it('hands out copies', async () => {

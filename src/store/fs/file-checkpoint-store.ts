@@ -24,6 +24,7 @@ import { type LegacyAnswer, withLegacyAnswer as legacyRequestRowsWithAnswer } fr
 import type { DataKeys } from '../ports/data-keys.ts';
 import { createRunErasure, ENDED_RUN_STATUSES, type HeldRuns } from '../run-erasure.ts';
 import { pageRunsInMemory, planRunPage } from '../run-page.ts';
+import { stateValue } from '../state-value.ts';
 import { createAtomicWriter } from './atomic-file.ts';
 import { createFileDataKeys } from './file-data-keys.ts';
 import {
@@ -494,18 +495,20 @@ export function createFileCheckpointStore(options: FileCheckpointStoreOptions): 
     },
 
     async setState(namespace, key, value) {
+      const stored = stateValue(namespace, key, value);
       await ensureLayout();
       const path = statePath(namespace, key);
       await mkdir(join(path, '..'), { recursive: true });
-      await writer.replace(path, stateFileText(namespace, key, value, sealing));
+      await writer.replace(path, stateFileText(namespace, key, stored, sealing));
     },
 
     async claimState(namespace, key, value) {
+      const offered = stateValue(namespace, key, value);
       await ensureLayout();
       const path = statePath(namespace, key);
       await mkdir(join(path, '..'), { recursive: true });
-      if (await writer.createExclusive(path, stateFileText(namespace, key, value, sealing))) {
-        return { won: true, value: structuredClone(value) };
+      if (await writer.createExclusive(path, stateFileText(namespace, key, offered, sealing))) {
+        return { won: true, value: structuredClone(offered) };
       }
       const existing = await readState(path);
       if (existing === undefined) throw new Error(`state ${namespace}/${key} vanished after it was created`);

@@ -1,6 +1,7 @@
 import type { JsonValue } from '../../core/json.ts';
 import { storedText } from '../../core/storable-text.ts';
 import type { AppState } from '../ports/app-state.ts';
+import { stateValue } from '../state-value.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -17,14 +18,15 @@ export function createMemoryAppState(): AppState {
     },
 
     async setState(namespace, key, value) {
-      state.set(stateKey(namespace, key), copy(value));
+      state.set(stateKey(namespace, key), stateValue(namespace, key, value));
     },
 
     async claimState(namespace, key, value) {
+      const offered = stateValue(namespace, key, value);
       const existing = state.get(stateKey(namespace, key));
       if (existing !== undefined) return { won: false, value: copy(existing) };
-      state.set(stateKey(namespace, key), copy(value));
-      return { won: true, value: copy(value) };
+      state.set(stateKey(namespace, key), offered);
+      return { won: true, value: copy(offered) };
     },
   };
 }

@@ -3,6 +3,7 @@ import { storedText } from '../../core/storable-text.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';
+import { stateValue } from '../state-value.ts';
 import { coalescedReads } from './coalesced-reads.ts';
 import type { Query } from './connection.ts';
 import { jsonParameter } from './json-parameter.ts';
@@ -58,7 +59,7 @@ export function createPostgresAppState(
     },
 
     async setState(namespace, key, value: JsonValue) {
-      const encoded = codec.encode(value);
+      const encoded = codec.encode(stateValue(namespace, key, value));
       await write((q) =>
         q(
           `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
@@ -73,7 +74,7 @@ export function createPostgresAppState(
         await query(
           `INSERT INTO ${state} (namespace, key, value) VALUES ($1, $2, $3)
            ON CONFLICT (namespace, key) DO NOTHING RETURNING value`,
-          [namespace, key, codec.encode(value)],
+          [namespace, key, codec.encode(stateValue(namespace, key, value))],
         ),
       );
       if (inserted !== undefined) return { won: true, value: toStateValue(codec, inserted, namespace, key) };

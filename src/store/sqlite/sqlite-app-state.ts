@@ -2,6 +2,7 @@ import type { JsonValue } from '../../core/json.ts';
 import type { PayloadCodec } from '../codec.ts';
 import type { AppState } from '../ports/app-state.ts';
 import { toStateValue } from '../sql/rows.ts';
+import { stateValue } from '../state-value.ts';
 import type { Connection } from './connection.ts';
 
 /** The `state` table: the one AppState of the SQLite store, for tools and workflow executors alike. */
@@ -19,19 +20,21 @@ export function createSqliteAppState(
     },
 
     async setState(namespace, key, value: JsonValue) {
+      const stored = stateValue(namespace, key, value);
       await write(() => {
         sql(
           `INSERT INTO state (namespace, key, value) VALUES (?, ?, ?)
            ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`,
-        ).run(namespace, key, codec.encode(value));
+        ).run(namespace, key, codec.encode(stored));
       });
     },
 
     async claimState(namespace, key, value) {
+      const offered = stateValue(namespace, key, value);
       return write(() => {
         const result = sql(
           'INSERT INTO state (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING',
-        ).run(namespace, key, codec.encode(value));
+        ).run(namespace, key, codec.encode(offered));
         const row = sql('SELECT value FROM state WHERE namespace = ? AND key = ?').get(namespace, key);
         if (row === undefined)
           throw new Error(`state ${namespace}/${key} vanished inside its own transaction`);
