@@ -64,6 +64,25 @@ describe('toolOutput: what a tool returned, as plain JSON', () => {
     });
   }
 
+  it('a Proxy whose traps throw and a throwing getter are reported, not thrown', () => {
+    const trap = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect(toolOutput(trap)).toMatch(/trap/);
+    const getter = {
+      get total() {
+        throw new Error('getter');
+      },
+    };
+    expect(toolOutput(getter)).toMatch(NOT_KEPT);
+    expect(toolOutput(getter)).toMatch(/getter/);
+  });
+
   it('a throwing toJSON is reported, not thrown', () => {
     const output = toolOutput({
       toJSON() {
